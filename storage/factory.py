@@ -1,0 +1,49 @@
+"""Builds the concrete backends from settings: the one place that knows which ones we use."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from storage.cache import SqliteEmbeddingCache
+from storage.catalog import SqliteCatalog
+from storage.files import LocalFileStore
+from storage.vectors import ChromaVectorIndex, open_chroma
+from workspace_app.config import Settings
+from workspace_app.embedding import Embedder
+from workspace_app.service import WorkspaceService
+
+RUN_FILE = "run/serve.json"
+
+
+def running_chroma_url(data_dir: Path) -> str | None:
+    """The Chroma URL of a `serve` that is running on this data dir, if any."""
+    path = data_dir / RUN_FILE
+    try:
+        info = json.loads(path.read_text())
+        os.kill(int(info["pid"]), 0)
+    except (OSError, ValueError, KeyError):
+        return None
+    url = info.get("chroma_url")
+    return str(url) if url else None
+
+
+def chroma_location(settings: Settings) -> tuple[Path | None, str | None]:
+    """(embedded path, server URL): a configured URL first, then a running `serve`, else embedded."""
+    data_dir = settings.storage.data_dir
+    url = settings.storage.chroma_url or running_chroma_url(data_dir)
+    return (None, url) if url else (data_dir / "chroma", None)
+
+
+def build_service(settings: Settings, embedder: Embedder | None = None) -> WorkspaceService:
+    """A service on the data dir named in the settings."""
+    data_dir = settings.storage.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    catalog = SqliteCatalog(data_dir / "catalog.sqlite")
+    path, url = chroma_location(settings)
+    vectors = ChromaVectorIndex(open_chroma(path, url))
+    files = LocalFileStore(data_dir / "files")
+    if embedder is None:
+        embedder = Embedder(settings.embedding, SqliteEmbeddingCache(data_dir / "embeddings.sqlite"))
+    return WorkspaceService(settings, catalog, vectors, files, embedder)

@@ -1,0 +1,50 @@
+"""Versioned catalog schema: each entry is applied once, in order, and recorded in `schema_version`."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE workspaces (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE documents (
+            id TEXT PRIMARY KEY,
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            size_bytes INTEGER NOT NULL,
+            media_type TEXT NOT NULL,
+            pages INTEGER NOT NULL DEFAULT 0,
+            chunks INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            progress REAL NOT NULL DEFAULT 0,
+            error TEXT,
+            added_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            pages_without_text TEXT NOT NULL DEFAULT '[]',
+            included INTEGER NOT NULL DEFAULT 1,
+            UNIQUE (workspace_id, sha256)
+        )""",
+        "CREATE INDEX documents_workspace ON documents(workspace_id)",
+        """CREATE TABLE chunks (
+            id TEXT NOT NULL UNIQUE,
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            workspace_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            section TEXT NOT NULL,
+            page_start INTEGER NOT NULL,
+            page_end INTEGER NOT NULL,
+            token_count INTEGER NOT NULL,
+            rects TEXT NOT NULL,
+            recommendation_class TEXT,
+            evidence_level TEXT
+        )""",
+        "CREATE INDEX chunks_document ON chunks(document_id, ordinal)",
+        "CREATE INDEX chunks_workspace ON chunks(workspace_id)",
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5(section, body, tokenize = 'porter unicode61 remove_diacritics 2')",
+    ],
+]

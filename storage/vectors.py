@@ -1,0 +1,116 @@
+"""Chroma vector index: one collection per workspace holding vectors, chunk ids and filter metadata.
+
+Our own embeddings are always passed in: a query with `query_texts` would make Chroma download a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import chromadb
+from chromadb.config import Settings as ChromaSettings
+
+from workspace_app.errors import StorageError
+
+_SETTINGS = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+
+
+def open_chroma(path: Path | None, url: str | None) -> Any:
+    """An HTTP client when a server URL is given, else an embedded client on `path`."""
+    try:
+        if url:
+            parsed = urlparse(url)
+            return chromadb.HttpClient(
+                host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
+                ssl=parsed.scheme == "https", settings=_SETTINGS,
+            )
+        assert path is not None
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=_SETTINGS)
+    except Exception as exc:
+        where = url or str(path)
+        raise StorageError(f"The vector store at {where} cannot be reached ({exc}). Start it or check the URL.") from exc
+
+
+class ChromaVectorIndex:
+    """Vectors in Chroma; collection `ws-<workspace id>` per workspace, cosine space."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._collections: dict[str, Any] = {}
+
+    def _collection(self, workspace_id: str) -> Any:
+        if workspace_id not in self._collections:
+            try:
+                self._collections[workspace_id] = self._client.get_or_create_collection(
+                    f"ws-{workspace_id}", embedding_function=None, metadata={"hnsw:space": "cosine"}
+                )
+            except Exception as exc:
+                raise StorageError(f"The vector store failed: {exc}. Try again.") from exc
+        return self._collections[workspace_id]
+
+    def upsert(
+        self, workspace_id: str, ids: Sequence[str], vectors: Sequence[Sequence[float]],
+        metadatas: Sequence[dict[str, str | int]],
+    ) -> None:
+        """Write vectors by chunk id (re-writing the same ids is harmless)."""
+        collection = self._collection(workspace_id)
+        step = 2000
+        try:
+            for start in range(0, len(ids), step):
+                end = start + step
+                collection.upsert(
+                    ids=list(ids[start:end]), embeddings=[list(v) for v in vectors[start:end]],
+                    metadatas=list(metadatas[start:end]),
+                )
+        except Exception as exc:
+            raise StorageError(f"The vector store could not save vectors: {exc}. Try again.") from exc
+
+    def query(
+        self, workspace_id: str, vector: Sequence[float], limit: int, document_ids: Sequence[str] | None
+    ) -> list[tuple[str, float]]:
+        """Nearest chunk ids with cosine similarity, best first."""
+        collection = self._collection(workspace_id)
+        where: dict[str, Any] | None = None
+        if document_ids is not None:
+            if not document_ids:
+                return []
+            where = {"document_id": {"$in": list(document_ids)}}
+        try:
+            result = collection.query(
+                query_embeddings=[list(vector)], n_results=limit, where=where, include=["distances"]
+            )
+        except Exception as exc:
+            raise StorageError(f"The vector store could not be searched: {exc}. Try again.") from exc
+        ids = result["ids"][0]
+        distances = result["distances"][0] if result.get("distances") else [0.0] * len(ids)
+        return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(ids, distances, strict=True)]
+
+    def delete_document(self, workspace_id: str, document_id: str) -> None:
+        """Remove every vector of a document."""
+        try:
+            self._collection(workspace_id).delete(where={"document_id": document_id})
+        except Exception as exc:
+            raise StorageError(f"The vector store could not delete vectors: {exc}. Try again.") from exc
+
+    def count(self, workspace_id: str, document_id: str | None = None) -> int:
+        """Number of vectors in a workspace, or of one document."""
+        collection = self._collection(workspace_id)
+        try:
+            if document_id is None:
+                return int(collection.count())
+            return len(collection.get(where={"document_id": document_id}, include=[])["ids"])
+        except Exception as exc:
+            raise StorageError(f"The vector store could not be read: {exc}. Try again.") from exc
+
+    def drop_workspace(self, workspace_id: str) -> None:
+        """Delete the workspace's collection."""
+        self._collections.pop(workspace_id, None)
+        try:
+            self._client.delete_collection(f"ws-{workspace_id}")
+        except Exception as exc:  # a workspace that never had vectors has no collection
+            if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
+                raise StorageError(f"The vector store could not delete the workspace: {exc}.") from exc

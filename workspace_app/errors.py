@@ -1,0 +1,102 @@
+"""Errors a user can act on. Each carries a plain `user_message`, an HTTP-like `status` and `retryable`.
+
+    WorkspaceError
+    ├── WorkspaceNotFoundError        (404)
+    ├── WorkspaceExistsError          (409)
+    ├── DocumentNotFoundError         (404)
+    ├── UnsupportedFileError          (415)
+    │   ├── EmptyFileError
+    │   ├── CorruptPdfError
+    │   ├── EncryptedPdfError
+    │   └── ImageOnlyPdfError
+    ├── FileTooLargeError             (413)
+    ├── IngestionError                (500)
+    ├── StorageError                  (503, retryable)
+    ├── ModelUnavailableError         (503)
+    └── LlmUnavailableError           (503, retryable)
+"""
+
+from __future__ import annotations
+
+
+class WorkspaceError(Exception):
+    """Root of every error whose message is meant for users."""
+
+    status = 400
+    retryable = False
+
+    def __init__(self, user_message: str) -> None:
+        super().__init__(user_message)
+        self.user_message = user_message
+
+
+class WorkspaceNotFoundError(WorkspaceError):
+    """The named workspace does not exist."""
+
+    status = 404
+
+
+class WorkspaceExistsError(WorkspaceError):
+    """A workspace with that name already exists."""
+
+    status = 409
+
+
+class DocumentNotFoundError(WorkspaceError):
+    """The named document is not in the workspace."""
+
+    status = 404
+
+
+class UnsupportedFileError(WorkspaceError):
+    """The file cannot be read as a source."""
+
+    status = 415
+
+
+class EmptyFileError(UnsupportedFileError):
+    """The file has no bytes."""
+
+
+class CorruptPdfError(UnsupportedFileError):
+    """The file claims to be a PDF but cannot be opened as one."""
+
+
+class EncryptedPdfError(UnsupportedFileError):
+    """The PDF needs a password."""
+
+
+class ImageOnlyPdfError(UnsupportedFileError):
+    """The PDF has no text layer on any page."""
+
+
+class FileTooLargeError(WorkspaceError):
+    """The file exceeds the configured size or page limit."""
+
+    status = 413
+
+
+class IngestionError(WorkspaceError):
+    """Ingestion failed for a reason not covered above."""
+
+    status = 500
+
+
+class StorageError(WorkspaceError):
+    """A storage backend failed (disk, Chroma server, database lock)."""
+
+    status = 503
+    retryable = True
+
+
+class ModelUnavailableError(WorkspaceError):
+    """The configured embedding or rerank model cannot be loaded."""
+
+    status = 503
+
+
+class LlmUnavailableError(WorkspaceError):
+    """The configured LLM cannot be reached or refused the request."""
+
+    status = 503
+    retryable = True

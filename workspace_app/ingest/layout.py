@@ -1,0 +1,91 @@
+"""The parsed shape of a source: lines with boxes, grouped into paragraphs with a section path."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_CJK = r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+CJK_CHAR = re.compile(f"[{_CJK}]")
+
+
+@dataclass
+class TextLine:
+    """One visual line of text on a page (1-based), in PDF points with a top-left origin."""
+
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    size: float
+    bold: bool
+
+    @property
+    def height(self) -> float:
+        """Line height in points."""
+        return self.y1 - self.y0
+
+    @property
+    def y_mid(self) -> float:
+        """Vertical centre."""
+        return (self.y0 + self.y1) / 2
+
+
+@dataclass
+class LineSpan:
+    """Where one line's text sits inside a paragraph's text."""
+
+    line: TextLine
+    start: int
+    end: int
+
+
+@dataclass
+class Paragraph:
+    """A run of lines read as one unit: body text, a table row, or a heading."""
+
+    spans: list[LineSpan] = field(default_factory=list)
+    text: str = ""
+    is_heading: bool = False
+    heading_level: int = 0
+    section: str = ""
+
+    @property
+    def page_start(self) -> int:
+        """First page the paragraph touches (1 for sources without pages)."""
+        return self.spans[0].line.page if self.spans else 1
+
+    @property
+    def page_end(self) -> int:
+        """Last page the paragraph touches."""
+        return self.spans[-1].line.page if self.spans else 1
+
+    def append_line(self, line: TextLine, dehyphenate: bool) -> None:
+        """Add a line, joining words split by an end-of-line hyphen and CJK text without spaces."""
+        piece = line.text
+        if self.text:
+            if dehyphenate:
+                self.text = self.text[:-1]
+            elif needs_space(self.text, piece):
+                self.text += " "
+        start = len(self.text)
+        self.text += piece
+        self.spans.append(LineSpan(line, start, len(self.text)))
+
+
+def needs_space(left: str, right: str) -> bool:
+    """Whether two pieces of a paragraph are joined with a space (never between CJK characters)."""
+    if not left or not right or left[-1].isspace() or right[0].isspace():
+        return False
+    return not (CJK_CHAR.match(left[-1]) or CJK_CHAR.match(right[0]))
+
+
+@dataclass
+class ParsedDocument:
+    """What a parser returns: paragraphs in reading order and page facts."""
+
+    paragraphs: list[Paragraph]
+    page_count: int
+    pages_without_text: list[int]

@@ -1,0 +1,104 @@
+"""Group ordered lines into paragraphs: breaks at gaps, indents, font changes and headings."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from workspace_app.ingest.layout import Paragraph, TextLine
+from workspace_app.ingest.sections import assign_sections, heading_level
+
+_HYPHEN_SPLIT = re.compile(r"[A-Za-z]{2,}-$")
+_INLINE_HYPHEN = re.compile(r"\b([A-Za-z]+)-([A-Za-z]+)\b")
+_SENTENCE_END = re.compile(r"[.。:：;；!?！？]\s*$")
+
+
+def build_paragraphs(pages: list[list[TextLine]]) -> list[Paragraph]:
+    """Turn each page's ordered lines into paragraphs with section paths."""
+    lines = [line for page in pages for line in page]
+    if not lines:
+        return []
+    body_size = _body_size(lines)
+    hyphenated = _inline_hyphenated_words(lines)
+    paragraphs: list[Paragraph] = []
+    current = Paragraph()
+    previous: TextLine | None = None
+    for line in lines:
+        boundary = previous is None or _starts_paragraph(previous, line, current) or _style_changes(previous, line)
+        level = heading_level(line, body_size) if boundary else 0
+        if boundary or current.is_heading:
+            if current.spans and not (current.is_heading and _continues_heading(current, previous, line, level)):
+                paragraphs.append(current)
+                current = Paragraph(is_heading=bool(level), heading_level=level)
+            elif not current.spans:
+                current = Paragraph(is_heading=bool(level), heading_level=level)
+        current.append_line(line, dehyphenate=_joins_hyphen(current.text, line.text, hyphenated))
+        previous = line
+    if current.spans:
+        paragraphs.append(current)
+    assign_sections(paragraphs)
+    return paragraphs
+
+
+def _body_size(lines: list[TextLine]) -> float:
+    """The main text size: the largest of the common sizes (tables and references are smaller)."""
+    sizes: Counter[float] = Counter()
+    for line in lines:
+        sizes[line.size] += len(line.text)
+    total = sum(sizes.values())
+    common = [size for size, chars in sizes.most_common(4) if chars >= 0.15 * total]
+    return max(common) if common else sizes.most_common(1)[0][0]
+
+
+def _inline_hyphenated_words(lines: list[TextLine]) -> set[str]:
+    """Hyphenated words written inside a line: their hyphen is real and is kept across line breaks."""
+    words: set[str] = set()
+    for line in lines:
+        words.update(match.group(0).lower() for match in _INLINE_HYPHEN.finditer(line.text))
+    return words
+
+
+def _joins_hyphen(text: str, following: str, hyphenated: set[str]) -> bool:
+    if not _HYPHEN_SPLIT.search(text) or not following[:1].islower():
+        return False
+    head = re.search(r"([A-Za-z]+)-$", text)
+    tail = re.match(r"([A-Za-z]+)", following)
+    if head is None or tail is None:
+        return False
+    return f"{head.group(1)}-{tail.group(1)}".lower() not in hyphenated
+
+
+def _starts_paragraph(previous: TextLine, line: TextLine, current: Paragraph) -> bool:
+    """Whether `line` begins a new paragraph after `previous`."""
+    if abs(line.size - previous.size) > 0.6:
+        return True
+    if line.page != previous.page or line.y0 < previous.y0 - 1 or abs(line.x0 - previous.x0) > 40 * 5:
+        # A jump to the next column or page continues the paragraph unless the last line ended one.
+        return _ends_sentence_short(previous, current)
+    gap = line.y0 - previous.y1
+    if gap > 0.8 * max(previous.height, line.height):
+        return True
+    indent = line.x0 - previous.x0
+    if 0.8 * line.size < indent < 6 * line.size:
+        return True
+    if indent < -0.8 * line.size and _ends_sentence_short(previous, current):
+        return True
+    return _ends_sentence_short(previous, current) and indent > 0.8 * line.size
+
+
+def _style_changes(previous: TextLine, line: TextLine) -> bool:
+    return previous.bold != line.bold or abs(previous.size - line.size) > 0.3
+
+
+def _ends_sentence_short(previous: TextLine, current: Paragraph) -> bool:
+    widest = max((span.line.x1 for span in current.spans[-4:]), default=previous.x1)
+    return bool(_SENTENCE_END.search(previous.text)) and previous.x1 < widest - 3 * previous.size
+
+
+def _continues_heading(current: Paragraph, previous: TextLine | None, line: TextLine, level: int) -> bool:
+    """A heading wrapped over two or three lines of the same style."""
+    if previous is None or level or len(current.spans) >= 3:
+        return False
+    same_style = line.bold == previous.bold and abs(line.size - previous.size) < 0.3
+    close = 0 <= line.y0 - previous.y1 < 0.6 * previous.height and line.page == previous.page
+    return same_style and close and bool(previous.bold) and len(current.text) < 80

@@ -1,0 +1,224 @@
+"""PDF parsing with pymupdf: lines with boxes in reading order, without running headers and footers.
+
+Two-column pages are read column by column between full-width elements (tables, titles). Lines that
+pymupdf splits at superscripts are rejoined. Headers and footers are lines near the page edge whose text,
+digits masked, repeats on many pages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
+from workspace_app.ingest.layout import ParsedDocument, TextLine, needs_space
+from workspace_app.ingest.paragraphs import build_paragraphs
+
+_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+_TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|[.\-,]B$|[.\-]Bd|HTK|Hei", re.IGNORECASE)
+_EDGE_SHARE = 0.085
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+PageCallback = Callable[[int, int], None]
+
+
+def open_pdf(path: Path, display_name: str) -> pymupdf.Document:
+    """Open a PDF or raise a user-facing error that says what is wrong with it."""
+    if path.stat().st_size == 0:
+        raise EmptyFileError(f"{display_name} is empty (0 bytes). Upload the complete file.")
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:  # pymupdf raises several types for damaged files
+        raise CorruptPdfError(
+            f"{display_name} is not a readable PDF (it may be damaged, truncated or another file type "
+            "renamed to .pdf). Export it again as PDF and upload it once more."
+        ) from exc
+    if doc.needs_pass:
+        doc.close()
+        raise EncryptedPdfError(
+            f"{display_name} is protected by a password. Remove the password (e.g. print to PDF) and upload it again."
+        )
+    if doc.page_count == 0:
+        doc.close()
+        raise CorruptPdfError(f"{display_name} has no pages. Export it again as PDF and upload it once more.")
+    return doc
+
+
+def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None) -> ParsedDocument:
+    """Parse a PDF into paragraphs in reading order; raise if it has no text at all."""
+    doc = open_pdf(path, display_name)
+    try:
+        pages = list(_read_pages(doc, display_name, on_page))
+    finally:
+        doc.close()
+    empty = [number for number, lines in enumerate(pages, start=1) if not lines]
+    if len(empty) == len(pages):
+        raise ImageOnlyPdfError(
+            f"{display_name} has no text layer (it looks scanned or image-only). Run OCR on it "
+            "(e.g. ocrmypdf) and upload the result."
+        )
+    drop = _running_furniture(pages)
+    ordered = [_reading_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
+    return ParsedDocument(build_paragraphs(ordered), len(pages), empty)
+
+
+def _read_pages(doc: pymupdf.Document, display_name: str, on_page: PageCallback | None) -> Iterator[list[TextLine]]:
+    total = doc.page_count
+    for index in range(total):
+        try:
+            page = doc.load_page(index)
+            raw = page.get_text("dict", flags=_TEXT_FLAGS)
+        except Exception as exc:
+            raise CorruptPdfError(
+                f"{display_name}: page {index + 1} cannot be read (the file is damaged). "
+                "Export it again as PDF and upload it once more."
+            ) from exc
+        yield _merge_fragments(list(_raw_lines(raw, index + 1)))
+        if on_page is not None:
+            on_page(index + 1, total)
+
+
+def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
+    for block in raw.get("blocks", []):
+        if block.get("type") != 0:
+            continue
+        for line in block["lines"]:
+            dx, dy = line["dir"]
+            if abs(dy) > 0.05 or dx <= 0:
+                continue  # rotated margin notes ("Downloaded from ...")
+            spans = [span for span in line["spans"] if span["text"].strip()]
+            if not spans:
+                continue
+            text = _clean("".join(span["text"] for span in line["spans"]))
+            if not text:
+                continue
+            main = max(spans, key=lambda span: len(span["text"].strip()))
+            x0, y0, x1, y1 = line["bbox"]
+            bold = bool(main["flags"] & pymupdf.TEXT_FONT_BOLD) or bool(_BOLD_FONT.search(main["font"]))
+            yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold)
+
+
+def _clean(text: str) -> str:
+    text = _CONTROL.sub(" ", text.translate(_LIGATURES)).replace("\u00a0", " ")
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+def _merge_fragments(lines: list[TextLine]) -> list[TextLine]:
+    """Join pieces of one visual line (superscripts, font changes) that pymupdf returned separately."""
+    merged: list[TextLine] = []
+    rows: dict[int, list[TextLine]] = {}
+    for line in sorted(lines, key=lambda ln: ln.x0):
+        bucket = int(line.y_mid // 4)
+        nearby = [m for b in (bucket - 1, bucket, bucket + 1) for m in rows.get(b, [])]
+        target = next((m for m in nearby if _continues(m, line)), None)
+        if target is None:
+            merged.append(line)
+            rows.setdefault(bucket, []).append(line)
+            continue
+        joiner = " " if (line.x0 - target.x1 > 0.2 * max(target.size, 1)) and needs_space(target.text, line.text) else ""
+        target.text += joiner + line.text
+        target.x1 = max(target.x1, line.x1)
+        target.y0, target.y1 = min(target.y0, line.y0), max(target.y1, line.y1)
+    return merged
+
+
+def _continues(left: TextLine, right: TextLine) -> bool:
+    overlap = min(left.y1, right.y1) - max(left.y0, right.y0)
+    if overlap < 0.5 * min(left.height, right.height):
+        return False
+    gap = right.x0 - left.x1
+    size = max(left.size, right.size, 4.0)
+    # Column gutters are narrow in journals: only a short piece (superscript, symbol) may bridge a wider gap.
+    short = min(len(left.text), len(right.text)) <= 12
+    return -1.0 <= gap <= (1.2 if short else 0.4) * size
+
+
+def _furniture_key(line: TextLine) -> str:
+    return re.sub(r"\d+", "#", line.text.lower()).replace(" ", "") + f"@{'top' if line.y0 < 400 else 'bottom'}"
+
+
+def _running_furniture(pages: list[list[TextLine]]) -> set[str]:
+    """Keys of lines near the top or bottom edge that repeat on many pages (or are bare page numbers)."""
+    counts: Counter[str] = Counter()
+    heights = {line.page: max((ln.y1 for ln in lines), default=0.0) for lines in pages for line in lines[:1]}
+    for lines in pages:
+        keys = {_furniture_key(ln) for ln in lines if _near_edge(ln, heights.get(ln.page, 0.0))}
+        counts.update(keys)
+    threshold = max(2, int(0.3 * len(pages)))
+    repeated = {key for key, count in counts.items() if count >= threshold}
+    return repeated | {key for key in counts if re.fullmatch(r"[·\-–—\s]*[e]?#[·\-–—\s]*@\w+", key)}
+
+
+def _near_edge(line: TextLine, content_bottom: float) -> bool:
+    edge = _EDGE_SHARE * max(content_bottom, 1.0)
+    return line.y1 < max(edge, 72.0) or line.y0 > content_bottom - edge
+
+
+def _reading_order(lines: list[TextLine]) -> list[TextLine]:
+    """Order lines column by column; full-width lines separate the column runs."""
+    if not lines:
+        return []
+    gutter = _find_gutter(lines)
+    if gutter is None:
+        return _rows(lines)
+    ordered: list[TextLine] = []
+    left: list[TextLine] = []
+    right: list[TextLine] = []
+    for line in sorted(lines, key=lambda ln: ln.y0):
+        if line.x1 <= gutter + 2:
+            left.append(line)
+        elif line.x0 >= gutter - 2:
+            right.append(line)
+        else:
+            ordered += _rows(left) + _rows(right) + [line]
+            left, right = [], []
+    return ordered + _rows(left) + _rows(right)
+
+
+def _find_gutter(lines: list[TextLine]) -> float | None:
+    """The x of an empty vertical strip in the middle of the page, if the page has two columns."""
+    x_min = min(line.x0 for line in lines)
+    x_max = max(line.x1 for line in lines)
+    width = x_max - x_min
+    if width <= 0:
+        return None
+    candidates = [x_min + width * share / 100 for share in range(38, 63)]
+    crossing = {x: sum(1 for ln in lines if ln.x0 < x - 2 and ln.x1 > x + 2) for x in candidates}
+    best = min(candidates, key=lambda x: (crossing[x], abs(x - (x_min + width / 2))))
+    left = sum(1 for ln in lines if ln.x1 <= best + 2)
+    right = sum(1 for ln in lines if ln.x0 >= best - 2)
+    if left >= 5 and right >= 5 and crossing[best] <= 0.6 * len(lines):
+        return best
+    return None
+
+
+def _rows(lines: list[TextLine]) -> list[TextLine]:
+    """Order a column's lines: runs of aligned lines (paragraphs, table cells) by their top, then left to right."""
+    groups: list[list[TextLine]] = []
+    for line in sorted(lines, key=lambda ln: (ln.y0, ln.x0)):
+        home = next((g for g in reversed(groups[-8:]) if _extends_group(g[-1], line)), None)
+        if home is None:
+            groups.append([line])
+        else:
+            home.append(line)
+    groups.sort(key=lambda g: g[0].y0)
+    ordered: list[TextLine] = []
+    row: list[list[TextLine]] = []
+    for group in groups:
+        if row and group[0].y0 - row[0][0].y0 > 0.5 * max(row[0][0].height, 1.0):
+            ordered += [line for g in sorted(row, key=lambda g: g[0].x0) for line in g]
+            row = []
+        row.append(group)
+    return ordered + [line for g in sorted(row, key=lambda g: g[0].x0) for line in g]
+
+
+def _extends_group(last: TextLine, line: TextLine) -> bool:
+    gap = line.y0 - last.y1
+    aligned = abs(line.x0 - last.x0) <= 6 * max(line.size, 1.0) and min(line.x1, last.x1) > max(line.x0, last.x0)
+    return aligned and -0.5 <= gap <= 0.8 * max(last.height, 1.0)

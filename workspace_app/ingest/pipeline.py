@@ -1,0 +1,160 @@
+"""The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> ready.
+
+Every write is keyed by deterministic ids (chunk `<document id>-<ordinal>`), so a run killed at any point
+and started again ends with exactly the chunks and vectors of an undisturbed run. A document is marked
+`ready` only after its vector count matches its chunk count.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage.base import DocumentRepository, ChunkRepository, VectorIndex
+from workspace_app.config import IngestSettings
+from workspace_app.embedding import Embedder
+from workspace_app.errors import FileTooLargeError, IngestionError, UnsupportedFileError, WorkspaceError
+from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
+from workspace_app.ingest.layout import ParsedDocument
+from workspace_app.ingest.pdf import parse_pdf
+from workspace_app.ingest.recommendations import find_recommendation
+from workspace_app.ingest.text import parse_text
+from workspace_app.models import Chunk, Document
+
+log = logging.getLogger(__name__)
+
+# Share of the whole job each stage ends at, for one progress number.
+_STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.95, "indexing": 1.0}
+_PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.95}
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a job is: stage, items done of total in that stage, overall 0..1 and seconds left (if known)."""
+
+    stage: str
+    done: int
+    total: int
+    overall: float
+    eta_s: float | None = None
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class _Tracker:
+    """Turns stage counts into overall progress and an ETA, and stores them on the document row."""
+
+    def __init__(self, documents: DocumentRepository, document_id: str, listener: ProgressCallback | None) -> None:
+        self._documents = documents
+        self._document_id = document_id
+        self._listener = listener
+        self._started = time.monotonic()
+        self._last_write = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        start, end = _PREVIOUS[stage], _STAGE_END[stage]
+        overall = start + (end - start) * (done / total if total else 1.0)
+        elapsed = time.monotonic() - self._started
+        eta = elapsed * (1 - overall) / overall if overall > 0.05 else None
+        progress = Progress(stage, done, total, round(overall, 4), round(eta, 1) if eta is not None else None)
+        now = time.monotonic()
+        if now - self._last_write > 0.25 or done == total:
+            self._documents.update_document(self._document_id, stage=stage, status="running", progress=progress.overall)
+            self._last_write = now
+        if self._listener:
+            self._listener(progress)
+
+
+def parse_source(path: Path, display_name: str, media_type: str, on_page: Callable[[int, int], None]) -> ParsedDocument:
+    """Parse a stored file by its media type."""
+    if media_type == "application/pdf":
+        return parse_pdf(path, display_name, on_page)
+    if media_type in ("text/plain", "text/markdown"):
+        return parse_text(path, display_name, markdown=media_type == "text/markdown")
+    raise UnsupportedFileError(f"{display_name}: this file type is not supported. Upload PDF, .txt or .md files.")
+
+
+def ingest_document(
+    document: Document,
+    path: Path,
+    *,
+    embedder: Embedder,
+    documents: DocumentRepository,
+    chunks: ChunkRepository,
+    vectors: VectorIndex,
+    settings: IngestSettings,
+    on_progress: ProgressCallback | None = None,
+) -> Document:
+    """Run the whole pipeline for one stored document; the row ends `ready` or `failed` with a message."""
+    track = _Tracker(documents, document.id, on_progress)
+    try:
+        parsed = parse_source(path, document.name, document.media_type, lambda d, t: track("parsing", d, t))
+        if parsed.page_count > settings.max_pages:
+            raise FileTooLargeError(
+                f"{document.name} has {parsed.page_count} pages; the limit is {settings.max_pages}. "
+                "Split it into parts or raise WORKSPACE_INGEST__MAX_PAGES."
+            )
+        documents.update_document(document.id, pages=parsed.page_count, pages_without_text=parsed.pages_without_text)
+        track("chunking", 0, 1)
+        records = _build_chunks(document, parsed, embedder, settings)
+        chunks.replace_chunks(document.id, document.workspace_id, records)
+        track("chunking", 1, 1)
+        embedded = embedder.embed_passages([embedding_text(c) for c in records], lambda d, t: track("embedding", d, t))
+        track("indexing", 0, 1)
+        _index_vectors(document, records, embedded.tolist(), vectors)
+        track("indexing", 1, 1)
+    except WorkspaceError as exc:
+        documents.update_document(document.id, status="failed", stage="failed", error=exc.user_message)
+        raise
+    except Exception as exc:
+        log.exception("ingestion of %s failed", document.name)
+        message = f"{document.name} could not be ingested ({type(exc).__name__}). Retry; if it fails again, report it."
+        documents.update_document(document.id, status="failed", stage="failed", error=message)
+        raise IngestionError(message) from exc
+    documents.update_document(
+        document.id, status="ready", stage="ready", progress=1.0, chunks=len(records), pages=parsed.page_count, error=None
+    )
+    found = documents.find_document(document.workspace_id, document.id)
+    assert found is not None
+    return found
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What the embedder sees: the innermost section title, then the chunk text."""
+    title = chunk.section.split(" > ")[-1] if chunk.section else ""
+    return f"{title}\n{chunk.text}" if title else chunk.text
+
+
+def _build_chunks(document: Document, parsed: ParsedDocument, embedder: Embedder, settings: IngestSettings) -> list[Chunk]:
+    size = min(settings.chunk_tokens, embedder.max_tokens - 24)
+    drafts = chunk_paragraphs(parsed.paragraphs, embedder.count_tokens, size, settings.chunk_overlap_tokens)
+    if not drafts:
+        raise IngestionError(f"{document.name} contains no text that can be searched.")
+    return [_chunk(document, ordinal, draft) for ordinal, draft in enumerate(drafts)]
+
+
+def _chunk(document: Document, ordinal: int, draft: ChunkDraft) -> Chunk:
+    found = find_recommendation(draft.text)
+    return Chunk(
+        id=f"{document.id}-{ordinal:05d}", document_id=document.id, ordinal=ordinal, text=draft.text,
+        section=draft.section, page_start=draft.page_start, page_end=draft.page_end,
+        token_count=draft.token_count, rects=tuple(draft.rects),
+        recommendation_class=found.recommendation_class, evidence_level=found.evidence_level,
+    )
+
+
+def _index_vectors(document: Document, records: list[Chunk], embedded: list[list[float]], vectors: VectorIndex) -> None:
+    vectors.delete_document(document.workspace_id, document.id)
+    metadatas: list[dict[str, str | int]] = [
+        {"document_id": document.id, "page_start": c.page_start, "ordinal": c.ordinal} for c in records
+    ]
+    vectors.upsert(document.workspace_id, [c.id for c in records], embedded, metadatas)
+    stored = vectors.count(document.workspace_id, document.id)
+    if stored != len(records):
+        raise IngestionError(
+            f"{document.name}: {stored} of {len(records)} vectors were stored. Retry the document."
+        )

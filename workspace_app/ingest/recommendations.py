@@ -1,0 +1,51 @@
+"""Class of Recommendation and Level of Evidence stated with guideline recommendations.
+
+ACC/AHA tables put the class and level in cells beside the text ("IIa B-NR"); older guidelines write
+"(Class I; Level of Evidence B)" or "COR I, LOE A"; Chinese guidelines "Ⅱa类推荐，B级证据" or "（Ⅰ，A）".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CLASS = r"III:\s*(?:No\s+Benefit|Harm)|IIa|IIb|III|II|I"
+_LEVEL = r"B-NR|B-R|C-LD|C-EO|A|B|C"
+_TABLE_CELL = re.compile(rf"(?<![\w:])({_CLASS})\s+({_LEVEL})(?![\w-])")
+_PROSE = re.compile(
+    rf"(?:Class|COR)\s*({_CLASS})\b[^.()]{{0,40}}?(?:Level of Evidence|LOE)[:\s]*({_LEVEL})(?![\w-])"
+)
+_ZH_CLASS = r"Ⅲ|Ⅱa|Ⅱb|Ⅰ|IIa|IIb|III|I"
+_ZH_PAIR = re.compile(rf"[（(]\s*({_ZH_CLASS})\s*[，,、]\s*([ABC])\s*[）)]")
+_ZH_CLASS_ONLY = re.compile(rf"({_ZH_CLASS})\s*类")
+_ZH_LEVEL_ONLY = re.compile(r"([ABC])\s*级")
+_ROMAN = str.maketrans({"Ⅰ": "I", "Ⅱ": "II", "Ⅲ": "III"})
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The class and level found in a passage (either may be missing)."""
+
+    recommendation_class: str | None
+    evidence_level: str | None
+
+
+def find_recommendation(text: str) -> Recommendation:
+    """Return the first class/level pair stated in the text, or what can be found of one."""
+    for pattern in (_TABLE_CELL, _PROSE, _ZH_PAIR):
+        match = pattern.search(text)
+        if match:
+            return Recommendation(_normalise_class(match.group(1)), match.group(2))
+    zh_class = _ZH_CLASS_ONLY.search(text)
+    zh_level = _ZH_LEVEL_ONLY.search(text)
+    if zh_class or zh_level:
+        return Recommendation(
+            _normalise_class(zh_class.group(1)) if zh_class else None,
+            zh_level.group(1) if zh_level else None,
+        )
+    return Recommendation(None, None)
+
+
+def _normalise_class(value: str) -> str:
+    value = re.sub(r"\s+", " ", value.translate(_ROMAN))
+    return value.replace("III: No Benefit", "III: No Benefit").strip()

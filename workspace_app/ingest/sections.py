@@ -1,0 +1,70 @@
+"""Heading detection and section paths.
+
+A line is a heading when it is numbered like "3.2. Diagnosis" / "一、" / "（二）" and set apart (bold,
+larger, capitals, or several number levels), or when it is short, bold or larger than the body text, and
+does not read like a sentence. Table and figure captions are never headings.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workspace_app.ingest.layout import Paragraph, TextLine
+
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+(?=\S)(?!(?:mg|g|mm|cm|kg|mL|%|y|years?|h|min)\b)")
+_ZH_LEVEL1 = re.compile(r"^[一二三四五六七八九十]{1,3}[、.．]")
+_ZH_LEVEL2 = re.compile(r"^[（(][一二三四五六七八九十]{1,3}[）)]")
+_CAPTION = re.compile(r"^(table|figure|fig\.|box|appendix|supplemental|表|图)\s*[\dA-Za-z一二三四五六七八九十]", re.IGNORECASE)
+_SENTENCE_LIKE = re.compile(r"[.;,。；，]\s*$")
+_MAX_HEADING_CHARS = 110
+
+
+def heading_level(line: TextLine, body_size: float) -> int:
+    """Return the heading level of a line (1 = top), or 0 when it is not a heading."""
+    text = line.text.strip()
+    if not text or len(text) > _MAX_HEADING_CHARS or _CAPTION.match(text) or _SENTENCE_LIKE.search(text):
+        return 0
+    emphasised = line.bold or line.size >= body_size + 0.5
+    if _ZH_LEVEL1.match(text) and emphasised:
+        return 1
+    if _ZH_LEVEL2.match(text) and (emphasised or len(text) <= 30):
+        return 2
+    numbered = _NUMBERED.match(text)
+    if numbered:
+        depth = numbered.group(1).count(".") + 1
+        title = text[numbered.end():]
+        if not re.match(r"[A-Z\u4e00-\u9fff]", title) or len(title.split()) > 14:
+            return 0
+        if emphasised or depth >= 2 or title.isupper():
+            return min(depth, 5)
+        return 0
+    if len(text) <= 3 or len(text.split()) > 12 or not re.match(r"[A-Z\u4e00-\u9fff]", text):
+        return 0
+    if line.size >= body_size * 1.4:
+        return 1
+    if line.bold and line.size >= body_size - 1.5:
+        return 6
+    return 0
+
+
+def assign_sections(paragraphs: list[Paragraph]) -> None:
+    """Give every paragraph the path of headings above it, e.g. "2. Evaluation > 2.3.1. History"."""
+    stack: list[tuple[int, str]] = []
+    numbered_level = 0
+    for paragraph in paragraphs:
+        if paragraph.is_heading:
+            level = paragraph.heading_level
+            if level == 6:
+                # Unnumbered emphasised headings sit one level below the current numbered one.
+                level = numbered_level + 1
+                paragraph.heading_level = level
+            else:
+                numbered_level = level
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, _title(paragraph.text)))
+        paragraph.section = " > ".join(title for _, title in stack)
+
+
+def _title(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()[:_MAX_HEADING_CHARS]

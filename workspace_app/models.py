@@ -1,0 +1,142 @@
+"""Plain data objects passed between the core, storage and the front ends."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Rect:
+    """A rectangle on a 1-based page, in PDF points with a top-left origin."""
+
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def to_json(self) -> dict[str, float | int]:
+        """Return the public JSON shape."""
+        return {
+            "page": self.page,
+            "x0": round(self.x0, 2),
+            "y0": round(self.y0, 2),
+            "x1": round(self.x1, 2),
+            "y1": round(self.y1, 2),
+        }
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A project holding documents."""
+
+    id: str
+    name: str
+    created_at: str
+    document_count: int = 0
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source file in a workspace and its ingestion state."""
+
+    id: str
+    workspace_id: str
+    name: str
+    sha256: str
+    size_bytes: int
+    pages: int
+    chunks: int
+    status: str
+    stage: str
+    progress: float
+    error: str | None
+    added_at: str
+    media_type: str = "application/pdf"
+    pages_without_text: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the public JSON shape."""
+        data = asdict(self)
+        data["pages_without_text"] = list(self.pages_without_text)
+        return data
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable passage with where it sits in its document."""
+
+    id: str
+    document_id: str
+    ordinal: int
+    text: str
+    section: str
+    page_start: int
+    page_end: int
+    token_count: int
+    rects: tuple[Rect, ...] = ()
+    recommendation_class: str | None = None
+    evidence_level: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One fused search result."""
+
+    rank: int
+    chunk: Chunk
+    document_name: str
+    score: float
+    ranks: dict[str, int | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the public JSON shape of the CLI's `search --json`."""
+        return {
+            "rank": self.rank,
+            "chunk_id": self.chunk.id,
+            "document": self.document_name,
+            "document_id": self.chunk.document_id,
+            "page_start": self.chunk.page_start,
+            "page_end": self.chunk.page_end,
+            "section": self.chunk.section,
+            "text": self.chunk.text,
+            "score": round(self.score, 6),
+            "rects": [rect.to_json() for rect in self.chunk.rects],
+            "ranks": {"dense": self.ranks.get("dense"), "sparse": self.ranks.get("sparse")},
+            "recommendation_class": self.chunk.recommendation_class,
+            "evidence_level": self.chunk.evidence_level,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A query's hits and how long each stage took."""
+
+    query: str
+    hits: list[SearchHit]
+    timings_ms: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the public JSON shape."""
+        return {
+            "query": self.query,
+            "results": [hit.to_json() for hit in self.hits],
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What happened to one file given to `ingest`."""
+
+    document_id: str | None
+    document: str
+    status: str
+    pages: int
+    chunks: int
+    error: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the public JSON shape of the CLI's `ingest`."""
+        return asdict(self)

@@ -1,0 +1,82 @@
+"""Hybrid retrieval: dense (vector index) and sparse (BM25) candidates fused by reciprocal rank fusion."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from storage.base import ChunkRepository, VectorIndex
+from workspace_app.config import RetrievalSettings
+from workspace_app.embedding import Embedder
+from workspace_app.models import Chunk
+from workspace_app.retrieval.fusion import fuse_rankings
+from workspace_app.retrieval.lexical import query_terms
+from workspace_app.retrieval.rerank import CrossEncoderReranker
+
+
+@dataclass
+class RankedChunk:
+    """A chunk with its fused score and its rank in each method."""
+
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int | None] = field(default_factory=dict)
+
+
+class HybridRetriever:
+    """Dense + BM25 + RRF (+ an optional reranker) over one workspace."""
+
+    def __init__(
+        self, embedder: Embedder, vectors: VectorIndex, chunks: ChunkRepository, settings: RetrievalSettings,
+        reranker: CrossEncoderReranker | None = None,
+    ) -> None:
+        self._embedder = embedder
+        self._vectors = vectors
+        self._chunks = chunks
+        self._settings = settings
+        self._reranker = reranker
+
+    def search(
+        self, workspace_id: str, query: str, top_k: int, document_ids: Sequence[str] | None, methods: Sequence[str] = ("dense", "sparse")
+    ) -> tuple[list[RankedChunk], dict[str, float]]:
+        """Best chunks for the query, and milliseconds spent per stage."""
+        timings: dict[str, float] = {}
+        rankings: dict[str, list[str]] = {}
+        if "dense" in methods:
+            started = time.perf_counter()
+            vector = self._embedder.embed_query(query)
+            timings["embed_query"] = _ms(started)
+            started = time.perf_counter()
+            rankings["dense"] = [cid for cid, _ in self._vectors.query(workspace_id, vector.tolist(), self._settings.dense_k, document_ids)]
+            timings["dense"] = _ms(started)
+        if "sparse" in methods:
+            started = time.perf_counter()
+            terms = query_terms(query)
+            rankings["sparse"] = [
+                cid for cid, _ in self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
+            ]
+            timings["sparse"] = _ms(started)
+        started = time.perf_counter()
+        weights = {"dense": self._settings.dense_weight, "sparse": self._settings.sparse_weight}
+        fused = fuse_rankings(rankings, self._settings.rrf_k, weights)
+        depth = self._settings.rerank_k if self._reranker else top_k
+        found = self._chunks.get_chunks([cid for cid, _, _ in fused[:depth]])
+        ranked = [RankedChunk(found[cid], score, ranks) for cid, score, ranks in fused[:depth] if cid in found]
+        timings["fuse"] = _ms(started)
+        if self._reranker and ranked:
+            started = time.perf_counter()
+            ranked = self._rerank(query, ranked)
+            timings["rerank"] = _ms(started)
+        return ranked[:top_k], timings
+
+    def _rerank(self, query: str, ranked: list[RankedChunk]) -> list[RankedChunk]:
+        assert self._reranker is not None
+        scores = self._reranker.rerank(query, [item.chunk.text for item in ranked])
+        for item, score in zip(ranked, scores, strict=True):
+            item.score = score
+        return sorted(ranked, key=lambda item: -item.score)
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
