@@ -1,0 +1,281 @@
+"""Process supervisor behind `workspace-app serve`: starts the children, restarts crashes, stops cleanly.
+
+Children are started in order from a list of `ChildSpec`; a child with a `ready_url` must answer it
+before the next one starts. Today the list is the Chroma server and the Streamlit UI; the ingestion
+worker joins it as one more spec. While children run, the run file `<data_dir>/run/serve.json` tells
+other processes on the same data dir (the CLI) where the Chroma server is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from workspace_app.config import Settings
+
+HOST = "127.0.0.1"
+RUN_FILE = "run/serve.json"  # read by storage.factory.running_chroma_url
+APP_SCRIPT = Path(__file__).resolve().parent.parent / "app.py"
+READY_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+POLL_S = 0.5
+MAX_BACKOFF_S = 30.0
+STABLE_AFTER_S = 60.0  # a child that ran this long starts its backoff from scratch
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """How to start one supervised process."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    ready_url: str | None = None
+    log_path: Path | None = None
+    cwd: Path | None = None
+
+
+class Child:
+    """One supervised process: started, watched, restarted with backoff, stopped."""
+
+    def __init__(self, spec: ChildSpec) -> None:
+        self.spec = spec
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.backoff_s = 1.0
+        self.restart_at: float | None = None
+        self._log: IO[bytes] | None = None
+
+    def start(self) -> None:
+        """Start the process (output to its log file, if any)."""
+        if self.spec.log_path is not None and self._log is None:
+            self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(self.spec.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            self.spec.argv, env={**os.environ, **self.spec.env}, cwd=self.spec.cwd,
+            stdout=self._log, stderr=self._log, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads here
+        )
+        self.started_at = time.monotonic()
+        self.restart_at = None
+
+    def exited(self) -> bool:
+        """True when the process has ended."""
+        return self.process is None or self.process.poll() is not None
+
+    def watch(self, now: float) -> None:
+        """Schedule a restart when the process died; perform it when the backoff has passed."""
+        if self.restart_at is None and self.exited():
+            self._schedule_restart(now)
+        elif self.restart_at is not None and now >= self.restart_at:
+            _say(f"restarting {self.spec.name}")
+            self.start()
+
+    def _schedule_restart(self, now: float) -> None:
+        if now - self.started_at > STABLE_AFTER_S:
+            self.backoff_s = 1.0
+        code = self.process.returncode if self.process else None
+        _say(f"{self.spec.name} exited (code {code}); restarting in {self.backoff_s:.0f} s")
+        self.restart_at = now + self.backoff_s
+        self.backoff_s = min(self.backoff_s * 2, MAX_BACKOFF_S)
+
+    def stop(self) -> None:
+        """Terminate, wait, kill if needed; close the log."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = None) -> int:
+    """Run Chroma and the UI until Ctrl-C or SIGTERM; returns the process exit code."""
+    data_dir = settings.storage.data_dir.resolve()
+    problem = _startup_problem(data_dir, ui_port)
+    if problem:
+        _say(problem)
+        return 1
+    chroma_url = settings.storage.chroma_url or f"http://{HOST}:{chroma_port or free_port()}"
+    specs = child_specs(settings, data_dir, chroma_url, ui_port)
+    ui_url = f"http://{HOST}:{ui_port}"
+    stop = threading.Event()
+    children = [Child(spec) for spec in specs]
+    with _stop_on_signals(stop):
+        try:
+            if not _start_all(children, stop):
+                return 0 if stop.is_set() else 1
+            _write_run_file(data_dir, chroma_url, ui_url)
+            print(f"Workspace is running at {ui_url}  (Ctrl-C to stop)", flush=True)
+            _supervise(children, stop)
+        finally:
+            _stop_all(children)
+            _remove_run_file(data_dir)
+    return 0
+
+
+def child_specs(settings: Settings, data_dir: Path, chroma_url: str, ui_port: int) -> list[ChildSpec]:
+    """The processes `serve` runs, in start order (add the worker here)."""
+    specs = [] if settings.storage.chroma_url else [chroma_spec(data_dir, chroma_url)]
+    specs.append(ui_spec(data_dir, chroma_url, ui_port))
+    return specs
+
+
+def chroma_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
+    """The local Chroma server on loopback, persisting under the data dir."""
+    port = chroma_url.rsplit(":", 1)[1]
+    argv = [_chroma_executable(), "run", "--path", str(data_dir / "chroma"), "--host", HOST, "--port", port]
+    return ChildSpec(
+        "chroma", argv, ready_url=f"{chroma_url}/api/v2/heartbeat", log_path=data_dir / "run" / "chroma.log"
+    )
+
+
+def ui_spec(data_dir: Path, chroma_url: str, ui_port: int) -> ChildSpec:
+    """The Streamlit UI, pointed at the data dir and the Chroma server through its environment."""
+    argv = [
+        sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.address", HOST,
+        "--server.port", str(ui_port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+    ]
+    # The short names win only when the nested ones are unset, so set both to what this serve uses.
+    env = {
+        "WORKSPACE_DATA_DIR": str(data_dir), "WORKSPACE_STORAGE__DATA_DIR": str(data_dir),
+        "WORKSPACE_CHROMA_URL": chroma_url, "WORKSPACE_STORAGE__CHROMA_URL": chroma_url,
+    }
+    ready = f"http://{HOST}:{ui_port}/_stcore/health"
+    return ChildSpec("ui", argv, env=env, ready_url=ready, cwd=APP_SCRIPT.parent)
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_is_free(port: int) -> bool:
+    """True when nothing listens on the loopback port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex((HOST, port)) != 0
+
+
+def answers(url: str, timeout_s: float = 2.0) -> bool:
+    """True when a GET on the URL returns a 2xx status."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            return 200 <= int(response.status) < 300
+    except (OSError, ValueError):
+        return False
+
+
+def _startup_problem(data_dir: Path, ui_port: int) -> str | None:
+    if _running_pid(data_dir) is not None:
+        return f"A workspace server is already running on {data_dir} (see {data_dir / RUN_FILE}). Stop it first."
+    if not port_is_free(ui_port):
+        return f"Port {ui_port} is in use. Choose another one with `workspace-app serve --port P`."
+    return None
+
+
+def _running_pid(data_dir: Path) -> int | None:
+    try:
+        pid = int(json.loads((data_dir / RUN_FILE).read_text())["pid"])
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid
+
+
+def _start_all(children: list[Child], stop: threading.Event) -> bool:
+    """Start children in order, each ready before the next; False when one fails or we are told to stop."""
+    for child in children:
+        child.start()
+        url = child.spec.ready_url
+        if url and not _wait_until_ready(child, url, stop):
+            if not stop.is_set():
+                _say(f"{child.spec.name} did not start; see {child.spec.log_path or 'the output above'}.")
+            return False
+    return True
+
+
+def _wait_until_ready(child: Child, url: str, stop: threading.Event) -> bool:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline and not stop.is_set() and not child.exited():
+        if answers(url):
+            return True
+        stop.wait(0.2)
+    return False
+
+
+def _supervise(children: list[Child], stop: threading.Event) -> None:
+    while not stop.wait(POLL_S):
+        now = time.monotonic()
+        for child in children:
+            child.watch(now)
+
+
+def _stop_all(children: list[Child]) -> None:
+    for child in reversed(children):
+        child.stop()
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """Turn SIGINT/SIGTERM into `stop` while serving; restore the previous handlers afterwards."""
+
+    def handle(signum: int, frame: Any) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _write_run_file(data_dir: Path, chroma_url: str, ui_url: str) -> None:
+    path = data_dir / RUN_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(info))
+    tmp.replace(path)
+
+
+def _remove_run_file(data_dir: Path) -> None:
+    path = data_dir / RUN_FILE
+    if _running_pid(data_dir) in (os.getpid(), None):
+        path.unlink(missing_ok=True)
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: ask Linux to SIGTERM it if the supervisor dies without cleaning up."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1  # SEE: man 2 PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _chroma_executable() -> str:
+    beside = Path(sys.executable).parent / "chroma"
+    return str(beside) if beside.exists() else (shutil.which("chroma") or "chroma")
+
+
+def _say(message: str) -> None:
+    print(f"workspace-app serve: {message}", file=sys.stderr, flush=True)
