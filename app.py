@@ -1,0 +1,49 @@
+"""Streamlit entry point: page config, the shared service, and navigation over `pages/`.
+
+Run it through `workspace-app serve` (or `make run`), which also starts the Chroma server and tells this
+process where it is (WORKSPACE_CHROMA_URL) and which data dir to use (WORKSPACE_DATA_DIR).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+from components.feedback import GENERIC_ERROR
+from storage.factory import build_service
+from workspace_app.config import load_settings
+from workspace_app.errors import WorkspaceError
+from workspace_app.service import WorkspaceService
+
+log = logging.getLogger("workspace_app.ui")
+
+# Sources, Chat and Graph join this list as they are built.
+PAGES = [
+    st.Page("pages/workspaces.py", title="Workspaces", icon=":material/folder_open:", default=True),
+]
+
+
+@st.cache_resource(show_spinner="Opening the workspace store…")
+def get_service() -> WorkspaceService:
+    """One service per process: storage connections and the embedder are long-lived."""
+    return build_service(load_settings())
+
+
+def main() -> None:
+    """Configure the page, make the service available to the pages, run the chosen page."""
+    st.set_page_config(page_title="Workspace", page_icon=":material/menu_book:", layout="wide")
+    page = st.navigation(PAGES)
+    try:
+        st.session_state["service"] = get_service()
+    except WorkspaceError as exc:
+        st.error(exc.user_message, icon=":material/error:")
+        st.stop()
+    except Exception:
+        log.exception("the workspace service could not be built")
+        st.error(GENERIC_ERROR, icon=":material/error:")
+        st.stop()
+    page.run()
+
+
+main()

@@ -1,0 +1,31 @@
+"""Showing user-supplied text (workspace and document names) safely inside Streamlit markdown."""
+
+from __future__ import annotations
+
+import html
+import string
+from datetime import datetime
+
+# html.escape handles these; every other ASCII punctuation mark gets a markdown backslash escape, which also
+# disarms Streamlit's own syntax (:color[...], :material/icon:, $math$).
+_HTML_SPECIAL = set("&<>\"'")
+_MARKDOWN_SPECIAL = set(string.punctuation) - _HTML_SPECIAL
+
+
+def escape_markdown(text: str) -> str:
+    """Text that markdown renders literally: no formatting, links, HTML or Streamlit directives."""
+    escaped = "".join("\\" + ch if ch in _MARKDOWN_SPECIAL else ch for ch in text)
+    return html.escape(escaped, quote=True).replace("\n", " ")
+
+
+def format_date(iso: str) -> str:
+    """An ISO timestamp as a short date ("22 Nov 2025"); the input unchanged when it is not ISO."""
+    try:
+        return datetime.fromisoformat(iso).strftime("%-d %b %Y")
+    except ValueError:
+        return iso
+
+
+def plural(count: int, noun: str) -> str:
+    """ "1 document", "3 documents"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

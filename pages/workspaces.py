@@ -1,0 +1,72 @@
+"""Workspaces page: create, open, rename and delete workspaces; the open one is the current workspace.
+
+The current workspace's id is kept in `st.session_state["workspace"]` for the other pages.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.feedback import flash, report_errors, show_flash
+from components.workspaces import (
+    WorkspaceAction,
+    close_workspace_editor,
+    render_create_form,
+    render_workspace_list,
+)
+from workspace_app.service import WorkspaceService
+
+LIST_KEY = "workspaces"
+CURRENT = "workspace"
+
+
+def apply_action(service: WorkspaceService, action: WorkspaceAction) -> None:
+    """Carry out what the user asked for, then rerun so the list shows the result."""
+    with report_errors():
+        if action.kind == "create":
+            workspace = service.create_workspace(action.name or "")
+            st.session_state[CURRENT] = workspace.id
+            flash(f"Created workspace {workspace.name}.")
+        elif action.kind == "open":
+            workspace = service.get_workspace(action.workspace_id or "")
+            st.session_state[CURRENT] = workspace.id
+            flash(f"Now working in {workspace.name}.")
+        elif action.kind == "rename":
+            workspace = service.rename_workspace(action.workspace_id or "", action.name or "")
+            flash(f"Renamed to {workspace.name}.")
+        else:
+            _delete(service, action.workspace_id or "")
+        close_workspace_editor(key=LIST_KEY)
+        st.rerun()
+
+
+def _delete(service: WorkspaceService, workspace_id: str) -> None:
+    workspace = service.get_workspace(workspace_id)
+    service.delete_workspace(workspace.id)
+    if st.session_state.get(CURRENT) == workspace.id:
+        del st.session_state[CURRENT]
+    flash(f"Deleted workspace {workspace.name}.")
+
+
+def render_page(service: WorkspaceService) -> None:
+    """The whole page: header, create form, list."""
+    st.title("Workspaces")
+    st.caption(
+        "A workspace holds the sources of one project. Answers, citations and the entity graph only ever "
+        "use the sources of the workspace you are working in."
+    )
+    show_flash()
+    created = render_create_form(key="create-workspace")
+    if created:
+        apply_action(service, created)
+    st.subheader("Your workspaces")
+    workspaces = None
+    with report_errors():
+        workspaces = service.list_workspaces()
+    if workspaces is not None:
+        picked = render_workspace_list(workspaces, current=st.session_state.get(CURRENT), key=LIST_KEY)
+        if picked:
+            apply_action(service, picked)
+
+
+render_page(st.session_state["service"])
