@@ -32,7 +32,7 @@ def test_an_id_in_one_list_only_keeps_its_single_contribution() -> None:
 
 
 def test_custom_k_changes_the_scores() -> None:
-    fused = dict((item, score) for item, score, _ in fuse_rankings({"dense": ["a", "b"]}, k=1))
+    fused = {item: score for item, score, _ in fuse_rankings({"dense": ["a", "b"]}, k=1)}
     assert fused == {"a": pytest.approx(1 / 2), "b": pytest.approx(1 / 3)}
 
 

@@ -1,0 +1,305 @@
+"""PDF parsing and chunking on the real guideline PDFs: sections, pages, furniture, text repair, reading order.
+
+Expected facts were read off the PDFs with pymupdf (`page.get_text("dict")`); where a test compares with the
+raw text layer it derives the expectation from that layer at test time, so it checks the parser, not a copy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+
+from workspace_app.ingest.pdf import parse_pdf
+
+_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def spaced(text: str) -> str:
+    """Text with ligatures expanded and every run of whitespace or control characters made one space."""
+    return re.sub(r"[\s\x00-\x1f]+", " ", text.translate(_LIGATURES)).strip()
+
+
+def squashed(text: str) -> str:
+    """Only letters and digits, lower-cased: robust to spacing, punctuation and hyphenation."""
+    return re.sub(r"[\W_]+", "", text.translate(_LIGATURES).lower())
+
+
+def raw_lines(page: pymupdf.Page) -> list[tuple[tuple[float, float, float, float], str, float]]:
+    """Horizontal text lines of a page as pymupdf returns them: (bbox, text, size of first span)."""
+    lines = []
+    for block in page.get_text("dict")["blocks"]:
+        for line in block.get("lines", []):
+            text = "".join(span["text"] for span in line["spans"]).strip()
+            if text and line["dir"] == (1.0, 0.0):
+                lines.append((tuple(line["bbox"]), text, round(line["spans"][0]["size"], 1)))
+    return lines
+
+
+def body_line_pairs(page: pymupdf.Page) -> list[tuple[str, str]]:
+    """Consecutive full lines of one column in the page's body font: (upper line, the line below it)."""
+    lines = raw_lines(page)
+    sizes: Counter[float] = Counter()
+    for _, text, size in lines:
+        sizes[size] += len(text)
+    body = sizes.most_common(1)[0][0]
+    lines = [line for line in lines if abs(line[2] - body) < 0.3 and line[0][2] - line[0][0] >= 150]
+    pairs = []
+    for (ax0, _, _, ay1), upper, _ in lines:
+        for (bx0, by0, _, by1), lower, _ in lines:
+            if abs(ax0 - bx0) <= 1.5 and 0 <= by0 - ay1 <= 0.8 * (by1 - by0):
+                pairs.append((upper, lower))
+    return pairs
+
+
+def texts_on(chunks: list[Any], page: int) -> str:
+    return " ".join(spaced(c.text) for c in chunks if c.page_start <= page <= c.page_end)
+
+
+# Sections and pages
+
+
+@pytest.mark.parametrize(
+    ("name", "page", "section_part"),
+    [
+        ("shen-2017-syncope.pdf", 10, "2.3.1. History and Physical Examination"),
+        ("shen-2017-syncope.pdf", 11, "2.3.2. Electrocardiography"),
+        ("shen-2017-syncope.pdf", 11, "2.3.3. Risk Assessment"),
+        ("mosca-2011-women-cvd.pdf", 9, "Selection of Expert Panel"),
+        ("zh-acute-af-ed-2024.pdf", 7, "3.2 节律控制"),
+        ("zh-acute-af-ed-2024.pdf", 9, "3.3 抗凝治疗"),
+    ],
+)
+def test_a_chunk_on_the_page_carries_the_section_path(
+    guidelines: Path, chunk_pdf: Callable[[Path], list[Any]], name: str, page: int, section_part: str
+) -> None:
+    chunks = chunk_pdf(guidelines / name)
+    sections = {c.section for c in chunks if c.page_start <= page <= c.page_end}
+    assert any(section_part in section for section in sections), (name, page, sorted(sections))
+
+
+def test_nested_sections_are_joined_outer_to_inner(guidelines: Path, chunk_pdf: Callable[[Path], list[Any]]) -> None:
+    chunks = chunk_pdf(guidelines / "zh-acute-af-ed-2024.pdf")
+    paths = [c.section.split(" > ") for c in chunks if "3.2 节律控制" in c.section]
+    assert paths
+    for path in paths:
+        assert path[0].startswith("急性心房颤动中国急诊管理指南"), path
+        assert path.index("3.2 节律控制") >= 1
+
+
+def _eval_items(docs: set[str], skip: set[str]) -> list[dict[str, Any]]:
+    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "eval" / "guidelines_dev.jsonl"
+    if not path.is_file():
+        return []
+    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [item for item in items if item["doc"] in docs and item["id"] not in skip]
+
+
+# Quotes of the dev questions that are running prose (table cells are left out: their order is the table's).
+EVAL_QUOTES = _eval_items(
+    {"shen-2017-syncope.pdf", "mosca-2011-women-cvd.pdf", "arnett-2014-guideline-strategies.pdf",
+     "zh-acute-af-ed-2024.pdf"},
+    skip={"gdev-011", "gdev-031", "gdev-035", "gdev-038"},
+)
+
+
+@pytest.mark.parametrize("item", EVAL_QUOTES, ids=[item["id"] for item in EVAL_QUOTES])
+def test_dev_question_quotes_are_in_a_chunk_on_their_page(
+    guidelines: Path, chunk_pdf: Callable[[Path], list[Any]], item: dict[str, Any]
+) -> None:
+    chunks = chunk_pdf(guidelines / item["doc"])
+    wanted = squashed(item["quote"])[:60]
+    holding = [(c.page_start, c.page_end) for c in chunks if wanted in squashed(c.text)]
+    assert holding != [], f"{item['id']}: no chunk of {item['doc']} reads {item['quote'][:80]!r}"
+    assert any(start <= item["quote_page"] <= end for start, end in holding), (item["quote_page"], holding)
+
+
+# Running headers and footers
+
+
+@pytest.mark.parametrize(
+    ("name", "furniture"),
+    [
+        ("shen-2017-syncope.pdf", "J A C C V O L . 7 0 , N O . 5 , 2 0 1 7"),
+        ("shen-2017-syncope.pdf", "A U G U S T 1 , 2 0 1 7 : e 3 9 – 1 1 0"),
+        ("shen-2017-syncope.pdf", "2017 ACC/AHA/HRS Syncope Guideline"),
+        ("mosca-2011-women-cvd.pdf", "JACC Vol. 57, No. 12, 2011"),
+        ("mosca-2011-women-cvd.pdf", "Guidelines for the Prevention of CVD in Women—2011 Update"),
+        ("arnett-2014-guideline-strategies.pdf", "AHA/ACC/HHS Strategies on Comorbidities"),
+        ("zh-acute-af-ed-2024.pdf", "中华急诊医学杂志2024 年8 月第33 卷第8 期"),
+        ("zh-dapt-chd-consensus-2021.pdf", "中华心血管病杂志2021 年5 月第49 卷第5 期"),
+        ("zh-dapt-chd-consensus-2021.pdf", "Chin J Cardiol, May 2021, Vol. 49, No. 5"),
+    ],
+)
+def test_running_headers_and_footers_are_dropped(
+    guidelines: Path, chunk_pdf: Callable[[Path], list[Any]], name: str, furniture: str
+) -> None:
+    key = re.sub(r"\s+", "", furniture)
+    with pymupdf.open(guidelines / name) as doc:
+        pages_with_it = sum(key in re.sub(r"\s+", "", page.get_text()) for page in doc)
+        assert pages_with_it >= doc.page_count // 2  # it really is a running header in the PDF
+    leaked = [c for c in chunk_pdf(guidelines / name) if key in re.sub(r"\s+", "", c.text)]
+    assert not leaked, f"{furniture!r} is in {len(leaked)} chunks, e.g. page {leaked[0].page_start}"
+
+
+def test_letter_spaced_journal_header_is_absent_everywhere(
+    guidelines: Path, chunk_pdf: Callable[[Path], list[Any]]
+) -> None:
+    for name in ("shen-2017-syncope.pdf", "arnett-2014-guideline-strategies.pdf"):
+        assert not [c for c in chunk_pdf(guidelines / name) if "J A C C V O L" in c.text], name
+
+
+# Text repair: ligatures, hyphenation, Chinese line breaks
+
+
+@pytest.mark.parametrize("name", ["mosca-2011-women-cvd.pdf", "arnett-2014-guideline-strategies.pdf"])
+def test_ligatures_are_expanded(guidelines: Path, chunk_pdf: Callable[[Path], list[Any]], name: str) -> None:
+    with pymupdf.open(guidelines / name) as doc:
+        raw = "".join(page.get_text() for page in doc)
+    assert "ﬁ" in raw and "speciﬁc" in raw  # the PDF's text layer has ligatures
+    text = "\n".join(c.text for c in chunk_pdf(guidelines / name))
+    assert not set("ﬀﬁﬂﬃﬄﬅﬆ") & set(text)
+    assert "specific" in text
+
+
+def _line_end_hyphenations(path: Path) -> list[tuple[int, str, str]]:
+    """(page, head, tail) for each body line ending in `word-` followed by a line starting in lower case."""
+    found = []
+    with pymupdf.open(path) as doc:
+        for page in doc:
+            for upper, lower in body_line_pairs(page):
+                head = re.search(r"([A-Za-z]{2,})-$", upper)
+                tail = re.match(r"([a-z]{2,})", lower)
+                if head and tail:
+                    found.append((page.number + 1, head.group(1), tail.group(1)))
+    return found
+
+
+def test_words_split_at_line_ends_are_joined(excerpt: Callable[..., Path], chunk_pdf: Callable[..., list[Any]]) -> None:
+    pdf = excerpt("mosca-2011-women-cvd.pdf", 2, 8)
+    splits = _line_end_hyphenations(pdf)
+    with pymupdf.open(pdf) as doc:
+        inline = spaced(" ".join(page.get_text() for page in doc))
+    split_words = [(page, head, tail) for page, head, tail in splits if f"{head}-{tail}" not in inline]
+    assert len(split_words) >= 40
+    chunks = chunk_pdf(pdf)
+    missing = [(page, f"{head}-|{tail}") for page, head, tail in split_words if head + tail not in texts_on(chunks, page)]
+    assert not missing, f"not joined: {missing[:10]}"
+
+
+def test_real_hyphens_at_line_ends_stay_without_a_space(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[..., list[Any]]
+) -> None:
+    # "cost-|effectiveness" (page 3 of the 2011 women's guideline) is a hyphenated compound broken after its
+    # hyphen: it must read "cost-effectiveness", not "cost- effectiveness".
+    pdf = excerpt("mosca-2011-women-cvd.pdf", 2, 8)
+    chunks = chunk_pdf(pdf)
+    text = " ".join(spaced(c.text) for c in chunks)
+    assert ("cost", "effectiveness") in {(head.lower(), tail) for _, head, tail in _line_end_hyphenations(pdf)}
+    # "short- and long-term" is a suspended hyphen and keeps its space.
+    broken = sorted(set(re.findall(r"\b[A-Za-z]{2,}- (?!(?:and|or|to|nor)\b)[a-z]{2,}\b", text)))
+    assert not broken, f"hyphenated words broken by a space: {broken}"
+
+
+def test_chinese_line_breaks_add_no_spaces(excerpt: Callable[..., Path], chunk_pdf: Callable[..., list[Any]]) -> None:
+    pdf = excerpt("zh-acute-af-ed-2024.pdf", 5, 9)
+    breaks = []
+    with pymupdf.open(pdf) as doc:
+        for page in doc:
+            for upper, lower in body_line_pairs(page):
+                if _CJK.match(upper[-1]) and _CJK.match(lower[0]):
+                    breaks.append((page.number + 1, upper[-3:], lower[:3]))
+    assert len(breaks) >= 50
+    chunks = chunk_pdf(pdf)
+    spaced_breaks = [b for b in breaks if f"{b[1]} {b[2]}" in texts_on(chunks, b[0])]
+    joined = [b for b in breaks if b[1] + b[2] in texts_on(chunks, b[0])]
+    assert not spaced_breaks, f"a space was put between Chinese characters at line breaks: {spaced_breaks[:5]}"
+    assert len(joined) >= 0.9 * len(breaks), f"{len(breaks) - len(joined)} of {len(breaks)} line breaks read wrongly"
+
+
+# Reading order
+
+
+@pytest.mark.parametrize(
+    ("name", "page", "sentence"),
+    [
+        # Left column of a two-column page, broken over lines 1-3.
+        ("arnett-2014-guideline-strategies.pdf", 1,
+         ("Cardiovascular disease, the leading cause of death in the United States and worldwide, accounts for "
+         "substantial suffering")),
+        # Right column: its justified line "In the large population of Medicare beneficiaries, the" is split by
+        # pymupdf into one piece per word.
+        ("arnett-2014-guideline-strategies.pdf", 1,
+         ("In the large population of Medicare beneficiaries, the prevalence of persons with multiple chronic "
+         "conditions is considerably greater")),
+        # Right column beside the left column's start of Table 2.
+        ("mosca-2011-women-cvd.pdf", 5,
+         ("because there are no data to support the association between a reduction in hsCRP and improved "
+         "clinical outcomes")),
+        # First sentence of the text, set with a drop capital "S".
+        ("mosca-2011-women-cvd.pdf", 2,
+         ("Substantial progress has been made in the awareness, treatment, and prevention of cardiovascular "
+         "disease (CVD) in women")),
+        # Right column beside a section heading in the left column, above a full-width table.
+        ("shen-2017-syncope.pdf", 39,
+         "differential diagnosis or a complete synopsis of all conditions associated with syncope"),
+    ],
+)
+def test_sentences_read_in_column_order(
+    guidelines: Path, chunk_pdf: Callable[[Path], list[Any]], name: str, page: int, sentence: str
+) -> None:
+    found = sentence in texts_on(chunk_pdf(guidelines / name), page)
+    assert found, f"{name} p.{page} does not read {sentence!r}"
+
+
+@pytest.mark.parametrize(
+    ("name", "pages"),
+    [
+        ("shen-2017-syncope.pdf", [8, 9, 10, 11, 21, 33, 39]),
+        ("mosca-2011-women-cvd.pdf", [3, 5, 6, 7, 8]),
+        ("arnett-2014-guideline-strategies.pdf", [1, 2, 3]),
+    ],
+)
+def test_every_column_line_continues_with_the_line_below_it(
+    guidelines: Path, chunk_pdf: Callable[[Path], list[Any]], name: str, pages: list[int]
+) -> None:
+    chunks = chunk_pdf(guidelines / name)
+    wrong = []
+    with pymupdf.open(guidelines / name) as doc:
+        for number in pages:
+            on_page = texts_on(chunks, number)
+            for upper, lower in body_line_pairs(doc[number - 1]):
+                upper_words, lower_words = spaced(upper).split(), spaced(lower).split()
+                if upper.endswith("-") or len(upper_words) < 3 or len(lower_words) < 3:
+                    continue
+                seam = " ".join(upper_words[-3:] + lower_words[:3])
+                if seam not in on_page:
+                    wrong.append((number, seam))
+    assert not wrong, f"lines not followed by the line below them: {wrong[:8]}"
+
+
+# Whole-document facts
+
+
+def test_every_page_of_a_text_pdf_yields_text(guidelines: Path) -> None:
+    parsed = parse_pdf(guidelines / "mosca-2011-women-cvd.pdf", "mosca")
+    assert parsed.page_count == 20
+    assert parsed.pages_without_text == []
+    covered = {p for paragraph in parsed.paragraphs for p in range(paragraph.page_start, paragraph.page_end + 1)}
+    assert covered == set(range(1, 21))
+
+
+def test_pdf_with_an_empty_user_password_parses(guidelines: Path) -> None:
+    # zh-dapt-chd-consensus-2021.pdf is AES-encrypted with an empty user password: it opens without asking.
+    with pymupdf.open(guidelines / "zh-dapt-chd-consensus-2021.pdf") as doc:
+        assert "AES" in (doc.metadata or {}).get("encryption", "")
+    parsed = parse_pdf(guidelines / "zh-dapt-chd-consensus-2021.pdf", "zh-dapt")
+    assert parsed.page_count == 23
+    assert "双联抗血小板" in "".join(p.text for p in parsed.paragraphs)
