@@ -201,7 +201,7 @@ class SqliteCatalog:
             (
                 c.id, document_id, workspace_id, c.ordinal, c.text, c.section, c.page_start, c.page_end,
                 c.token_count, json.dumps([[r.page, r.x0, r.y0, r.x1, r.y1] for r in c.rects]),
-                c.recommendation_class, c.evidence_level,
+                c.recommendation_class, c.evidence_level, c.kind,
             )
             for c in chunks
         ]
@@ -214,7 +214,7 @@ class SqliteCatalog:
             db.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
             db.executemany(
                 "INSERT INTO chunks (id, document_id, workspace_id, ordinal, text, section, page_start, page_end, "
-                "token_count, rects, recommendation_class, evidence_level) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "token_count, rects, recommendation_class, evidence_level, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             db.executemany(
@@ -277,5 +277,5 @@ def _chunk(row: sqlite3.Row) -> Chunk:
         id=row["id"], document_id=row["document_id"], ordinal=row["ordinal"], text=row["text"],
         section=row["section"], page_start=row["page_start"], page_end=row["page_end"],
         token_count=row["token_count"], rects=rects, recommendation_class=row["recommendation_class"],
-        evidence_level=row["evidence_level"],
+        evidence_level=row["evidence_level"], kind=row["kind"],
     )

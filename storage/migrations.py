@@ -41,7 +41,8 @@ MIGRATIONS: list[list[str]] = [
             token_count INTEGER NOT NULL,
             rects TEXT NOT NULL,
             recommendation_class TEXT,
-            evidence_level TEXT
+            evidence_level TEXT,
+            kind TEXT NOT NULL DEFAULT 'body'
         )""",
         "CREATE INDEX chunks_document ON chunks(document_id, ordinal)",
         "CREATE INDEX chunks_workspace ON chunks(workspace_id)",

@@ -69,6 +69,12 @@ class RetrievalSettings(_Group):
     sparse_k: int = Field(50, ge=1, le=1000, description="Candidates taken from the BM25 (FTS5) index.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant k.")
     dense_weight: float = Field(1.0, ge=0.0, description="Weight of the dense ranking in fusion.")
+    dense_weight_cjk: float = Field(
+        0.0,
+        ge=0.0,
+        description="Weight of the dense ranking for Chinese queries; the default embedder is English-only, "
+        "so 0 means BM25 alone. Raise it with a multilingual model (e.g. BAAI/bge-m3).",
+    )
     sparse_weight: float = Field(1.0, ge=0.0, description="Weight of the BM25 ranking in fusion.")
     reranker: str | None = Field(
         None,

@@ -78,6 +78,7 @@ class Chunk:
     rects: tuple[Rect, ...] = ()
     recommendation_class: str | None = None
     evidence_level: str | None = None
+    kind: str = "body"
 
 
 @dataclass(frozen=True)

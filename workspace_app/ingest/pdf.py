@@ -64,7 +64,7 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
             "(e.g. ocrmypdf) and upload the result."
         )
     drop = _running_furniture(pages)
-    ordered = [_reading_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
+    ordered = [_page_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
     return ParsedDocument(build_paragraphs(ordered), len(pages), empty)
 
 
@@ -134,9 +134,11 @@ def _continues(left: TextLine, right: TextLine) -> bool:
         return False
     gap = right.x0 - left.x1
     size = max(left.size, right.size, 4.0)
-    # Column gutters are narrow in journals: only a short piece (superscript, symbol) may bridge a wider gap.
+    # Column gutters can be narrow: only a short piece or a change of size (a superscript) is joined.
     short = min(len(left.text), len(right.text)) <= 12
-    return -1.0 <= gap <= (1.2 if short else 0.4) * size
+    if short:
+        return -1.0 <= gap <= 1.2 * size
+    return abs(left.size - right.size) > 0.5 and -1.0 <= gap <= 0.4 * size
 
 
 def _furniture_key(line: TextLine) -> str:
@@ -160,11 +162,36 @@ def _near_edge(line: TextLine, content_bottom: float) -> bool:
     return line.y1 < max(edge, 72.0) or line.y0 > content_bottom - edge
 
 
-def _reading_order(lines: list[TextLine]) -> list[TextLine]:
-    """Order lines column by column; full-width lines separate the column runs."""
+def _page_order(lines: list[TextLine]) -> list[TextLine]:
+    """Cut the page at wide horizontal gaps where the column layout changes, then order each band."""
+    bands: list[list[TextLine]] = []
+    bottom = -1e9
+    for line in sorted(lines, key=lambda ln: ln.y0):
+        if not bands or line.y0 - bottom > max(12.0, 1.8 * line.height):
+            bands.append([])
+        bands[-1].append(line)
+        bottom = max(bottom, line.y1)
+    merged: list[tuple[float | None, list[TextLine]]] = []
+    for band in bands:
+        gutter = _find_gutter(band)
+        if merged and _same_layout(merged[-1][0], gutter):
+            merged[-1] = (merged[-1][0], merged[-1][1] + band)
+        else:
+            merged.append((gutter, band))
+    return [line for _, band in merged for line in _reading_order(band)]
+
+
+def _same_layout(first: float | None, second: float | None) -> bool:
+    if first is None or second is None:
+        return first is None and second is None
+    return abs(first - second) < 10
+
+
+def _reading_order(lines: list[TextLine], depth: int = 0) -> list[TextLine]:
+    """Order lines column by column; full-width lines separate the column runs (up to 4 columns)."""
     if not lines:
         return []
-    gutter = _find_gutter(lines)
+    gutter = _find_gutter(lines) if depth < 2 else None
     if gutter is None:
         return _rows(lines)
     ordered: list[TextLine] = []
@@ -176,9 +203,9 @@ def _reading_order(lines: list[TextLine]) -> list[TextLine]:
         elif line.x0 >= gutter - 2:
             right.append(line)
         else:
-            ordered += _rows(left) + _rows(right) + [line]
+            ordered += _reading_order(left, depth + 1) + _reading_order(right, depth + 1) + [line]
             left, right = [], []
-    return ordered + _rows(left) + _rows(right)
+    return ordered + _reading_order(left, depth + 1) + _reading_order(right, depth + 1)
 
 
 def _find_gutter(lines: list[TextLine]) -> float | None:
@@ -188,7 +215,7 @@ def _find_gutter(lines: list[TextLine]) -> float | None:
     width = x_max - x_min
     if width <= 0:
         return None
-    candidates = [x_min + width * share / 100 for share in range(38, 63)]
+    candidates = [x_min + width * share / 100 for share in range(25, 76)]
     crossing = {x: sum(1 for ln in lines if ln.x0 < x - 2 and ln.x1 > x + 2) for x in candidates}
     best = min(candidates, key=lambda x: (crossing[x], abs(x - (x_min + width / 2))))
     left = sum(1 for ln in lines if ln.x1 <= best + 2)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from storage.base import ChunkRepository, VectorIndex
 from workspace_app.config import RetrievalSettings
 from workspace_app.embedding import Embedder
+from workspace_app.ingest.layout import CJK_CHAR
 from workspace_app.models import Chunk
 from workspace_app.retrieval.fusion import fuse_rankings
 from workspace_app.retrieval.lexical import query_terms
@@ -58,11 +59,11 @@ class HybridRetriever:
             ]
             timings["sparse"] = _ms(started)
         started = time.perf_counter()
-        weights = {"dense": self._settings.dense_weight, "sparse": self._settings.sparse_weight}
-        fused = fuse_rankings(rankings, self._settings.rrf_k, weights)
+        candidates = self._chunks.get_chunks(list(dict.fromkeys(cid for ids in rankings.values() for cid in ids)))
+        rankings = {method: _body_first(ids, candidates) for method, ids in rankings.items()}
+        fused = fuse_rankings(rankings, self._settings.rrf_k, self._weights(query))
         depth = self._settings.rerank_k if self._reranker else top_k
-        found = self._chunks.get_chunks([cid for cid, _, _ in fused[:depth]])
-        ranked = [RankedChunk(found[cid], score, ranks) for cid, score, ranks in fused[:depth] if cid in found]
+        ranked = [RankedChunk(candidates[cid], score, ranks) for cid, score, ranks in fused[:depth]]
         timings["fuse"] = _ms(started)
         if self._reranker and ranked:
             started = time.perf_counter()
@@ -70,12 +71,31 @@ class HybridRetriever:
             timings["rerank"] = _ms(started)
         return ranked[:top_k], timings
 
+    def _weights(self, query: str) -> dict[str, float]:
+        """Method weights; Chinese queries use their own dense weight (the default embedder is English-only)."""
+        dense = self._settings.dense_weight_cjk if is_mostly_cjk(query) else self._settings.dense_weight
+        return {"dense": dense, "sparse": self._settings.sparse_weight}
+
     def _rerank(self, query: str, ranked: list[RankedChunk]) -> list[RankedChunk]:
         assert self._reranker is not None
         scores = self._reranker.rerank(query, [item.chunk.text for item in ranked])
         for item, score in zip(ranked, scores, strict=True):
             item.score = score
         return sorted(ranked, key=lambda item: -item.score)
+
+
+def _body_first(ids: list[str], chunks: dict[str, Chunk]) -> list[str]:
+    """Drop ids without a chunk; bibliography chunks go after body chunks (reference titles echo every topic)."""
+    present = [cid for cid in ids if cid in chunks]
+    return [cid for cid in present if chunks[cid].kind != "references"] + [
+        cid for cid in present if chunks[cid].kind == "references"
+    ]
+
+
+def is_mostly_cjk(text: str) -> bool:
+    """Whether most letters of the text are CJK characters."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return bool(letters) and sum(1 for ch in letters if CJK_CHAR.match(ch)) * 2 > len(letters)
 
 
 def _ms(started: float) -> float:
