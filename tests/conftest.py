@@ -55,12 +55,18 @@ def guidelines() -> Path:
 
 
 @pytest.fixture(scope="session")
-def embedder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def embedding_cache_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The SQLite file of the session embedder's cache."""
+    return tmp_path_factory.mktemp("embedding-cache") / "embeddings.sqlite"
+
+
+@pytest.fixture(scope="session")
+def embedder(embedding_cache_file: Path) -> Iterator[Any]:
     """The real MiniLM embedder, loaded once per session, with an embedding cache shared by all tests."""
     from storage.cache import SqliteEmbeddingCache
     from workspace_app.embedding import Embedder
 
-    cache = SqliteEmbeddingCache(tmp_path_factory.mktemp("embedding-cache") / "embeddings.sqlite")
+    cache = SqliteEmbeddingCache(embedding_cache_file)
     shared = Embedder(make_settings(Path("unused")).embedding, cache)
     assert shared.dimension == 384  # loads the model now
     yield shared
