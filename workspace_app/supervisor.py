@@ -34,6 +34,7 @@ STOP_TIMEOUT_S = 10.0
 POLL_S = 0.5
 MAX_BACKOFF_S = 30.0
 STABLE_AFTER_S = 60.0  # a child that ran this long starts its backoff from scratch
+_LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback via a proxy
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ def port_is_free(port: int) -> bool:
 def answers(url: str, timeout_s: float = 2.0) -> bool:
     """True when a GET on the URL returns a 2xx status."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+        with _LOOPBACK.open(url, timeout=timeout_s) as response:
             return 200 <= int(response.status) < 300
     except (OSError, ValueError):
         return False
