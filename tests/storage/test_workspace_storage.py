@@ -1,0 +1,243 @@
+"""Workspaces and documents on real storage: SQLite catalog + FTS5, embedded Chroma and the file store under tmp_path."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storage.vectors import open_chroma
+from workspace_app.errors import DocumentNotFoundError, WorkspaceError, WorkspaceExistsError, WorkspaceNotFoundError
+from workspace_app.retrieval.lexical import query_terms
+
+ARNETT = "arnett-2014-guideline-strategies.pdf"
+QUERY = "guidelines for patients with multiple chronic conditions and comorbidities"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def arnett(guidelines: Path) -> Path:
+    return guidelines / ARNETT
+
+
+@pytest.fixture
+def women(excerpt: Callable[..., Path]) -> Path:
+    """Two pages of recommendations from the 2011 women's prevention guideline."""
+    return excerpt("mosca-2011-women-cvd.pdf", 10, 11)
+
+
+def sql(data_dir: Path, query: str, *params: object) -> list[tuple[Any, ...]]:
+    """Read the catalog file directly, through a connection of its own."""
+    with sqlite3.connect(data_dir / "catalog.sqlite") as db:
+        return db.execute(query, params).fetchall()
+
+
+def collections(data_dir: Path) -> set[str]:
+    return {c if isinstance(c, str) else c.name for c in open_chroma(data_dir / "chroma", None).list_collections()}
+
+
+def stored_files(data_dir: Path) -> set[str]:
+    return {p.name for p in (data_dir / "files").iterdir() if not p.name.startswith(".")}
+
+
+def ingest(service: Any, workspace: str, path: Path, name: str | None = None) -> Any:
+    report = service.ingest_file(workspace, path, name)
+    assert report.status == "ready", report
+    return service.get_document(workspace, report.document_id)
+
+
+def hit_keys(result: Any) -> list[tuple[str, int, str]]:
+    return [(hit.chunk.id, hit.chunk.page_start, hit.chunk.text) for hit in result.hits]
+
+
+# Persistence
+
+
+def test_documents_and_search_survive_closing_and_reopening(
+    build: Callable[..., Any], data_dir: Path, arnett: Path, women: Path
+) -> None:
+    service = build(data_dir)
+    service.create_workspace("Prevention")
+    ingest(service, "Prevention", arnett)
+    ingest(service, "Prevention", women, "women-p10-11.pdf")
+    before = service.search("Prevention", QUERY)
+    documents = service.list_documents("Prevention")
+    vectors = service.vectors.count(service.get_workspace("Prevention").id)
+    service.catalog.close()
+
+    reopened = build(data_dir)
+    assert [w.name for w in reopened.list_workspaces()] == ["Prevention"]
+    assert reopened.list_documents("Prevention") == documents
+    assert reopened.vectors.count(reopened.get_workspace("Prevention").id) == vectors == sum(d.chunks for d in documents)
+    after = reopened.search("Prevention", QUERY)
+    assert len(before.hits) == 8
+    assert hit_keys(after) == hit_keys(before)
+    assert [hit.ranks for hit in after.hits] == [hit.ranks for hit in before.hits]
+
+
+# Workspaces
+
+
+def test_workspace_create_rename_and_name_rules(build: Callable[..., Any], data_dir: Path) -> None:
+    service = build(data_dir)
+    created = service.create_workspace("  Heart   failure ")
+    assert created.name == "Heart failure"
+    with pytest.raises(WorkspaceExistsError):
+        service.create_workspace("Heart failure")
+    for bad in ("", "   ", "\u200e\u202e", "x" * 81):
+        with pytest.raises(WorkspaceError):
+            service.create_workspace(bad)
+    service.create_workspace("Arrhythmia")
+
+    renamed = service.rename_workspace("Heart failure", "HFpEF 心衰")
+    assert renamed.id == created.id and renamed.name == "HFpEF 心衰"
+    assert service.get_workspace(created.id).name == "HFpEF 心衰"
+    with pytest.raises(WorkspaceNotFoundError):
+        service.get_workspace("Heart failure")
+    with pytest.raises(WorkspaceExistsError):
+        service.rename_workspace("HFpEF 心衰", "Arrhythmia")
+    with pytest.raises(WorkspaceNotFoundError):
+        service.rename_workspace("nope", "other")
+    assert sorted(w.name for w in service.list_workspaces()) == ["Arrhythmia", "HFpEF 心衰"]
+
+
+def test_deleting_a_workspace_removes_everything_it_alone_used(
+    build: Callable[..., Any], data_dir: Path, arnett: Path, women: Path
+) -> None:
+    service = build(data_dir)
+    doomed = service.create_workspace("Doomed")
+    kept = service.create_workspace("Kept")
+    ingest(service, "Doomed", arnett)
+    women_doc = ingest(service, "Doomed", women, "women.pdf")
+    kept_doc = ingest(service, "Kept", arnett)
+    kept_hits = hit_keys(service.search("Kept", QUERY))
+    assert f"ws-{doomed.id}" in collections(data_dir)
+
+    service.delete_workspace("Doomed")
+
+    with pytest.raises(WorkspaceNotFoundError):
+        service.get_workspace("Doomed")
+    assert sql(data_dir, "SELECT COUNT(*) FROM documents WHERE workspace_id = ?", doomed.id) == [(0,)]
+    assert sql(data_dir, "SELECT COUNT(*) FROM chunks WHERE workspace_id = ?", doomed.id) == [(0,)]
+    assert sql(data_dir, "SELECT COUNT(*) FROM chunks_fts") == [(kept_doc.chunks,)]
+    assert sql(data_dir, "SELECT COUNT(*) FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)") == [(0,)]
+    assert f"ws-{doomed.id}" not in collections(data_dir)
+    assert f"ws-{kept.id}" in collections(data_dir)
+    # The arnett file is still used by "Kept"; the women's excerpt was only in "Doomed".
+    assert stored_files(data_dir) == {f"{kept_doc.sha256}.pdf"}
+    assert women_doc.sha256 != kept_doc.sha256
+    assert hit_keys(service.search("Kept", QUERY)) == kept_hits
+    assert service.vectors.count(kept.id) == kept_doc.chunks
+
+
+def test_deleting_an_empty_workspace_works(build: Callable[..., Any], data_dir: Path) -> None:
+    service = build(data_dir)
+    service.create_workspace("Empty")
+    service.delete_workspace("Empty")
+    assert service.list_workspaces() == []
+    with pytest.raises(WorkspaceNotFoundError):
+        service.delete_workspace("Empty")
+
+
+# Documents
+
+
+def test_removing_a_document_removes_its_chunks_index_rows_vectors_and_file(
+    build: Callable[..., Any], data_dir: Path, arnett: Path, women: Path
+) -> None:
+    service = build(data_dir)
+    workspace = service.create_workspace("W")
+    kept = ingest(service, "W", arnett)
+    removed = ingest(service, "W", women, "women.pdf")
+    terms = query_terms("omega-3 fatty acids warfarin dabigatran")
+    assert service.catalog.keyword_search(workspace.id, terms, 50, [removed.id])
+    assert service.vectors.count(workspace.id, removed.id) == removed.chunks > 0
+
+    service.remove_document("W", "women.pdf")
+
+    with pytest.raises(DocumentNotFoundError):
+        service.get_document("W", removed.id)
+    assert service.catalog.document_chunk_ids(removed.id) == []
+    assert service.catalog.keyword_search(workspace.id, terms, 50, [removed.id]) == []
+    remaining = service.catalog.keyword_search(workspace.id, terms, 50, None)
+    found = service.catalog.get_chunks([chunk_id for chunk_id, _ in remaining])
+    assert {chunk.document_id for chunk in found.values()} <= {kept.id}
+    assert sql(data_dir, "SELECT COUNT(*) FROM chunks_fts") == [(kept.chunks,)]
+    assert service.vectors.count(workspace.id, removed.id) == 0
+    assert service.vectors.count(workspace.id) == kept.chunks
+    assert stored_files(data_dir) == {f"{kept.sha256}.pdf"}
+    assert [d.name for d in service.list_documents("W")] == [ARNETT]
+    assert all(hit.document_name == ARNETT for hit in service.search("W", "warfarin in atrial fibrillation").hits)
+    with pytest.raises(DocumentNotFoundError):
+        service.remove_document("W", "women.pdf")
+
+
+def test_a_file_used_by_two_workspaces_stays_until_the_last_one_removes_it(
+    build: Callable[..., Any], data_dir: Path, arnett: Path
+) -> None:
+    service = build(data_dir)
+    first, second = service.create_workspace("First"), service.create_workspace("Second")
+    in_first = ingest(service, "First", arnett)
+    in_second = ingest(service, "Second", arnett, "renamed copy.pdf")
+    assert in_first.sha256 == in_second.sha256 and in_first.id != in_second.id
+    stored = data_dir / "files" / f"{in_first.sha256}.pdf"
+
+    service.remove_document("First", ARNETT)
+    assert stored.is_file()
+    assert service.vectors.count(first.id) == 0
+    assert service.vectors.count(second.id) == in_second.chunks
+    assert service.search("Second", QUERY).hits
+
+    service.remove_document("Second", "renamed copy.pdf")
+    assert not stored.exists()
+
+
+def test_the_same_file_twice_in_a_workspace_is_one_document(
+    build: Callable[..., Any], data_dir: Path, arnett: Path, tmp_path: Path
+) -> None:
+    service = build(data_dir)
+    workspace = service.create_workspace("W")
+    first = ingest(service, "W", arnett)
+    copy = tmp_path / "another name.pdf"
+    copy.write_bytes(arnett.read_bytes())
+
+    again = service.ingest_file("W", copy, "another name.pdf")
+
+    assert again.status == "duplicate"
+    assert again.document_id == first.id
+    assert again.chunks == first.chunks
+    assert ARNETT in (again.error or "")
+    assert [d.id for d in service.list_documents("W")] == [first.id]
+    assert service.vectors.count(workspace.id) == first.chunks
+    assert sql(data_dir, "SELECT COUNT(*) FROM chunks") == [(first.chunks,)]
+
+
+def test_a_second_workspace_reuses_cached_embeddings(
+    build: Callable[..., Any], data_dir: Path, excerpt: Callable[..., Path], embedding_cache_file: Path
+) -> None:
+    # Pages no other test ingests, so the first ingestion has to embed them.
+    pdf = excerpt("mosca-2011-women-cvd.pdf", 12, 13)
+
+    def cached() -> int:
+        with sqlite3.connect(embedding_cache_file) as db:
+            return int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    service = build(data_dir)
+    service.create_workspace("A")
+    service.create_workspace("B")
+    start = cached()
+    first = ingest(service, "A", pdf)
+    after_first = cached()
+    second = ingest(service, "B", pdf)
+
+    assert after_first > start and first.chunks > 0
+    assert cached() == after_first
+    assert second.chunks == first.chunks
+    assert service.vectors.count(service.get_workspace("B").id) == second.chunks
