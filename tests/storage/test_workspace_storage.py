@@ -241,3 +241,21 @@ def test_a_second_workspace_reuses_cached_embeddings(
     assert cached() == after_first
     assert second.chunks == first.chunks
     assert service.vectors.count(service.get_workspace("B").id) == second.chunks
+
+
+def test_search_in_a_workspace_does_not_depend_on_other_workspaces(
+    build: Callable[..., Any], data_dir: Path, arnett: Path, excerpt: Callable[..., Path]
+) -> None:
+    service = build(data_dir)
+    service.create_workspace("Mine")
+    service.create_workspace("Theirs")
+    ingest(service, "Mine", arnett)
+    queries = ["multiple chronic conditions in Medicare beneficiaries", "clinical practice guideline comorbidity"]
+
+    def results() -> list[list[tuple[str, float]]]:
+        hits = [service.search("Mine", query, top_k=10, methods=("sparse",)).hits for query in queries]
+        return [[(hit.chunk.id, round(hit.score, 9)) for hit in found] for found in hits]
+
+    before = results()
+    ingest(service, "Theirs", excerpt("mosca-2011-women-cvd.pdf", 3, 4))
+    assert results() == before, "BM25 ranks in one workspace changed when another workspace got a document"

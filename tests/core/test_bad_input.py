@@ -1,0 +1,296 @@
+"""Files that cannot be ingested, through the service and the CLI: a clear message naming the file, nothing else
+in the workspace changes, and the good files given alongside are ingested all the same."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+
+GOOD = "arnett-2014-guideline-strategies.pdf"
+ODD_NAME = "../../etc/ünï code\u202e.pdf"
+QUERIES = ["multiple chronic conditions in Medicare beneficiaries", "clinical practice guideline comorbidity"]
+
+
+@dataclass(frozen=True)
+class Bad:
+    """A file that must be refused, and words its message must contain."""
+
+    name: str
+    message: str
+
+
+BAD = [
+    Bad("empty.pdf", r"empty|0 bytes"),
+    Bad("truncated.pdf", r"not a readable PDF|damaged|truncated|no pages"),
+    Bad("locked.pdf", r"password"),
+    Bad("not-a-pdf.pdf", r"not a readable PDF|another file type"),
+    Bad("scanned.pdf", r"no text layer|scanned|image"),
+    Bad("notes.docx", r"not supported"),
+]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory, guidelines: Path, excerpt: Callable[..., Path]) -> dict[str, Path]:
+    """The bad files, a 300-page PDF, an odd file name and a PDF encrypted with an empty user password."""
+    folder = tmp_path_factory.mktemp("bad-input")
+    made = {GOOD: guidelines / GOOD}
+    made["empty.pdf"] = folder / "empty.pdf"
+    made["empty.pdf"].write_bytes(b"")
+    whole = (guidelines / "mosca-2011-women-cvd.pdf").read_bytes()
+    made["truncated.pdf"] = folder / "truncated.pdf"
+    made["truncated.pdf"].write_bytes(whole[: int(len(whole) * 0.3)])
+    made["not-a-pdf.pdf"] = folder / "not-a-pdf.pdf"
+    made["not-a-pdf.pdf"].write_text("Minutes of the guideline meeting.\nNothing to see here.\n" * 50, encoding="utf-8")
+    made["notes.docx"] = folder / "notes.docx"
+    made["notes.docx"].write_bytes(b"PK\x03\x04" + b"\x00" * 200)
+    with pymupdf.open(excerpt("shen-2017-syncope.pdf", 10, 11)) as doc:
+        made["locked.pdf"] = folder / "locked.pdf"
+        doc.save(made["locked.pdf"], encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="x", owner_pw="y")
+        with pymupdf.open() as scanned:
+            pixmap = doc[0].get_pixmap(dpi=60)
+            page = scanned.new_page(width=doc[0].rect.width, height=doc[0].rect.height)
+            page.insert_image(page.rect, pixmap=pixmap)
+            made["scanned.pdf"] = folder / "scanned.pdf"
+            scanned.save(made["scanned.pdf"])
+    with pymupdf.open(excerpt("zh-dapt-chd-consensus-2021.pdf", 1, 2)) as doc:
+        made["blank-password.pdf"] = folder / "blank-password.pdf"
+        doc.save(made["blank-password.pdf"], encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="", owner_pw="owner")
+    odd = folder / "odd" / unicodedata.normalize("NFC", "ünï code\u202e.pdf")
+    odd.parent.mkdir()
+    odd.write_bytes(excerpt("mosca-2011-women-cvd.pdf", 3, 4).read_bytes())
+    made["odd"] = odd
+    with pymupdf.open(guidelines / GOOD) as source, pymupdf.open() as big:
+        while big.page_count < 300:
+            big.insert_pdf(source, from_page=0, to_page=min(source.page_count, 300 - big.page_count) - 1)
+        made["300-pages.pdf"] = folder / "300-pages.pdf"
+        big.save(made["300-pages.pdf"], garbage=3, deflate=True)
+    return made
+
+
+def snapshot(service: Any, workspace: str, name: str) -> dict[str, Any]:
+    """What must not change: the good document, its chunks, vectors, index rows and search results."""
+    ws = service.get_workspace(workspace)
+    document = service.get_document(workspace, name)
+    ids = service.catalog.document_chunk_ids(document.id)
+    return {
+        "document": (document.id, document.status, document.chunks, document.pages),
+        "chunks": [(c.id, c.text, c.page_start) for c in service.catalog.get_chunks(ids).values()],
+        "vectors": service.vectors.count(ws.id),
+        "searches": [
+            [(hit.chunk.id, hit.rank) for hit in service.search(workspace, query).hits] for query in QUERIES
+        ],
+    }
+
+
+def fts_rows(data_dir: Path) -> int:
+    with sqlite3.connect(data_dir / "catalog.sqlite") as db:
+        return int(db.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0])
+
+
+@pytest.fixture(scope="module")
+def workspace(
+    tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], files: dict[str, Path]
+) -> Iterator[tuple[Any, Path, dict[str, Any]]]:
+    """A service with workspace "W" holding the good document, and a snapshot of it."""
+    data_dir = tmp_path_factory.mktemp("bad-service") / "data"
+    service = build(data_dir)
+    service.create_workspace("W")
+    assert service.ingest_file("W", files[GOOD]).status == "ready"
+    yield service, data_dir, snapshot(service, "W", GOOD)
+
+
+@pytest.mark.parametrize("bad", BAD, ids=[bad.name for bad in BAD])
+def test_service_refuses_a_bad_file_clearly_and_changes_nothing(
+    workspace: tuple[Any, Path, dict[str, Any]], files: dict[str, Path], bad: Bad
+) -> None:
+    service, data_dir, before = workspace
+
+    report = service.ingest_file("W", files[bad.name])
+
+    assert report.status == "failed"
+    assert report.chunks == 0
+    assert bad.name in (report.error or ""), report.error
+    assert re.search(bad.message, report.error or "", re.IGNORECASE), report.error
+    assert "Traceback" not in (report.error or "")
+    assert snapshot(service, "W", GOOD) == before
+    assert fts_rows(data_dir) == before["document"][2]
+    for document in service.list_documents("W"):
+        if document.name != GOOD:  # a refused file may stay listed, as failed, with its message
+            assert (document.status, document.chunks, document.error) == ("failed", 0, document.error)
+            assert document.error and document.name in document.error
+            assert service.catalog.document_chunk_ids(document.id) == []
+
+
+def test_a_refused_file_is_refused_again_on_retry(
+    workspace: tuple[Any, Path, dict[str, Any]], files: dict[str, Path]
+) -> None:
+    service, _, before = workspace
+    first = service.ingest_file("W", files["locked.pdf"])
+    second = service.ingest_file("W", files["locked.pdf"])
+    assert first.status == second.status == "failed"
+    assert second.error == first.error
+    assert snapshot(service, "W", GOOD) == before
+
+
+def test_a_missing_workspace_is_a_failed_report_not_an_exception(
+    workspace: tuple[Any, Path, dict[str, Any]], files: dict[str, Path]
+) -> None:
+    service, _, _ = workspace
+    report = service.ingest_file("No such workspace", files[GOOD])
+    assert report.status == "failed" and "No such workspace" in (report.error or "")
+
+
+def test_path_separators_and_odd_unicode_in_a_name_are_made_safe(
+    tmp_path: Path, build: Callable[..., Any], files: dict[str, Path]
+) -> None:
+    data_dir = tmp_path / "data"
+    service = build(data_dir)
+    service.create_workspace("Odd")
+
+    report = service.ingest_file("Odd", files["odd"], ODD_NAME)
+
+    assert report.status == "ready", report
+    name = service.get_document("Odd", report.document_id).name
+    assert "/" not in name and "\\" not in name and ".." not in name
+    assert not [ch for ch in name if unicodedata.category(ch).startswith("C")]
+    assert name.startswith("ünï code") and name.endswith(".pdf")
+    assert report.document == name
+    assert service.get_document("Odd", name).id == report.document_id
+    assert service.document_path(service.get_document("Odd", name)).parent == data_dir / "files"
+    assert not (tmp_path / "etc").exists() and not (data_dir.parent.parent / "etc").exists()
+    assert service.search("Odd", "hormone therapy").hits
+
+
+def test_a_pdf_with_an_empty_user_password_is_ingested(
+    tmp_path: Path, build: Callable[..., Any], files: dict[str, Path]
+) -> None:
+    with pymupdf.open(files["blank-password.pdf"]) as doc:
+        assert "AES" in (doc.metadata or {}).get("encryption", "")
+    service = build(tmp_path / "data")
+    service.create_workspace("Blank password")
+    report = service.ingest_file("Blank password", files["blank-password.pdf"])
+    assert report.status == "ready", report
+    assert report.pages == 2 and report.chunks > 0
+    assert service.search("Blank password", "双联抗血小板", methods=("sparse",)).hits
+
+
+def test_a_300_page_pdf_is_ingested(tmp_path: Path, build: Callable[..., Any], files: dict[str, Path]) -> None:
+    service = build(tmp_path / "data")
+    service.create_workspace("Big")
+    report = service.ingest_file("Big", files["300-pages.pdf"])
+    assert report.status == "ready", report
+    assert report.pages == 300
+    document = service.get_document("Big", report.document_id)
+    ids = service.catalog.document_chunk_ids(document.id)
+    assert len(ids) == document.chunks == report.chunks
+    assert service.vectors.count(document.workspace_id) == report.chunks
+    pages = {c.page_end for c in service.catalog.get_chunks(ids).values()}
+    assert max(pages) >= 299
+
+
+def test_the_page_limit_refuses_a_long_pdf_cleanly(
+    tmp_path: Path, build: Callable[..., Any], files: dict[str, Path], guidelines: Path
+) -> None:
+    service = build(tmp_path / "data", max_pages=10)
+    service.create_workspace("Limited")
+    assert service.ingest_file("Limited", files[GOOD]).status == "ready"
+    before = snapshot(service, "Limited", GOOD)
+
+    report = service.ingest_file("Limited", guidelines / "mosca-2011-women-cvd.pdf")
+
+    assert report.status == "failed"
+    message = report.error or ""
+    assert "mosca-2011-women-cvd.pdf" in message and "20 pages" in message and "10" in message, message
+    assert snapshot(service, "Limited", GOOD) == before
+
+
+def test_the_size_limit_refuses_a_large_file_before_storing_it(
+    tmp_path: Path, build: Callable[..., Any], guidelines: Path
+) -> None:
+    service = build(tmp_path / "data", max_file_mb=1)
+    service.create_workspace("Small")
+    large = guidelines / "shen-2017-syncope.pdf"
+    assert large.stat().st_size > 1024 * 1024
+    report = service.ingest_file("Small", large)
+    assert report.status == "failed" and report.document_id is None
+    assert large.name in (report.error or "") and "MB" in (report.error or "")
+    assert service.list_documents("Small") == []
+    assert list((tmp_path / "data" / "files").iterdir()) == []
+
+
+# The same through the command line
+
+
+@pytest.fixture(scope="module")
+def cli_run(
+    tmp_path_factory: pytest.TempPathFactory, cli: Callable[..., Any], files: dict[str, Path]
+) -> tuple[Path, Any, list[dict[str, Any]], list[Path]]:
+    """`workspace-app ingest` given the good file, every bad one, the odd name, a missing file and big PDFs."""
+    data_dir = tmp_path_factory.mktemp("bad-cli") / "data"
+    created = cli(data_dir, "workspace", "create", "W", timeout=120)
+    assert created.returncode == 0, created.stderr
+    given = [
+        files[GOOD], *(files[bad.name] for bad in BAD), files["odd"], data_dir.parent / "missing.pdf",
+        files["blank-password.pdf"], files["300-pages.pdf"],
+    ]
+    done = cli(data_dir, "ingest", "-w", "W", *given, timeout=600)
+    reports = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return data_dir, done, reports, given
+
+
+def test_cli_reports_each_file_and_exits_1_when_any_failed(
+    cli_run: tuple[Path, Any, list[dict[str, Any]], list[Path]],
+) -> None:
+    _, done, reports, given = cli_run
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert len(reports) == len(given)
+    by_name = {report["document"]: report for report in reports}
+    assert by_name[GOOD]["status"] == "ready"
+    assert by_name["blank-password.pdf"]["status"] == "ready"
+    assert by_name["300-pages.pdf"]["status"] == "ready" and by_name["300-pages.pdf"]["pages"] == 300
+    for bad in BAD:
+        report = by_name[bad.name]
+        assert report["status"] == "failed"
+        assert bad.name in report["error"] and re.search(bad.message, report["error"], re.IGNORECASE)
+    assert by_name["missing.pdf"]["status"] == "failed" and "missing.pdf" in by_name["missing.pdf"]["error"]
+    odd = [report for report in reports if report["document"].startswith("ünï code")]
+    assert len(odd) == 1 and odd[0]["status"] == "ready"
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_good_document_matches_an_undisturbed_ingest(
+    cli_run: tuple[Path, Any, list[dict[str, Any]], list[Path]], build: Callable[..., Any],
+    workspace: tuple[Any, Path, dict[str, Any]],
+) -> None:
+    data_dir, _, _, _ = cli_run
+    reference, _, _ = workspace
+    service = build(data_dir)
+    ws = service.get_workspace("W")
+    good = service.get_document("W", GOOD)
+    expected = reference.get_document("W", GOOD)
+    assert (good.status, good.chunks, good.pages) == ("ready", expected.chunks, expected.pages)
+    texts = [c.text for c in service.catalog.get_chunks(service.catalog.document_chunk_ids(good.id)).values()]
+    ref_ids = reference.catalog.document_chunk_ids(expected.id)
+    assert texts == [c.text for c in reference.catalog.get_chunks(ref_ids).values()]
+    assert service.vectors.count(ws.id, good.id) == good.chunks
+    for query in QUERIES:
+        got = service.search("W", query, top_k=5, documents=[GOOD], methods=("sparse",)).hits
+        want = reference.search("W", query, top_k=5, documents=[GOOD], methods=("sparse",)).hits
+        assert [hit.chunk.text for hit in got] == [hit.chunk.text for hit in want]
+        got = service.search("W", query, top_k=3, documents=[GOOD], methods=("dense",)).hits
+        want = reference.search("W", query, top_k=3, documents=[GOOD], methods=("dense",)).hits
+        assert got[0].chunk.text == want[0].chunk.text
+    for document in service.list_documents("W"):
+        assert document.status in ("ready", "failed")
+        if document.status == "failed":
+            assert service.catalog.document_chunk_ids(document.id) == []
+            assert service.vectors.count(ws.id, document.id) == 0
