@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 class SqliteEmbeddingCache:
@@ -36,7 +37,7 @@ class SqliteEmbeddingCache:
                 found.update((key, np.frombuffer(blob, dtype=np.float32).tolist()) for key, blob in rows)
         return found
 
-    def put_many(self, model: str, items: dict[str, Sequence[float]]) -> None:
+    def put_many(self, model: str, items: Mapping[str, Sequence[float] | NDArray[np.float32]]) -> None:
         """Store vectors (existing keys are kept)."""
         rows = [(model, key, np.asarray(vector, dtype=np.float32).tobytes()) for key, vector in items.items()]
         with self._lock:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from workspace_app.ingest.layout import LineSpan, Paragraph, needs_space
+from workspace_app.ingest.layout import LineSpan, Paragraph, TextLine, needs_space
 from workspace_app.models import Rect
 
 TokenCounter = Callable[[list[str]], list[int]]
@@ -53,7 +53,7 @@ def chunk_paragraphs(
 
 
 def _sections(paragraphs: list[Paragraph]) -> Iterator[tuple[str, list[Paragraph]]]:
-    section, body = "", []
+    section, body = "", list[Paragraph]()
     for paragraph in paragraphs:
         if paragraph.is_heading or paragraph.section != section:
             if body:
@@ -163,7 +163,7 @@ def _draft(units: list[Unit], section: str) -> ChunkDraft:
     text = ""
     for unit in units:
         text += ("\n" if text and needs_space(text, unit.text) else "") + unit.text
-    lines = []
+    lines: list[TextLine] = []
     for unit in units:
         for span in unit.spans:
             if not lines or lines[-1] is not span.line:
