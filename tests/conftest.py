@@ -150,6 +150,7 @@ def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """cli(data_dir, *args, timeout=...): run `workspace-app` in a subprocess and capture its output."""
 
     def _run(data_dir: Path, *args: str | Path, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+        data_dir.parent.mkdir(parents=True, exist_ok=True)
         return subprocess.run(
             cli_args(data_dir, *args), capture_output=True, text=True, timeout=timeout, env=cli_environ(**env),
             cwd=data_dir.parent, check=False,
@@ -163,6 +164,7 @@ def cli_popen() -> Callable[..., subprocess.Popen[str]]:
     """cli_popen(data_dir, *args, **env): start `workspace-app` without waiting (stdout and stderr piped)."""
 
     def _start(data_dir: Path, *args: str | Path, **env: str) -> subprocess.Popen[str]:
+        data_dir.parent.mkdir(parents=True, exist_ok=True)
         return subprocess.Popen(
             cli_args(data_dir, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env=cli_environ(**env), cwd=data_dir.parent,

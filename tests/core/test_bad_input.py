@@ -83,7 +83,7 @@ def snapshot(service: Any, workspace: str, name: str) -> dict[str, Any]:
     ids = service.catalog.document_chunk_ids(document.id)
     return {
         "document": (document.id, document.status, document.chunks, document.pages),
-        "chunks": [(c.id, c.text, c.page_start) for c in service.catalog.get_chunks(ids).values()],
+        "chunks": [(c.id, c.text, c.page_start) for c in map(service.catalog.get_chunks(ids).get, ids)],
         "vectors": service.vectors.count(ws.id),
         "searches": [
             [(hit.chunk.id, hit.rank) for hit in service.search(workspace, query).hits] for query in QUERIES
@@ -278,9 +278,9 @@ def test_cli_good_document_matches_an_undisturbed_ingest(
     good = service.get_document("W", GOOD)
     expected = reference.get_document("W", GOOD)
     assert (good.status, good.chunks, good.pages) == ("ready", expected.chunks, expected.pages)
-    texts = [c.text for c in service.catalog.get_chunks(service.catalog.document_chunk_ids(good.id)).values()]
-    ref_ids = reference.catalog.document_chunk_ids(expected.id)
-    assert texts == [c.text for c in reference.catalog.get_chunks(ref_ids).values()]
+    ids, ref_ids = service.catalog.document_chunk_ids(good.id), reference.catalog.document_chunk_ids(expected.id)
+    found, ref_found = service.catalog.get_chunks(ids), reference.catalog.get_chunks(ref_ids)
+    assert [found[i].text for i in ids] == [ref_found[i].text for i in ref_ids]
     assert service.vectors.count(ws.id, good.id) == good.chunks
     for query in QUERIES:
         got = service.search("W", query, top_k=5, documents=[GOOD], methods=("sparse",)).hits
