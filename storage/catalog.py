@@ -12,12 +12,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from storage.leases import SqliteJobLeases
 from storage.migrations import MIGRATIONS
 from workspace_app.errors import StorageError, WorkspaceExistsError, WorkspaceNotFoundError
 from workspace_app.models import Chunk, Document, Rect, Workspace
 from workspace_app.retrieval.lexical import index_text
 
-_DOCUMENT_FIELDS = {"name", "pages", "chunks", "status", "stage", "progress", "error", "pages_without_text", "included"}
+_DOCUMENT_FIELDS = {
+    "name", "pages", "chunks", "status", "stage", "progress", "error", "pages_without_text", "included",
+    "pages_parsed", "chunks_embedded", "chunks_total", "eta_s", "cancel_requested",
+}
 
 
 def now_iso() -> str:
@@ -25,7 +29,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class SqliteCatalog:
+class SqliteCatalog(SqliteJobLeases):
     """The catalog in one SQLite file; safe to use from several threads and processes (WAL)."""
 
     def __init__(self, path: Path) -> None:
@@ -162,6 +166,11 @@ class SqliteCatalog:
         )
         return _document(rows[0]) if rows else None
 
+    def get_document(self, document_id: str) -> Document | None:
+        """The document with this id in any workspace, if any."""
+        rows = self._query("SELECT * FROM documents WHERE id = ?", (document_id,))
+        return _document(rows[0]) if rows else None
+
     def list_documents(self, workspace_id: str) -> list[Document]:
         """The workspace's documents in the order they were added."""
         rows = self._query("SELECT * FROM documents WHERE workspace_id = ? ORDER BY added_at, name", (workspace_id,))
@@ -268,6 +277,8 @@ def _document(row: sqlite3.Row) -> Document:
         size_bytes=row["size_bytes"], pages=row["pages"], chunks=row["chunks"], status=row["status"],
         stage=row["stage"], progress=row["progress"], error=row["error"], added_at=row["added_at"],
         media_type=row["media_type"], pages_without_text=tuple(json.loads(row["pages_without_text"] or "[]")),
+        pages_parsed=row["pages_parsed"], chunks_embedded=row["chunks_embedded"], chunks_total=row["chunks_total"],
+        eta_s=row["eta_s"], included=bool(row["included"]), cancel_requested=bool(row["cancel_requested"]),
     )
 
 

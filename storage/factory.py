@@ -9,6 +9,7 @@ from pathlib import Path
 from storage.cache import SqliteEmbeddingCache
 from storage.catalog import SqliteCatalog
 from storage.files import LocalFileStore
+from storage.queue import HueyJobQueue, open_huey
 from storage.vectors import ChromaVectorIndex, open_chroma
 from workspace_app.config import Settings
 from workspace_app.embedding import Embedder
@@ -36,6 +37,11 @@ def chroma_location(settings: Settings) -> tuple[Path | None, str | None]:
     return (None, url) if url else (data_dir / "chroma", None)
 
 
+def build_queue(settings: Settings) -> HueyJobQueue:
+    """The ingestion queue: SQLite in the data dir, or Redis, as configured."""
+    return HueyJobQueue(open_huey(settings.queue, settings.storage.data_dir))
+
+
 def build_service(settings: Settings, embedder: Embedder | None = None) -> WorkspaceService:
     """A service on the data dir named in the settings."""
     data_dir = settings.storage.data_dir
@@ -46,4 +52,4 @@ def build_service(settings: Settings, embedder: Embedder | None = None) -> Works
     files = LocalFileStore(data_dir / "files")
     if embedder is None:
         embedder = Embedder(settings.embedding, SqliteEmbeddingCache(data_dir / "embeddings.sqlite"))
-    return WorkspaceService(settings, catalog, vectors, files, embedder)
+    return WorkspaceService(settings, catalog, vectors, files, embedder, build_queue(settings))

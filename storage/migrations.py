@@ -48,4 +48,16 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX chunks_workspace ON chunks(workspace_id)",
         "CREATE VIRTUAL TABLE chunks_fts USING fts5(section, body, tokenize = 'porter unicode61 remove_diacritics 2')",
     ],
+    # 2: ingestion jobs run by workers: progress counts, an ETA, a lease (owner + heartbeat, seconds since
+    # the epoch by SQLite's clock, so every process agrees) and a cooperative cancel flag.
+    [
+        "ALTER TABLE documents ADD COLUMN pages_parsed INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE documents ADD COLUMN chunks_embedded INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE documents ADD COLUMN chunks_total INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE documents ADD COLUMN eta_s REAL",
+        "ALTER TABLE documents ADD COLUMN lease_owner TEXT",
+        "ALTER TABLE documents ADD COLUMN lease_heartbeat REAL",
+        "ALTER TABLE documents ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX documents_status ON documents(status)",
+    ],
 ]

@@ -1,4 +1,4 @@
-"""Command-line adapter: `workspace-app` (workspaces, ingest, search, documents, remove, serve).
+"""Command-line adapter: `workspace-app` (workspaces, ingest, search, documents, cancel, retry, remove, worker, serve).
 
 JSON printed here is a public contract (benchmarks and scripts rely on it): keys are only ever added.
 """
@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = commands.add_parser("ingest", help="ingest files into a workspace")
     ingest.add_argument("--workspace", "-w", required=True)
     ingest.add_argument("files", nargs="+", type=Path)
+    ingest.add_argument("--no-wait", action="store_true", help="only queue the files for the worker and return")
 
     search = commands.add_parser("search", help="hybrid search in a workspace")
     _add_query_arguments(search)
@@ -47,11 +48,20 @@ def build_parser() -> argparse.ArgumentParser:
     documents.add_argument("--workspace", "-w", required=True)
     documents.add_argument("--json", action="store_true")
 
-    remove = commands.add_parser("remove", help="remove a document from a workspace")
-    remove.add_argument("--workspace", "-w", required=True)
-    remove.add_argument("document")
+    document_commands = {
+        "remove": "remove a document from a workspace",
+        "cancel": "cancel a queued or running ingestion",
+        "retry": "queue a failed or cancelled document again",
+    }
+    for name, text in document_commands.items():
+        command = commands.add_parser(name, help=text)
+        command.add_argument("--workspace", "-w", required=True)
+        command.add_argument("document")
 
-    serve = commands.add_parser("serve", help="start Chroma server and the UI")
+    worker = commands.add_parser("worker", help="take ingestion jobs from the queue and run them")
+    worker.add_argument("--threads", type=int, default=None, help="jobs at once (default: settings)")
+
+    serve = commands.add_parser("serve", help="start Chroma server, the worker and the UI")
     serve.add_argument("--port", type=int, default=8501)
     serve.add_argument("--chroma-port", type=int, default=None)
     return parser
@@ -108,6 +118,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
     service = _service(settings)
     service.get_workspace(args.workspace)
+    if args.no_wait:
+        return _enqueue(service, args.workspace, args.files, settings)
     failed = False
     for path in args.files:
         with tqdm(total=100, desc=path.name[:40], unit="%", file=sys.stderr, leave=False) as bar:
@@ -119,6 +131,23 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             report = _ingest_one(service, args.workspace, path, show)
         failed |= report.status == "failed"
         print(json.dumps(report.to_json(), ensure_ascii=False), flush=True)
+    return 1 if failed else 0
+
+
+def _enqueue(service: Any, workspace: str, files: list[Path], settings: Settings) -> int:
+    from storage.factory import running_chroma_url
+    from workspace_app.models import IngestReport
+
+    failed = False
+    for path in files:
+        if path.is_file():
+            report = service.submit_file(workspace, path, path.name)
+        else:
+            report = IngestReport(None, path.name, "failed", 0, 0, f"{path} does not exist or is not a file.")
+        failed |= report.status == "failed"
+        print(json.dumps(report.to_json(), ensure_ascii=False), flush=True)
+    if running_chroma_url(settings.storage.data_dir) is None:
+        print("note: queued files are ingested by `workspace-app worker` (or `serve`) on this data dir.", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -172,6 +201,25 @@ def _remove(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _cancel(args: argparse.Namespace, settings: Settings) -> int:
+    print(json.dumps(_service(settings).cancel_document(args.workspace, args.document).to_json(), ensure_ascii=False))
+    return 0
+
+
+def _retry(args: argparse.Namespace, settings: Settings) -> int:
+    print(json.dumps(_service(settings).retry_document(args.workspace, args.document).to_json(), ensure_ascii=False))
+    return 0
+
+
+def _worker(args: argparse.Namespace, settings: Settings) -> int:
+    from workspace_app.worker import run_worker
+
+    logging.getLogger().setLevel(logging.INFO)
+    for noisy in ("httpx", "chromadb", "sentence_transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return run_worker(settings, args.threads)
+
+
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from workspace_app.supervisor import serve
 
@@ -184,6 +232,9 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "search": _search,
     "documents": _documents,
     "remove": _remove,
+    "cancel": _cancel,
+    "retry": _retry,
+    "worker": _worker,
     "serve": _serve,
 }
 

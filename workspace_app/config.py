@@ -8,6 +8,7 @@ Environment variables use the prefix `WORKSPACE_` and `__` between nested groups
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -83,6 +84,42 @@ class RetrievalSettings(_Group):
     rerank_k: int = Field(30, ge=1, description="Fused candidates passed to the reranker.")
 
 
+class QueueSettings(_Group):
+    """The durable ingestion queue and the worker processes that consume it."""
+
+    backend: Literal["sqlite", "redis"] = Field(
+        "sqlite",
+        description="Queue backend: sqlite (a file in the data dir, workers on this machine) or redis "
+        "(workers on many machines; needs the redis package).",
+    )
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis server used when the backend is redis.")
+    worker_threads: int = Field(
+        2, ge=1, le=16,
+        description="Documents one worker process ingests at once; 2 lets parsing of one PDF overlap embedding "
+        "of another.",
+    )
+    poll_max_delay_s: float = Field(
+        0.25, gt=0, le=10,
+        description="Longest pause between queue polls of an idle worker (a new job waits at most this long).",
+    )
+    heartbeat_s: float = Field(
+        1.0, gt=0, description="Seconds between heartbeats of a running job; also how soon a cancel takes effect."
+    )
+    lease_timeout_s: float = Field(
+        30.0, ge=2,
+        description="Seconds without a heartbeat after which a job's worker is presumed dead and the job runs again.",
+    )
+    sweep_s: float = Field(
+        10.0, gt=0, description="Seconds between a worker's checks for jobs left behind by a worker that died."
+    )
+
+    @model_validator(mode="after")
+    def _heartbeat_within_lease(self) -> QueueSettings:
+        if self.heartbeat_s * 3 > self.lease_timeout_s:
+            raise ValueError("heartbeat_s must be at most a third of lease_timeout_s")
+        return self
+
+
 class LlmSettings(_Group):
     """The optional OpenAI-compatible answer model."""
 
@@ -115,6 +152,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings, description="Embedding model.")
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="Parsing and chunking.")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search depths.")
+    queue: QueueSettings = Field(default_factory=QueueSettings, description="Ingestion queue and workers.")
     llm: LlmSettings = Field(default_factory=LlmSettings, description="Answer model.")
 
     @model_validator(mode="after")

@@ -107,8 +107,6 @@ class Embedder:
             on_progress(len(texts) - len(missing), len(texts))
         fresh = self._encode_in_batches([t for _, t in missing], len(texts) - len(missing), len(texts), on_progress)
         new = {key: vector for (key, _), vector in zip(missing, fresh, strict=True)}
-        if self._cache and new:
-            self._cache.put_many(self.model_id, new)
         vectors = {**{k: np.asarray(v, dtype=np.float32) for k, v in cached.items()}, **new}
         dimension = self.dimension
         return np.stack([vectors[k] for k in keys]) if keys else np.zeros((0, dimension), dtype=np.float32)
@@ -116,7 +114,8 @@ class Embedder:
     def _encode_in_batches(
         self, texts: list[str], done: int, total: int, on_progress: ProgressCallback | None
     ) -> list[np.ndarray]:
-        # Length-sorted batches waste less padding; progress is reported after each slice.
+        # Length-sorted batches waste less padding; progress is reported after each slice. Each slice is cached
+        # as soon as it is done, so a job killed mid-document resumes without embedding those passages again.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[np.ndarray] = [np.empty(0)] * len(texts)
         step = self._settings.batch_size * 4
@@ -128,6 +127,8 @@ class Embedder:
             )
             for i, vector in zip(ids, encoded, strict=True):
                 out[i] = vector.astype(np.float32)
+            if self._cache:
+                self._cache.put_many(self.model_id, {text_key(texts[i]): out[i] for i in ids})
             if on_progress:
                 on_progress(done + min(start + step, len(order)), total)
         return out

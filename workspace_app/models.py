@@ -55,12 +55,41 @@ class Document:
     added_at: str
     media_type: str = "application/pdf"
     pages_without_text: tuple[int, ...] = ()
+    pages_parsed: int = 0
+    chunks_embedded: int = 0
+    chunks_total: int = 0
+    eta_s: float | None = None
+    included: bool = True
+    cancel_requested: bool = False
+
+    @property
+    def is_active(self) -> bool:
+        """True while the document waits for or goes through ingestion."""
+        return self.status in ACTIVE_STATUSES
 
     def to_json(self) -> dict[str, Any]:
         """Return the public JSON shape."""
         data = asdict(self)
         data["pages_without_text"] = list(self.pages_without_text)
         return data
+
+
+# A document's `status`; `stage` is one of STAGES while it runs, else equal to the status.
+ACTIVE_STATUSES = ("queued", "running")
+FINAL_STATUSES = ("ready", "failed", "cancelled")
+STAGES = ("queued", "parsing", "chunking", "embedding", "indexing", "graph", "ready", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class JobState:
+    """An unfinished ingestion job as the queue's recovery sees it: who holds it and since when."""
+
+    document_id: str
+    workspace_id: str
+    status: str
+    lease_owner: str | None
+    lease_age_s: float | None
+    cancel_requested: bool
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,13 @@ import logging
 import re
 import shutil
 import tempfile
+import threading
 import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
-from storage.base import Catalog, FileStore, VectorIndex
+from storage.base import Catalog, FileStore, JobQueue, VectorIndex
 from workspace_app.config import Settings
 from workspace_app.embedding import Embedder
 from workspace_app.errors import (
@@ -22,8 +23,9 @@ from workspace_app.errors import (
     WorkspaceError,
     WorkspaceNotFoundError,
 )
-from workspace_app.ingest.pipeline import ProgressCallback, ingest_document
-from workspace_app.models import Document, IngestReport, SearchHit, SearchResult, Workspace
+from workspace_app.ingest.pipeline import ProgressCallback, StopCheck, ingest_document
+from workspace_app.jobs import discard_outputs, new_owner, recover_jobs, run_job, run_until_settled
+from workspace_app.models import FINAL_STATUSES, Document, IngestReport, SearchHit, SearchResult, Workspace
 from workspace_app.retrieval.hybrid import HybridRetriever
 from workspace_app.retrieval.rerank import CrossEncoderReranker
 
@@ -55,13 +57,15 @@ class WorkspaceService:
     """Workspaces, their documents, ingestion and search."""
 
     def __init__(
-        self, settings: Settings, catalog: Catalog, vectors: VectorIndex, files: FileStore, embedder: Embedder
+        self, settings: Settings, catalog: Catalog, vectors: VectorIndex, files: FileStore, embedder: Embedder,
+        queue: JobQueue | None = None,
     ) -> None:
         self.settings = settings
         self.catalog = catalog
         self.vectors = vectors
         self.files = files
         self.embedder = embedder
+        self.queue = queue
         reranker = CrossEncoderReranker(settings.retrieval.reranker) if settings.retrieval.reranker else None
         self.retriever = HybridRetriever(embedder, vectors, catalog, settings.retrieval, reranker)
 
@@ -121,9 +125,7 @@ class WorkspaceService:
         name = clean_display_name(display_name or source.name)
         media_type = _media_type(name)
         size = source.stat().st_size
-        limit = self.settings.ingest.max_file_mb
-        if size > limit * 1024 * 1024:
-            raise FileTooLargeError(f"{name} is {size / 1048576:.0f} MB; the limit is {limit} MB. Split or compress it.")
+        self.check_size(name, size)
         sha, _ = self.files.put(source, _suffix(media_type))
         existing = self.catalog.find_document(ws.id, sha)
         if existing is not None:
@@ -135,38 +137,130 @@ class WorkspaceService:
         )
         return self.catalog.add_document(document), True
 
+    def check_size(self, name: str, size: int) -> None:
+        """Refuse a file over the upload limit, naming the limit."""
+        limit = self.settings.ingest.max_file_mb
+        if size > limit * 1024 * 1024:
+            raise FileTooLargeError(f"{name} is {size / 1048576:.1f} MB; the limit is {limit} MB. Split or compress it.")
+
     def ingest_file(
         self, workspace: str, source: Path, display_name: str | None = None, on_progress: ProgressCallback | None = None
     ) -> IngestReport:
-        """Add and ingest one file synchronously; errors become a failed report (never an exception)."""
+        """Add and ingest one file in this process (waiting if a worker has it); errors become a failed report."""
+        name = clean_display_name(display_name or source.name)
+        try:
+            document, is_new = self.add_document(workspace, source, name)
+            if not is_new and document.status == "ready":
+                return _duplicate(document, name)
+            self.catalog.requeue_document(document.id, FINAL_STATUSES)
+            run_until_settled(self, document.id, new_owner("cli"), on_progress)
+        except WorkspaceError as exc:
+            return IngestReport(None, name, "failed", 0, 0, exc.user_message)
+        done = self.catalog.get_document(document.id) or document
+        return IngestReport(done.id, name, done.status, done.pages, done.chunks if done.status == "ready" else 0, done.error)
+
+    def submit_file(self, workspace: str, source: Path, display_name: str | None = None) -> IngestReport:
+        """Store a file and queue it for a worker; returns at once (status queued, duplicate or failed)."""
         name = clean_display_name(display_name or source.name)
         try:
             document, is_new = self.add_document(workspace, source, name)
         except WorkspaceError as exc:
             return IngestReport(None, name, "failed", 0, 0, exc.user_message)
         if not is_new and document.status == "ready":
-            return IngestReport(
-                document.id, name, "duplicate", document.pages, document.chunks,
-                f"{name} is already in this workspace as {document.name}.",
-            )
-        try:
-            done = self.run_ingestion(document, on_progress)
-        except WorkspaceError as exc:
-            failed = self.catalog.find_document(document.workspace_id, document.id) or document
-            return IngestReport(document.id, name, "failed", failed.pages, 0, exc.user_message)
-        return IngestReport(done.id, name, done.status, done.pages, done.chunks, None)
+            return _duplicate(document, name)
+        if is_new or self.catalog.requeue_document(document.id, FINAL_STATUSES):
+            try:
+                self.job_queue().enqueue(document.id)
+            except WorkspaceError as exc:
+                self.catalog.update_document(document.id, status="failed", stage="failed", error=exc.user_message)
+                return IngestReport(document.id, name, "failed", 0, 0, exc.user_message)
+        return IngestReport(document.id, name, "queued", 0, 0, None)
 
-    def run_ingestion(self, document: Document, on_progress: ProgressCallback | None = None) -> Document:
-        """Run the pipeline on a recorded document (used by `ingest` and by the worker)."""
-        self.catalog.update_document(document.id, status="running", stage="parsing", progress=0.0, error=None)
+    def submit_upload(self, workspace: str, name: str, data: bytes) -> IngestReport:
+        """Queue uploaded bytes (the Sources page); over-size files are refused before anything is written."""
+        display = clean_display_name(name)
+        try:
+            self.check_size(display, len(data))
+        except WorkspaceError as exc:
+            return IngestReport(None, display, "failed", 0, 0, exc.user_message)
+        path = copy_upload(data, display)
+        try:
+            return self.submit_file(workspace, path, display)
+        finally:
+            remove_upload(path)
+
+    def enqueue_documents(self, workspace: str, names_or_ids: Sequence[str]) -> list[Document]:
+        """Queue recorded documents (queued, failed or cancelled ones) for a worker."""
+        queued = []
+        for key in names_or_ids:
+            document = self.get_document(workspace, key)
+            if document.is_active or self.catalog.requeue_document(document.id, FINAL_STATUSES):
+                self.job_queue().enqueue(document.id)
+                queued.append(self.catalog.get_document(document.id) or document)
+        return queued
+
+    def cancel_document(self, workspace: str, name_or_id: str) -> Document:
+        """Cancel a queued job at once, or ask the worker running it to stop at its next batch."""
+        document = self.get_document(workspace, name_or_id)
+        if not document.is_active:
+            raise WorkspaceError(f"{document.name} is not waiting or running ({document.status}); there is nothing to cancel.")
+        if self.catalog.request_cancel(document.id) == "cancelled":
+            discard_outputs(self, document.id, document.workspace_id)
+        return self.catalog.get_document(document.id) or document
+
+    def retry_document(self, workspace: str, name_or_id: str) -> Document:
+        """Queue a failed or cancelled document again."""
+        document = self.get_document(workspace, name_or_id)
+        if not self.catalog.requeue_document(document.id, ("failed", "cancelled")):
+            raise WorkspaceError(f"{document.name} is {document.status}; only failed or cancelled sources can be retried.")
+        self.job_queue().enqueue(document.id)
+        return self.catalog.get_document(document.id) or document
+
+    def set_included(self, workspace: str, name_or_id: str, included: bool) -> Document:
+        """Include a source in chat answers or leave it out (saved with the workspace)."""
+        document = self.get_document(workspace, name_or_id)
+        self.catalog.update_document(document.id, included=int(included))
+        return self.catalog.get_document(document.id) or document
+
+    def included_document_ids(self, workspace: str) -> list[str]:
+        """Ids of the ready sources the user left switched on for chat."""
+        return [d.id for d in self.list_documents(workspace) if d.status == "ready" and d.included]
+
+    def run_ingestion(
+        self, document: Document, on_progress: ProgressCallback | None = None, should_stop: StopCheck | None = None
+    ) -> Document:
+        """Run the pipeline on a recorded document (jobs call this while they hold its lease)."""
+        self.catalog.update_document(
+            document.id, status="running", stage="parsing", progress=0.0, error=None, eta_s=None,
+            pages_parsed=0, chunks_embedded=0, chunks_total=0,
+        )
         return ingest_document(
             document, self.document_path(document), embedder=self.embedder, documents=self.catalog,
             chunks=self.catalog, vectors=self.vectors, settings=self.settings.ingest, on_progress=on_progress,
+            should_stop=should_stop,
         )
 
+    # Jobs (the worker adapter calls these)
+
+    def job_queue(self) -> JobQueue:
+        """The ingestion queue, or a clear error when this service was built without one."""
+        if self.queue is None:
+            raise WorkspaceError("No ingestion queue is configured for this service.")
+        return self.queue
+
+    def process_job(self, document_id: str, owner: str, shutdown: threading.Event | None = None) -> str:
+        """Run one queued document if no other worker has it; returns what became of it."""
+        return run_job(self, document_id, owner, shutdown)
+
+    def recover_jobs(self) -> list[str]:
+        """Queue again the documents whose worker died or whose job went missing; returns their ids."""
+        return recover_jobs(self)
+
     def remove_document(self, workspace: str, name_or_id: str) -> Document:
-        """Remove a document, its chunks, index rows, vectors and (when unused) its file."""
+        """Remove a document, its chunks, index rows, vectors and (when unused) its file; a running job stops."""
         document = self.get_document(workspace, name_or_id)
+        if document.is_active:
+            self.catalog.request_cancel(document.id)
         self.vectors.delete_document(document.workspace_id, document.id)
         self.catalog.delete_document(document.id)
         self._release_file(document)
@@ -211,6 +305,13 @@ class WorkspaceService:
             if match.status == "ready":
                 chosen.append(match.id)
         return chosen
+
+
+def _duplicate(document: Document, name: str) -> IngestReport:
+    return IngestReport(
+        document.id, name, "duplicate", document.pages, document.chunks,
+        f"{name} is already in this workspace as {document.name}.",
+    )
 
 
 def _media_type(name: str) -> str:

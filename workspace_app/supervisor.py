@@ -1,8 +1,8 @@
 """Process supervisor behind `workspace-app serve`: starts the children, restarts crashes, stops cleanly.
 
 Children are started in order from a list of `ChildSpec`; a child with a `ready_url` must answer it
-before the next one starts. Today the list is the Chroma server and the Streamlit UI; the ingestion
-worker joins it as one more spec. While children run, the run file `<data_dir>/run/serve.json` tells
+before the next one starts. The list is the Chroma server, the ingestion worker and the Streamlit UI,
+all on 127.0.0.1. While children run, the run file `<data_dir>/run/serve.json` tells
 other processes on the same data dir (the CLI) where the Chroma server is.
 """
 
@@ -107,7 +107,7 @@ class Child:
 
 
 def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = None) -> int:
-    """Run Chroma and the UI until Ctrl-C or SIGTERM; returns the process exit code."""
+    """Run Chroma, the worker and the UI until Ctrl-C or SIGTERM; returns the process exit code."""
     data_dir = settings.storage.data_dir.resolve()
     problem = _startup_problem(data_dir, ui_port)
     if problem:
@@ -132,8 +132,9 @@ def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = Non
 
 
 def child_specs(settings: Settings, data_dir: Path, chroma_url: str, ui_port: int) -> list[ChildSpec]:
-    """The processes `serve` runs, in start order (add the worker here)."""
+    """The processes `serve` runs, in start order."""
     specs = [] if settings.storage.chroma_url else [chroma_spec(data_dir, chroma_url)]
+    specs.append(worker_spec(data_dir, chroma_url))
     specs.append(ui_spec(data_dir, chroma_url, ui_port))
     return specs
 
@@ -147,19 +148,28 @@ def chroma_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
     )
 
 
+def worker_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
+    """The ingestion worker, a client of the Chroma server; its log is `<data dir>/run/worker.log`."""
+    argv = [sys.executable, "-m", "workspace_app.cli", "--data-dir", str(data_dir), "worker"]
+    return ChildSpec("worker", argv, env=_child_env(data_dir, chroma_url), log_path=data_dir / "run" / "worker.log")
+
+
 def ui_spec(data_dir: Path, chroma_url: str, ui_port: int) -> ChildSpec:
     """The Streamlit UI, pointed at the data dir and the Chroma server through its environment."""
     argv = [
         sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.address", HOST,
         "--server.port", str(ui_port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
     ]
+    ready = f"http://{HOST}:{ui_port}/_stcore/health"
+    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url), ready_url=ready, cwd=APP_SCRIPT.parent)
+
+
+def _child_env(data_dir: Path, chroma_url: str) -> dict[str, str]:
     # The short names win only when the nested ones are unset, so set both to what this serve uses.
-    env = {
+    return {
         "WORKSPACE_DATA_DIR": str(data_dir), "WORKSPACE_STORAGE__DATA_DIR": str(data_dir),
         "WORKSPACE_CHROMA_URL": chroma_url, "WORKSPACE_STORAGE__CHROMA_URL": chroma_url,
     }
-    ready = f"http://{HOST}:{ui_port}/_stcore/health"
-    return ChildSpec("ui", argv, env=env, ready_url=ready, cwd=APP_SCRIPT.parent)
 
 
 def free_port() -> int:

@@ -1,5 +1,9 @@
 """The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> ready.
 
+Progress (stage, counts, overall share, ETA) is written to the document row as it goes. A caller may pass
+`should_stop`, called between pages and embedding batches, which raises `JobInterrupted` to end the run
+early (cancel, shutdown, lost lease); the caller then decides the document's state.
+
 Every write is keyed by deterministic ids (chunk `<document id>-<ordinal>`), so a run killed at any point
 and started again ends with exactly the chunks and vectors of an undisturbed run. A document is marked
 `ready` only after its vector count matches its chunk count.
@@ -13,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage.base import DocumentRepository, ChunkRepository, VectorIndex
+from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
 from workspace_app.embedding import Embedder
 from workspace_app.errors import FileTooLargeError, IngestionError, UnsupportedFileError, WorkspaceError
@@ -27,9 +31,20 @@ from workspace_app.models import Chunk, Document
 
 log = logging.getLogger(__name__)
 
-# Share of the whole job each stage ends at, for one progress number.
+# Share of the whole job each stage ends at, for one progress number (a `graph` stage will take a share too).
 _STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.95, "indexing": 1.0}
 _PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.95}
+# Which count columns of the document row a stage's (done, total) fill.
+_COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
+_WRITE_EVERY_S = 0.25
+
+
+class JobInterrupted(Exception):
+    """Raised by a `should_stop` check to end a run early; `reason` is e.g. 'cancel', 'lost' or 'shutdown'."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -44,27 +59,38 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+StopCheck = Callable[[], None]
 
 
 class _Tracker:
     """Turns stage counts into overall progress and an ETA, and stores them on the document row."""
 
-    def __init__(self, documents: DocumentRepository, document_id: str, listener: ProgressCallback | None) -> None:
+    def __init__(
+        self, documents: DocumentRepository, document_id: str, listener: ProgressCallback | None,
+        should_stop: StopCheck | None = None,
+    ) -> None:
         self._documents = documents
         self._document_id = document_id
         self._listener = listener
+        self._should_stop = should_stop
         self._started = time.monotonic()
         self._last_write = 0.0
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if self._should_stop:
+            self._should_stop()
         start, end = _PREVIOUS[stage], _STAGE_END[stage]
         overall = start + (end - start) * (done / total if total else 1.0)
         elapsed = time.monotonic() - self._started
         eta = elapsed * (1 - overall) / overall if overall > 0.05 else None
         progress = Progress(stage, done, total, round(overall, 4), round(eta, 1) if eta is not None else None)
         now = time.monotonic()
-        if now - self._last_write > 0.25 or done == total:
-            self._documents.update_document(self._document_id, stage=stage, status="running", progress=progress.overall)
+        if now - self._last_write > _WRITE_EVERY_S or done == total:
+            counts = dict(zip(_COUNTS[stage], (done, total), strict=True)) if stage in _COUNTS else {}
+            self._documents.update_document(
+                self._document_id, stage=stage, status="running", progress=progress.overall, eta_s=progress.eta_s,
+                **counts,
+            )
             self._last_write = now
         if self._listener:
             self._listener(progress)
@@ -89,9 +115,11 @@ def ingest_document(
     vectors: VectorIndex,
     settings: IngestSettings,
     on_progress: ProgressCallback | None = None,
+    should_stop: StopCheck | None = None,
 ) -> Document:
-    """Run the whole pipeline for one stored document; the row ends `ready` or `failed` with a message."""
-    track = _Tracker(documents, document.id, on_progress)
+    """Run the whole pipeline for one stored document; the row ends `ready` or `failed` with a message
+    (or as it was when `should_stop` raised `JobInterrupted`)."""
+    track = _Tracker(documents, document.id, on_progress, should_stop)
     try:
         parsed = parse_source(path, document.name, document.media_type, lambda d, t: track("parsing", d, t))
         if parsed.page_count > settings.max_pages:
@@ -104,34 +132,43 @@ def ingest_document(
         records = _build_chunks(document, parsed, embedder, settings)
         chunks.replace_chunks(document.id, document.workspace_id, records)
         track("chunking", 1, 1)
-        embedded = embedder.embed_passages([embedding_text(c) for c in records], lambda d, t: track("embedding", d, t))
+        embedded = embedder.embed_passages([embedding_text(c, parsed.title) for c in records], lambda d, t: track("embedding", d, t))
         track("indexing", 0, 1)
         _index_vectors(document, records, embedded.tolist(), vectors)
         track("indexing", 1, 1)
+    except JobInterrupted:
+        raise
     except WorkspaceError as exc:
-        documents.update_document(document.id, status="failed", stage="failed", error=exc.user_message)
+        documents.update_document(document.id, status="failed", stage="failed", error=exc.user_message, eta_s=None)
         raise
     except Exception as exc:
         log.exception("ingestion of %s failed", document.name)
         message = f"{document.name} could not be ingested ({type(exc).__name__}). Retry; if it fails again, report it."
-        documents.update_document(document.id, status="failed", stage="failed", error=message)
+        documents.update_document(document.id, status="failed", stage="failed", error=message, eta_s=None)
         raise IngestionError(message) from exc
     documents.update_document(
-        document.id, status="ready", stage="ready", progress=1.0, chunks=len(records), pages=parsed.page_count, error=None
+        document.id, status="ready", stage="ready", progress=1.0, chunks=len(records), pages=parsed.page_count, error=None,
+        eta_s=None, chunks_embedded=len(records), chunks_total=len(records),
     )
     found = documents.find_document(document.workspace_id, document.id)
     assert found is not None
     return found
 
 
-def embedding_text(chunk: Chunk) -> str:
-    """What the embedder sees: the innermost section title, then the chunk text."""
-    title = chunk.section.split(" > ")[-1] if chunk.section else ""
-    return f"{title}\n{chunk.text}" if title else chunk.text
+def embedding_text(chunk: Chunk, document_title: str = "") -> str:
+    """What the embedder sees: the document title and innermost section title as context, then the chunk text.
+
+    SEE: https://www.anthropic.com/news/contextual-retrieval (context headers make short chunks findable).
+    """
+    section = chunk.section.split(" > ")[-1] if chunk.section else ""
+    header = "\n".join(part for part in (document_title, section) if part)
+    return f"{header}\n{chunk.text}" if header else chunk.text
 
 
 def _build_chunks(document: Document, parsed: ParsedDocument, embedder: Embedder, settings: IngestSettings) -> list[Chunk]:
-    size = min(settings.chunk_tokens, embedder.max_tokens - 24)
+    # Room is left for the context header (document title + section title) the embedder sees too.
+    header_tokens = embedder.count_tokens([parsed.title])[0] if parsed.title else 0
+    size = max(64, min(settings.chunk_tokens, embedder.max_tokens - 24 - header_tokens))
     drafts = chunk_paragraphs(parsed.paragraphs, embedder.count_tokens, size, settings.chunk_overlap_tokens)
     if not drafts:
         raise IngestionError(f"{document.name} contains no text that can be searched.")

@@ -1,0 +1,108 @@
+"""Job leases on document rows (SQLite): who runs a document's ingestion, their last heartbeat, cancel requests.
+
+A worker may ingest a document only while it holds the row's lease. Claiming is one conditional UPDATE
+inside `BEGIN IMMEDIATE`, so two workers (threads or processes) can never both win it. Heartbeats use
+SQLite's clock, so every process on the data dir measures a lease's age the same way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from workspace_app.models import JobState
+
+NOW = "((julianday('now') - 2440587.5) * 86400.0)"  # seconds since the epoch, by the database's clock
+_RELEASE_FIELDS = {"status", "stage", "progress", "error", "eta_s", "cancel_requested"}
+
+
+class _Database(Protocol):
+    def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+
+
+class SqliteJobLeases:
+    """Lease methods of `SqliteCatalog` (mixed in; uses its `_tx` and `_query`)."""
+
+    def claim_document(self: _Database, document_id: str, owner: str, stale_after_s: float) -> bool:
+        """Take the lease of a queued or running document unless a live lease or a cancel request stops it."""
+        with self._tx() as db:
+            cursor = db.execute(
+                f"UPDATE documents SET lease_owner = ?, lease_heartbeat = {NOW}, status = 'running', "
+                "stage = 'parsing', progress = 0, eta_s = NULL, error = NULL, pages_parsed = 0, "
+                "chunks_embedded = 0, chunks_total = 0 "
+                "WHERE id = ? AND status IN ('queued', 'running') AND cancel_requested = 0 "
+                f"AND (lease_owner IS NULL OR lease_heartbeat < {NOW} - ?)",
+                (owner, document_id, stale_after_s),
+            )
+            return cursor.rowcount == 1
+
+    def renew_lease(self: _Database, document_id: str, owner: str) -> str:
+        """Refresh the heartbeat: 'ok', 'cancel' (the user asked to stop) or 'lost' (someone else has it now)."""
+        with self._tx() as db:
+            row = db.execute(
+                f"UPDATE documents SET lease_heartbeat = {NOW} WHERE id = ? AND lease_owner = ? "
+                "RETURNING cancel_requested",
+                (document_id, owner),
+            ).fetchone()
+        if row is None:
+            return "lost"
+        return "cancel" if row[0] else "ok"
+
+    def release_lease(self: _Database, document_id: str, owner: str, **fields: object) -> bool:
+        """Give the lease up (setting some state columns at the same time); False when it was not ours."""
+        unknown = set(fields) - _RELEASE_FIELDS
+        if unknown:
+            raise ValueError(f"unknown document fields: {sorted(unknown)}")
+        assignments = "".join(f", {name} = ?" for name in fields)
+        with self._tx() as db:
+            cursor = db.execute(
+                f"UPDATE documents SET lease_owner = NULL, lease_heartbeat = NULL{assignments} "
+                "WHERE id = ? AND lease_owner = ?",
+                (*fields.values(), document_id, owner),
+            )
+            return cursor.rowcount == 1
+
+    def request_cancel(self: _Database, document_id: str) -> str:
+        """Cancel a queued document at once, or ask the worker running it to stop; returns the resulting status."""
+        with self._tx() as db:
+            stopped = db.execute(
+                "UPDATE documents SET status = 'cancelled', stage = 'cancelled', progress = 0, eta_s = NULL "
+                "WHERE id = ? AND status = 'queued' AND lease_owner IS NULL",
+                (document_id,),
+            ).rowcount
+            if not stopped:
+                db.execute(
+                    "UPDATE documents SET cancel_requested = 1 WHERE id = ? AND status IN ('queued', 'running')",
+                    (document_id,),
+                )
+            row = db.execute("SELECT status FROM documents WHERE id = ?", (document_id,)).fetchone()
+        return str(row[0]) if row else "removed"
+
+    def requeue_document(self: _Database, document_id: str, statuses: Sequence[str]) -> bool:
+        """Put a document with one of these statuses back in the queued state (no lease, no cancel, no error)."""
+        marks = ",".join("?" * len(statuses))
+        with self._tx() as db:
+            cursor = db.execute(
+                "UPDATE documents SET status = 'queued', stage = 'queued', progress = 0, error = NULL, eta_s = NULL, "
+                "cancel_requested = 0, lease_owner = NULL, lease_heartbeat = NULL, pages_parsed = 0, "
+                f"chunks_embedded = 0, chunks_total = 0 WHERE id = ? AND status IN ({marks})",
+                (document_id, *statuses),
+            )
+            return cursor.rowcount == 1
+
+    def list_jobs(self: _Database) -> list[JobState]:
+        """Every queued or running document in the data dir, with its lease."""
+        rows = self._query(
+            f"SELECT id, workspace_id, status, lease_owner, {NOW} - lease_heartbeat AS age, cancel_requested "
+            "FROM documents WHERE status IN ('queued', 'running') ORDER BY added_at"
+        )
+        return list(_jobs(rows))
+
+
+def _jobs(rows: list[sqlite3.Row]) -> Iterator[JobState]:
+    for row in rows:
+        age = None if row["age"] is None else float(row["age"])
+        yield JobState(row["id"], row["workspace_id"], row["status"], row["lease_owner"], age, bool(row["cancel_requested"]))

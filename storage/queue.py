@@ -1,0 +1,99 @@
+"""The durable ingestion queue on huey: `SqliteHuey` (a file in the data dir) or `RedisHuey`, same code.
+
+A job is a document id. Front ends only enqueue; `workspace-app worker` consumes with huey's own consumer
+(threads, polling back-off capped at `poll_max_delay_s`). huey deletes a task from the queue when a
+worker takes it, so a job whose worker dies is not in the queue any more: the document row's lease
+(storage/leases.py) is what lets `workspace_app.jobs.recover_jobs` find and re-enqueue it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from huey import Huey, RedisHuey, SqliteHuey
+from huey.consumer import Consumer
+
+from workspace_app.config import QueueSettings
+from workspace_app.errors import StorageError
+
+TASK_NAME = "ingest_document"
+QUEUE_NAME = "workspace-ingest"
+QUEUE_FILE = "queue.sqlite"
+SHUTDOWN_TIMEOUT_S = 8.0  # running jobs stop at their next batch, well inside the supervisor's 10 s
+log = logging.getLogger(__name__)
+
+
+def open_huey(settings: QueueSettings, data_dir: Path) -> Huey:
+    """The huey instance for the configured backend (no connection is made yet for Redis)."""
+    try:
+        if settings.backend == "redis":
+            return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        return SqliteHuey(QUEUE_NAME, filename=str(data_dir / QUEUE_FILE), results=False, utc=True, timeout=30)
+    except Exception as exc:  # huey raises ConfigurationError when the redis package is missing
+        raise StorageError(
+            f"The job queue ({settings.backend}) cannot be opened: {exc}. "
+            "For the redis backend install the redis package (pip install redis) and check WORKSPACE_QUEUE__REDIS_URL."
+        ) from exc
+
+
+class HueyJobQueue:
+    """Ingestion jobs on a huey queue; the same instance enqueues (front ends) and consumes (workers)."""
+
+    def __init__(self, huey: Huey) -> None:
+        self._huey = huey
+        self._handler: Callable[[str], None] | None = None
+        self._task = huey.task(name=TASK_NAME)(self._run)
+
+    def enqueue(self, document_id: str) -> None:
+        """Add one job (a document may be queued twice: the lease makes the second run a no-op)."""
+        try:
+            self._task(document_id)
+        except Exception as exc:
+            raise StorageError(f"The job queue could not be written: {exc}. Try again.") from exc
+
+    def pending_document_ids(self) -> list[str]:
+        """Document ids of the jobs waiting in the queue (taken jobs are not listed)."""
+        try:
+            return [str(task.args[0]) for task in self._huey.pending() if task.name == TASK_NAME and task.args]
+        except Exception as exc:
+            raise StorageError(f"The job queue could not be read: {exc}. Try again.") from exc
+
+    def consume(
+        self, handler: Callable[[str], None], *, threads: int, poll_max_delay_s: float, on_stop: Callable[[], None]
+    ) -> None:
+        """Run jobs until SIGINT/SIGTERM (call from the main thread); `on_stop` runs first when told to stop."""
+        self._handler = handler
+        consumer = _StoppingConsumer(
+            on_stop, self._huey, workers=threads, periodic=False, initial_delay=min(0.05, poll_max_delay_s),
+            backoff=1.5, max_delay=poll_max_delay_s, check_worker_health=True, health_check_interval=5,
+            shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+        )
+        consumer.run()
+
+    def close(self) -> None:
+        """Close the backend connection."""
+        close = getattr(self._huey.storage, "close", None)
+        if close is not None:
+            close()
+
+    def _run(self, document_id: str) -> None:
+        if self._handler is None:
+            raise RuntimeError("this queue is not consuming")
+        self._handler(document_id)
+
+
+class _StoppingConsumer(Consumer):  # type: ignore[misc]
+    """huey's consumer, but every stop is graceful and first tells running jobs to wind down."""
+
+    def __init__(self, on_stop: Callable[[], None], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_stop = on_stop
+
+    def stop(self, graceful: bool = False) -> None:
+        del graceful  # SIGTERM (the supervisor) gets the same clean stop as Ctrl-C
+        self._on_stop()
+        super().stop(graceful=True)

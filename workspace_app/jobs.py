@@ -1,0 +1,197 @@
+"""Ingestion jobs: claim a document's lease, keep it alive while the pipeline runs, settle the outcome.
+
+    front end --enqueue(document id)--> queue --> worker thread --run_job--> claim the lease (or skip)
+        -> Heartbeat renews the lease every heartbeat_s on its own thread and notices cancel / a lost lease
+        -> pipeline, which calls Heartbeat.check between pages and embedding batches -> ready | failed
+        -> or interrupted: cancel -> cancelled (chunks and vectors dropped); shutdown -> queued again;
+           lost (another worker took over a lease we failed to renew) -> left to that worker
+    recover_jobs: queued/running documents that nobody runs (stale lease, owner process gone, or missing from
+    the queue) are queued again. Every pipeline write is idempotent by id, so a re-run ends exactly like a
+    first run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+from storage.base import JobLeases
+from workspace_app.errors import WorkspaceError
+from workspace_app.ingest.pipeline import JobInterrupted, ProgressCallback
+from workspace_app.models import JobState
+
+if TYPE_CHECKING:
+    from workspace_app.service import WorkspaceService
+
+log = logging.getLogger(__name__)
+HOST = socket.gethostname()
+WAIT_POLL_S = 0.5
+
+
+def new_owner(kind: str = "worker") -> str:
+    """A lease owner id naming this process: `<kind>@<host>:<pid>:<random>`."""
+    return f"{kind}@{HOST}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def owner_is_gone(owner: str) -> bool:
+    """True when the owner's process ran on this host and no longer exists (its lease is dead right away)."""
+    try:
+        where, pid_text, _ = owner.rsplit(":", 2)
+        host, pid = where.split("@", 1)[1], int(pid_text)
+    except (ValueError, IndexError):
+        return False
+    if host != HOST:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+class Heartbeat:
+    """Renews a job's lease on a thread; `check()` turns cancel, a lost lease or shutdown into JobInterrupted."""
+
+    def __init__(
+        self, leases: JobLeases, document_id: str, owner: str, interval_s: float, shutdown: threading.Event | None
+    ) -> None:
+        self._leases = leases
+        self._document_id = document_id
+        self._owner = owner
+        self._interval_s = interval_s
+        self._shutdown = shutdown
+        self._reason: str | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{document_id}", daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def check(self) -> None:
+        """Raise JobInterrupted when the job must stop (called by the pipeline between batches)."""
+        if self._reason is not None:
+            raise JobInterrupted(self._reason)
+        if self._shutdown is not None and self._shutdown.is_set():
+            raise JobInterrupted("shutdown")
+
+    def _beat(self) -> None:
+        while not self._done.wait(self._interval_s):
+            try:
+                state = self._leases.renew_lease(self._document_id, self._owner)
+            except WorkspaceError as exc:  # a busy catalog: try again at the next beat
+                log.warning("heartbeat of %s failed: %s", self._document_id, exc.user_message)
+                continue
+            if state != "ok":
+                self._reason = state
+                return
+
+
+def run_job(
+    service: WorkspaceService, document_id: str, owner: str, shutdown: threading.Event | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> str:
+    """Ingest one document if its lease can be taken: 'ready', 'failed', 'cancelled', 'requeued', 'lost' or 'skipped'."""
+    catalog, settings = service.catalog, service.settings.queue
+    if not catalog.claim_document(document_id, owner, settings.lease_timeout_s):
+        return "skipped"
+    document = catalog.get_document(document_id)
+    if document is None:
+        return "skipped"
+    outcome = "failed"
+    try:
+        with Heartbeat(catalog, document_id, owner, settings.heartbeat_s, shutdown) as heartbeat:
+            service.run_ingestion(document, on_progress, should_stop=heartbeat.check)
+        outcome = "ready"
+    except JobInterrupted as stop:
+        outcome = _settle_interrupted(service, document_id, document.workspace_id, owner, stop.reason)
+    except WorkspaceError as exc:
+        log.info("%s failed: %s", document.name, exc.user_message)
+    finally:
+        catalog.release_lease(document_id, owner)
+        _drop_if_removed(service, document_id, document.workspace_id)
+    return outcome
+
+
+def run_until_settled(
+    service: WorkspaceService, document_id: str, owner: str, on_progress: ProgressCallback | None = None
+) -> str:
+    """Run a document here, or wait while another live process runs it; returns the final status."""
+    while True:
+        outcome = run_job(service, document_id, owner, None, on_progress)
+        document = service.catalog.get_document(document_id)
+        if document is None:
+            return "removed"
+        if outcome != "skipped" or not document.is_active:
+            return document.status
+        time.sleep(WAIT_POLL_S)
+
+
+def recover_jobs(service: WorkspaceService) -> list[str]:
+    """Queue again every unfinished document that nobody runs; returns their ids."""
+    catalog, queue = service.catalog, service.job_queue()
+    pending = set(queue.pending_document_ids())
+    requeued = []
+    for job in catalog.list_jobs():
+        if job.lease_owner is not None:
+            if not _lease_is_dead(job, service.settings.queue.lease_timeout_s):
+                continue
+            if not catalog.release_lease(job.document_id, job.lease_owner, status="queued", stage="queued", eta_s=None):
+                continue
+            log.warning("job %s of %s died; queueing it again", job.document_id, job.lease_owner)
+            pending.discard(job.document_id)
+        if job.cancel_requested:
+            catalog.request_cancel(job.document_id)
+            discard_outputs(service, job.document_id, job.workspace_id)
+        elif job.document_id not in pending:
+            queue.enqueue(job.document_id)
+            requeued.append(job.document_id)
+    return requeued
+
+
+def discard_outputs(service: WorkspaceService, document_id: str, workspace_id: str) -> None:
+    """Drop a document's chunks, keyword rows and vectors (a cancelled run leaves nothing half-built)."""
+    service.catalog.replace_chunks(document_id, workspace_id, [])
+    service.vectors.delete_document(workspace_id, document_id)
+
+
+def _lease_is_dead(job: JobState, stale_after_s: float) -> bool:
+    stale = job.lease_age_s is None or job.lease_age_s > stale_after_s
+    return stale or owner_is_gone(job.lease_owner or "")
+
+
+def _settle_interrupted(service: WorkspaceService, document_id: str, workspace_id: str, owner: str, reason: str) -> str:
+    catalog = service.catalog
+    if reason == "cancel":
+        discard_outputs(service, document_id, workspace_id)
+        catalog.release_lease(
+            document_id, owner, status="cancelled", stage="cancelled", progress=0.0, eta_s=None, cancel_requested=0
+        )
+        return "cancelled"
+    if reason == "shutdown":
+        if catalog.release_lease(document_id, owner, status="queued", stage="queued", progress=0.0, eta_s=None):
+            service.job_queue().enqueue(document_id)
+        return "requeued"
+    return "lost"
+
+
+def _drop_if_removed(service: WorkspaceService, document_id: str, workspace_id: str) -> None:
+    """A document removed while it ran may have had vectors written after the removal: drop them."""
+    if service.catalog.get_document(document_id) is not None:
+        return
+    if service.catalog.find_workspace(workspace_id) is None:
+        service.vectors.drop_workspace(workspace_id)
+    else:
+        service.vectors.delete_document(workspace_id, document_id)

@@ -1,0 +1,78 @@
+"""Worker adapter: `workspace-app worker` takes ingestion jobs from the queue and runs the pipeline.
+
+One process runs `queue.worker_threads` jobs at once, so parsing of one document overlaps embedding of
+another. At start, and every `queue.sweep_s`, it queues again the jobs nobody runs (e.g. those of a worker
+killed mid-job). On SIGINT/SIGTERM running jobs stop at their next page or batch and go back to the queue.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from workspace_app.config import Settings
+from workspace_app.errors import WorkspaceError
+from workspace_app.jobs import new_owner
+from workspace_app.service import WorkspaceService
+
+log = logging.getLogger("workspace_app.worker")
+
+
+def run_worker(settings: Settings, threads: int | None = None) -> int:
+    """Consume jobs until told to stop; returns the process exit code."""
+    from storage.factory import build_service, chroma_location
+
+    if chroma_location(settings)[1] is None:
+        log.warning("no Chroma server configured or running: using the embedded store (one process only)")
+    service = build_service(settings)
+    owner = new_owner("worker")
+    shutdown = threading.Event()
+    threading.Thread(target=_warm_up, args=(service,), name="warm-up", daemon=True).start()
+    _recover(service)
+    threading.Thread(target=_sweep, args=(service, shutdown), name="sweeper", daemon=True).start()
+    count = threads or settings.queue.worker_threads
+    log.info("worker %s consuming with %d threads", owner, count)
+    service.job_queue().consume(
+        lambda document_id: handle_job(service, document_id, owner, shutdown),
+        threads=count, poll_max_delay_s=settings.queue.poll_max_delay_s, on_stop=shutdown.set,
+    )
+    log.info("worker %s stopped", owner)
+    return 0
+
+
+def handle_job(service: WorkspaceService, document_id: str, owner: str, shutdown: threading.Event) -> None:
+    """Run one job and log what became of it (never raises: the document row holds the outcome)."""
+    started = time.monotonic()
+    try:
+        outcome = service.process_job(document_id, owner, shutdown)
+    except WorkspaceError as exc:
+        log.error("job %s: %s", document_id, exc.user_message)
+        return
+    except Exception:
+        log.exception("job %s crashed", document_id)
+        return
+    log.info("job %s %s in %.1f s by %s", document_id, outcome, time.monotonic() - started, owner)
+
+
+def _warm_up(service: WorkspaceService) -> None:
+    """Load the embedding model while the queue is idle, so the first job starts embedding at once."""
+    try:
+        _ = service.embedder.dimension
+    except WorkspaceError as exc:
+        log.error("%s", exc.user_message)
+
+
+def _recover(service: WorkspaceService) -> None:
+    try:
+        requeued = service.recover_jobs()
+    except WorkspaceError as exc:
+        log.error("recovering jobs failed: %s", exc.user_message)
+        return
+    if requeued:
+        log.info("queued %d unfinished jobs again: %s", len(requeued), ", ".join(requeued))
+
+
+def _sweep(service: WorkspaceService, shutdown: threading.Event) -> None:
+    while not shutdown.wait(service.settings.queue.sweep_s):
+        _recover(service)
