@@ -18,9 +18,10 @@ from workspace_app.service import WorkspaceService
 
 log = logging.getLogger("workspace_app.ui")
 
-# Sources, Chat and Graph join this list as they are built.
+# Chat and Graph join this list as they are built.
 PAGES = [
     st.Page("pages/workspaces.py", title="Workspaces", icon=":material/folder_open:", default=True),
+    st.Page("pages/sources.py", title="Sources", icon=":material/description:"),
 ]
 
 

@@ -1,0 +1,119 @@
+"""Sources page: upload files into the current workspace, follow their ingestion live, manage them.
+
+Uploading only stores the files and queues them; the worker ingests them. The list below re-reads the
+documents every second (a fragment) while any of them is queued or running, and stops when none is.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.feedback import flash, report_errors, show_flash
+from components.sources import (
+    SourceAction,
+    Upload,
+    clear_uploader,
+    close_remove_confirmation,
+    render_source_rows,
+    render_source_table,
+    render_summary,
+    render_upload_problems,
+    render_uploader,
+)
+from components.text import escape_markdown, plural
+from workspace_app.errors import WorkspaceNotFoundError
+from workspace_app.models import Workspace
+from workspace_app.service import WorkspaceService
+
+CURRENT = "workspace"
+UPLOAD_KEY = "sources-upload"
+PROBLEMS = "sources-upload-problems"
+ROWS_KEY = "sources"
+POLL_S = 1.0
+
+
+def submit_uploads(service: WorkspaceService, workspace: Workspace, uploads: list[Upload]) -> None:
+    """Queue the dropped files; remember the refused ones (with their reasons) to show them."""
+    reports = [service.submit_upload(workspace.id, upload.name, upload.data) for upload in uploads]
+    queued = [r for r in reports if r.status == "queued"]
+    duplicates = [r for r in reports if r.status == "duplicate"]
+    st.session_state[PROBLEMS] = [r.error or f"{r.document} could not be added." for r in reports if r.status == "failed"]
+    if queued:
+        flash(f"Queued {plural(len(queued), 'file')} for ingestion.")
+    elif duplicates:
+        flash(f"{plural(len(duplicates), 'file')} already in this workspace.")
+    clear_uploader(key=UPLOAD_KEY)
+    st.rerun()
+
+
+def apply_action(service: WorkspaceService, workspace: Workspace, action: SourceAction) -> None:
+    """Carry out what the user asked for on one source, then rerun the whole page."""
+    with report_errors():
+        if action.kind == "cancel":
+            document = service.cancel_document(workspace.id, action.document_id)
+            flash(f"Cancelled {document.name}." if document.status == "cancelled" else f"Stopping {document.name}…")
+        elif action.kind == "retry":
+            flash(f"Queued {service.retry_document(workspace.id, action.document_id).name} again.")
+        elif action.kind == "remove":
+            flash(f"Removed {service.remove_document(workspace.id, action.document_id).name}.")
+            close_remove_confirmation(key=ROWS_KEY)
+        else:
+            service.set_included(workspace.id, action.document_id, action.kind == "include")
+        st.rerun()
+
+
+def render_live_sources(service: WorkspaceService, workspace: Workspace, polling: bool) -> None:
+    """Table and rows; re-run every POLL_S seconds while something is in progress."""
+    documents = None
+    with report_errors():
+        documents = service.list_documents(workspace.id)
+    if documents is None:
+        return
+    if not documents:
+        st.info("No sources yet. Drop PDF, text or Markdown files above.", icon=":material/upload_file:")
+        return
+    render_summary(documents)
+    render_source_table(documents, key=f"{ROWS_KEY}-table")
+    st.subheader("Manage sources")
+    st.caption("Ticked sources are used to answer questions in chat.")
+    action = render_source_rows(documents, key=ROWS_KEY)
+    if action:
+        apply_action(service, workspace, action)
+    if polling and not any(d.is_active for d in documents):
+        st.rerun()  # the last job finished: render once more without polling
+
+
+def render_page(service: WorkspaceService) -> None:
+    """The whole page: header, drop zone, refused uploads, live list."""
+    st.title("Sources")
+    workspace = _current_workspace(service)
+    if workspace is None:
+        return
+    st.caption(f"Workspace **{escape_markdown(workspace.name)}**")
+    show_flash()
+    uploads = render_uploader(limit_mb=service.settings.ingest.max_file_mb, key=UPLOAD_KEY)
+    if uploads:
+        with report_errors():
+            submit_uploads(service, workspace, uploads)
+    if render_upload_problems(st.session_state.get(PROBLEMS, []), key=PROBLEMS):
+        st.session_state.pop(PROBLEMS, None)
+        st.rerun()
+    polling = False
+    with report_errors():
+        polling = any(d.is_active for d in service.list_documents(workspace.id))
+    st.fragment(render_live_sources, run_every=POLL_S if polling else None)(service, workspace, polling)
+
+
+def _current_workspace(service: WorkspaceService) -> Workspace | None:
+    workspace_id = st.session_state.get(CURRENT)
+    if workspace_id is not None:
+        try:
+            return service.get_workspace(workspace_id)
+        except WorkspaceNotFoundError:
+            st.session_state.pop(CURRENT, None)
+    st.info("Open or create a workspace first; its sources are managed here.", icon=":material/folder_open:")
+    st.page_link("pages/workspaces.py", label="Go to Workspaces", icon=":material/arrow_forward:")
+    return None
+
+
+render_page(st.session_state["service"])

@@ -1,0 +1,185 @@
+"""The Sources page driven through Streamlit's AppTest on a data dir in tmp_path (no worker: jobs stay queued
+unless the test runs one in-process with `service.process_job`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit as st
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+ROWS = "sources"
+HOSTILE = "<img src=x onerror=alert(1)> **bold** :red[x].pdf"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The app's data dir; the upload limit is 1 MB so an over-size file is cheap to make."""
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("WORKSPACE_INGEST__MAX_FILE_MB", "1")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def service(data_dir: Path, build: Callable[..., Any]) -> Any:
+    """A second service on the app's data dir, for arranging state and checking what the page did."""
+    made = build(data_dir)
+    made.settings.ingest.max_file_mb = 1
+    return made
+
+
+@pytest.fixture
+def workspace(service: Any) -> Any:
+    return service.create_workspace("Cardiology")
+
+
+@pytest.fixture
+def app(data_dir: Path, workspace: Any) -> Iterator[AppTest]:
+    """The Sources page with the workspace open."""
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["workspace"] = workspace.id
+    at.run()
+    at.switch_page("pages/sources.py").run()
+    assert not at.exception
+    yield at
+    st.cache_resource.clear()
+
+
+def shown_text(at: AppTest) -> str:
+    """Markdown elements as a CommonMark renderer shows them."""
+    renderer = MarkdownIt("commonmark", {"html": True})
+    return "\n".join(renderer.render(element.value) for element in at.markdown)
+
+
+def upload(at: AppTest, *files: tuple[str, bytes]) -> None:
+    at.file_uploader[0].set_value([(name, data, "application/octet-stream") for name, data in files])
+    at.run()
+    assert not at.exception
+
+
+def test_without_a_workspace_the_page_says_where_to_go(data_dir: Path) -> None:
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    at.switch_page("pages/sources.py").run()
+    assert not at.exception
+    assert "Open or create a workspace first" in at.info[0].value
+    st.cache_resource.clear()
+
+
+def test_empty_workspace_invites_an_upload(app: AppTest) -> None:
+    assert app.title[0].value == "Sources"
+    assert "No sources yet" in app.info[0].value
+    assert app.file_uploader[0].accept_multiple_files
+    assert set(app.file_uploader[0].allowed_type) == {".pdf", ".txt", ".md"}
+
+
+def test_upload_many_queues_good_ones_and_names_the_limit(app: AppTest, service: Any, workspace: Any,
+                                                         excerpt: Callable[..., Path]) -> None:
+    good = excerpt("shen-2017-syncope.pdf", 10, 11).read_bytes()
+    upload(app, ("syncope.pdf", good), ("notes.md", b"# Notes\n\nBeta blockers."), ("huge.pdf", b"%PDF" + b"0" * 1_300_000))
+
+    documents = {d.name: d for d in service.list_documents(workspace.id)}
+    assert set(documents) == {"syncope.pdf", "notes.md"}
+    assert {d.status for d in documents.values()} == {"queued"}
+    assert service.job_queue().pending_document_ids() == [documents["syncope.pdf"].id, documents["notes.md"].id]
+    problems = " ".join(e.value for e in app.error).replace("\\", "")
+    assert "huge.pdf is 1.2 MB; the limit is 1 MB" in problems
+    assert "Queued 2 files" in app.toast[0].value
+    frame = app.dataframe[0].value
+    assert list(frame["Name"]) == ["syncope.pdf", "notes.md"]
+    assert list(frame["Status"]) == ["Waiting for a worker"] * 2
+    assert [p.value for p in app.get("progress")]  # one bar per queued source
+    assert not app.file_uploader[0].value  # the drop zone is cleared for the next files
+
+    app.button(key=f"{PROBLEMS_KEY}-dismiss").click().run()
+    assert not app.error
+
+
+PROBLEMS_KEY = "sources-upload-problems"
+
+
+def test_cancel_a_queued_job_then_retry_it(app: AppTest, service: Any, workspace: Any) -> None:
+    upload(app, ("notes.md", b"# Notes\n\nBeta blockers after myocardial infarction."))
+    document = service.list_documents(workspace.id)[0]
+
+    app.button(key=f"{ROWS}-cancel-{document.id}").click().run()
+    assert not app.exception
+    assert service.get_document(workspace.id, document.id).status == "cancelled"
+    assert list(app.dataframe[0].value["Status"]) == ["Cancelled"]
+
+    app.button(key=f"{ROWS}-retry-{document.id}").click().run()
+    assert service.get_document(workspace.id, document.id).status == "queued"
+    assert service.job_queue().pending_document_ids().count(document.id) == 2  # the cancelled job is skipped
+
+
+def test_failed_source_shows_its_error_escaped_and_can_be_retried(app: AppTest, service: Any, workspace: Any) -> None:
+    upload(app, (HOSTILE, b""))
+    document = service.list_documents(workspace.id)[0]
+    assert service.process_job(document.id, "test@nowhere:1:x") == "failed"
+    app.run()
+
+    assert not app.exception
+    error = " ".join(e.value for e in app.error)
+    assert "is empty" in error
+    text = shown_text(app)
+    assert "<img" not in text and "<strong>bold</strong>" not in text and "**bold**" in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text
+    app.button(key=f"{ROWS}-retry-{document.id}").click().run()
+    assert service.get_document(workspace.id, document.id).status == "queued"
+
+
+def test_ready_source_can_be_left_out_of_chat(app: AppTest, service: Any, workspace: Any,
+                                             excerpt: Callable[..., Path]) -> None:
+    upload(app, ("syncope.pdf", excerpt("shen-2017-syncope.pdf", 10, 11).read_bytes()))
+    document = service.list_documents(workspace.id)[0]
+    assert service.process_job(document.id, "test@nowhere:1:x") == "ready"
+    app.run()
+    assert list(app.dataframe[0].value["Status"]) == ["Ready"]
+    assert service.included_document_ids(workspace.id) == [document.id]
+
+    app.checkbox(key=f"{ROWS}-include-{document.id}").uncheck().run()
+
+    assert not app.exception
+    assert service.included_document_ids(workspace.id) == []
+    assert not service.get_document(workspace.id, document.id).included
+    assert list(app.dataframe[0].value["In chat"]) == ["no"]
+
+
+def test_remove_asks_first(app: AppTest, service: Any, workspace: Any) -> None:
+    upload(app, ("notes.md", b"# Notes\n\nBeta blockers."))
+    document = service.list_documents(workspace.id)[0]
+
+    app.button(key=f"{ROWS}-remove-{document.id}").click().run()
+    assert "cannot be undone" in app.warning[0].value
+    app.button(key=f"{ROWS}-keep-{document.id}").click().run()
+    assert not app.warning
+    assert service.list_documents(workspace.id)
+
+    app.button(key=f"{ROWS}-remove-{document.id}").click().run()
+    app.button(key=f"{ROWS}-confirm-remove-{document.id}").click().run()
+    assert not app.exception
+    assert service.list_documents(workspace.id) == []
+    assert "No sources yet" in app.info[0].value
+
+
+def test_running_job_shows_stage_counts_and_eta(app: AppTest, service: Any, workspace: Any) -> None:
+    upload(app, ("notes.md", b"# Notes\n\nBeta blockers."))
+    document = service.list_documents(workspace.id)[0]
+    assert service.catalog.claim_document(document.id, "test@nowhere:1:x", 30)
+    service.catalog.update_document(
+        document.id, stage="embedding", progress=0.5, chunks_embedded=120, chunks_total=340, eta_s=40.0, pages=12
+    )
+    app.run()
+
+    bars = app.get("progress")
+    assert bars and "Embedding passages 120/340 · about 40 s left" in bars[0].proto.text.replace("\\", "")
+    app.button(key=f"{ROWS}-cancel-{document.id}").click().run()
+    assert service.get_document(workspace.id, document.id).cancel_requested
+    assert "Cancelling" in app.get("progress")[0].proto.text
