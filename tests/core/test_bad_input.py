@@ -282,13 +282,13 @@ def test_cli_good_document_matches_an_undisturbed_ingest(
     found, ref_found = service.catalog.get_chunks(ids), reference.catalog.get_chunks(ref_ids)
     assert [found[i].text for i in ids] == [ref_found[i].text for i in ref_ids]
     assert service.vectors.count(ws.id, good.id) == good.chunks
+    # Dense ranks restricted to the good document depend only on its own vectors (BM25 statistics would also
+    # see the other documents the CLI ingested). Vectors from two processes may differ in the last bits, so
+    # near-ties may swap: each side's top 3 must be in the other's top 5.
     for query in QUERIES:
-        got = service.search("W", query, top_k=5, documents=[GOOD], methods=("sparse",)).hits
-        want = reference.search("W", query, top_k=5, documents=[GOOD], methods=("sparse",)).hits
-        assert [hit.chunk.text for hit in got] == [hit.chunk.text for hit in want]
-        got = service.search("W", query, top_k=3, documents=[GOOD], methods=("dense",)).hits
-        want = reference.search("W", query, top_k=3, documents=[GOOD], methods=("dense",)).hits
-        assert got[0].chunk.text == want[0].chunk.text
+        got = [hit.chunk.text for hit in service.search("W", query, 5, [GOOD], ("dense",)).hits]
+        want = [hit.chunk.text for hit in reference.search("W", query, 5, [GOOD], ("dense",)).hits]
+        assert set(got[:3]) <= set(want) and set(want[:3]) <= set(got), query
     for document in service.list_documents("W"):
         assert document.status in ("ready", "failed")
         if document.status == "failed":
