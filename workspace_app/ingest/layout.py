@@ -89,3 +89,4 @@ class ParsedDocument:
     paragraphs: list[Paragraph]
     page_count: int
     pages_without_text: list[int]
+    title: str = ""

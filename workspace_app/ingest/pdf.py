@@ -54,6 +54,7 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
     """Parse a PDF into paragraphs in reading order; raise if it has no text at all."""
     doc = open_pdf(path, display_name)
     try:
+        metadata_title = _clean(str((doc.metadata or {}).get("title") or ""))
         pages = list(_read_pages(doc, display_name, on_page))
     finally:
         doc.close()
@@ -65,7 +66,26 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
         )
     drop = _running_furniture(pages)
     ordered = [_page_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
-    return ParsedDocument(build_paragraphs(ordered), len(pages), empty)
+    title = metadata_title if _meaningful_title(metadata_title) else _first_page_title(pages)
+    return ParsedDocument(build_paragraphs(ordered), len(pages), empty, title)
+
+
+def _meaningful_title(title: str) -> bool:
+    """Metadata titles are often empty or left over from the authoring tool ("Microsoft Word - x.doc")."""
+    lowered = title.lower()
+    junk = ("untitled", "microsoft word", ".doc", ".pdf", ".indd", "slide")
+    return len(title.split()) >= 3 and not any(word in lowered for word in junk)
+
+
+def _first_page_title(pages: list[list[TextLine]]) -> str:
+    """The largest text near the top of the first page that has text (at most two lines)."""
+    lines = next((page for page in pages if page), [])
+    candidates = [line for line in lines if len(line.text) > 3]
+    if not candidates:
+        return ""
+    largest = max(line.size for line in candidates)
+    title_lines = sorted((ln for ln in candidates if ln.size >= largest - 0.5), key=lambda ln: ln.y0)[:2]
+    return " ".join(line.text for line in title_lines)[:200]
 
 
 def _read_pages(doc: pymupdf.Document, display_name: str, on_page: PageCallback | None) -> Iterator[list[TextLine]]:

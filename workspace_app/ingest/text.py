@@ -28,7 +28,8 @@ def parse_text(path: Path, display_name: str, markdown: bool) -> ParsedDocument:
     paragraphs = [_paragraph(block, markdown) for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n"))]
     kept = [p for p in paragraphs if p.text]
     assign_sections(kept)
-    return ParsedDocument(kept, 1, [])
+    title = next((p.text for p in kept if p.is_heading and p.heading_level == 1), "")
+    return ParsedDocument(kept, 1, [], title)
 
 
 def _paragraph(block: str, markdown: bool) -> Paragraph:
