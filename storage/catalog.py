@@ -6,7 +6,7 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -265,6 +265,28 @@ class SqliteCatalog(SqliteJobLeases):
         sql += " ORDER BY score LIMIT ?"
         params.append(limit)
         return [(row[0], -float(row[1])) for row in self._query(sql, params)]
+
+
+    def replace_abbreviations(self, document_id: str, workspace_id: str, pairs: Mapping[str, str]) -> None:
+        """Swap the abbreviations defined in a document for new ones."""
+        with self._tx() as db:
+            db.execute("DELETE FROM abbreviations WHERE document_id = ?", (document_id,))
+            db.executemany(
+                "INSERT INTO abbreviations (document_id, workspace_id, short, long) VALUES (?, ?, ?, ?)",
+                [(document_id, workspace_id, short, long) for short, long in pairs.items()],
+            )
+
+    def workspace_abbreviations(self, workspace_id: str) -> dict[str, str]:
+        """Short form -> long form over the workspace's ready documents (the most common long form wins)."""
+        rows = self._query(
+            "SELECT a.short, a.long, COUNT(*) AS n FROM abbreviations a JOIN documents d ON d.id = a.document_id "
+            "WHERE a.workspace_id = ? AND d.status = 'ready' GROUP BY a.short, a.long ORDER BY n DESC",
+            (workspace_id,),
+        )
+        found: dict[str, str] = {}
+        for row in rows:
+            found.setdefault(row["short"], row["long"])
+        return found
 
 
 def _workspace(row: sqlite3.Row) -> Workspace:

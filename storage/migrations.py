@@ -60,4 +60,15 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE documents ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0",
         "CREATE INDEX documents_status ON documents(status)",
     ],
+    # 3: abbreviations defined in each document ("orthostatic hypotension (OH)"), used to expand queries.
+    [
+        """CREATE TABLE abbreviations (
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            workspace_id TEXT NOT NULL,
+            short TEXT NOT NULL,
+            long TEXT NOT NULL,
+            PRIMARY KEY (document_id, short)
+        )""",
+        "CREATE INDEX abbreviations_workspace ON abbreviations(workspace_id)",
+    ],
 ]

@@ -21,6 +21,7 @@ from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
 from workspace_app.embedding import Embedder
 from workspace_app.errors import FileTooLargeError, IngestionError, UnsupportedFileError, WorkspaceError
+from workspace_app.ingest.abbreviations import find_abbreviations
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.pdf import parse_pdf
@@ -131,6 +132,7 @@ def ingest_document(
         track("chunking", 0, 1)
         records = _build_chunks(document, parsed, embedder, settings)
         chunks.replace_chunks(document.id, document.workspace_id, records)
+        chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
         track("chunking", 1, 1)
         embedded = embedder.embed_passages([embedding_text(c) for c in records], lambda d, t: track("embedding", d, t))
         track("indexing", 0, 1)
@@ -172,6 +174,15 @@ def _build_chunks(document: Document, parsed: ParsedDocument, embedder: Embedder
     if not drafts:
         raise IngestionError(f"{document.name} contains no text that can be searched.")
     return [_chunk(document, ordinal, draft) for ordinal, draft in enumerate(drafts)]
+
+
+def _abbreviations(records: list[Chunk]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for chunk in records:
+        if chunk.kind == "body":
+            for short, long_form in find_abbreviations(chunk.text).items():
+                found.setdefault(short, long_form)
+    return found
 
 
 def _chunk(document: Document, ordinal: int, draft: ChunkDraft) -> Chunk:

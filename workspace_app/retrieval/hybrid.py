@@ -12,7 +12,7 @@ from workspace_app.embedding import Embedder
 from workspace_app.ingest.layout import CJK_CHAR
 from workspace_app.models import Chunk
 from workspace_app.retrieval.fusion import fuse_rankings
-from workspace_app.retrieval.lexical import query_terms
+from workspace_app.retrieval.lexical import expand_with_abbreviations, query_terms
 from workspace_app.retrieval.rerank import CrossEncoderReranker
 
 
@@ -53,7 +53,7 @@ class HybridRetriever:
             timings["dense"] = _ms(started)
         if "sparse" in methods:
             started = time.perf_counter()
-            terms = query_terms(query)
+            terms = expand_with_abbreviations(query, query_terms(query), self._chunks.workspace_abbreviations(workspace_id))
             rankings["sparse"] = [
                 cid for cid, _ in self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
             ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Mapping
 from functools import lru_cache
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -65,3 +66,19 @@ def query_terms(query: str) -> list[str]:
         if term not in STOPWORDS and (len(term) > 1 or _CJK_RUN.fullmatch(term) or term.isdigit()):
             seen.setdefault(term, None)
     return list(seen)
+
+
+def expand_with_abbreviations(query: str, terms: list[str], abbreviations: Mapping[str, str]) -> list[str]:
+    """Add the short form of every defined term whose long form the query spells out ("... orthostatic
+    hypotension" -> also "oh"). Only long -> short: expanding a short form into its words drifts off topic."""
+    present = {_singular(term) for term in analyze(query)}
+    extra = []
+    for short, long_form in abbreviations.items():
+        words = [_singular(word) for word in analyze(long_form)]
+        if words and all(word in present for word in words):
+            extra.append(short.lower())
+    return list(dict.fromkeys(terms + extra))
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
