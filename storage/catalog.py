@@ -83,7 +83,10 @@ class SqliteCatalog(SqliteJobLeases):
             for version, script in enumerate(MIGRATIONS, start=1):
                 if version > current:
                     for statement in script:
-                        db.execute(statement)
+                        if callable(statement):
+                            statement(db)
+                        else:
+                            db.execute(statement)
                     db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
 
     # Workspaces

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-MIGRATIONS: list[list[str]] = [
+import sqlite3
+from collections.abc import Callable
+
+Step = str | Callable[[sqlite3.Connection], None]
+
+
+def _add_missing_chunk_kind(db: sqlite3.Connection) -> None:
+    """Give `chunks` its `kind` column where migration 1 ran before `kind` was written into it."""
+    if "kind" not in {row[1] for row in db.execute("PRAGMA table_info(chunks)")}:
+        db.execute("ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'body'")
+
+
+MIGRATIONS: list[list[Step]] = [
     [
         """CREATE TABLE workspaces (
             id TEXT PRIMARY KEY,
@@ -71,4 +83,6 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX abbreviations_workspace ON abbreviations(workspace_id)",
     ],
+    # 4: catalogs created by the first release lack `chunks.kind` (added to migration 1 in place later).
+    [_add_missing_chunk_kind],
 ]
