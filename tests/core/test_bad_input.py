@@ -294,3 +294,30 @@ def test_cli_good_document_matches_an_undisturbed_ingest(
         if document.status == "failed":
             assert service.catalog.document_chunk_ids(document.id) == []
             assert service.vectors.count(ws.id, document.id) == 0
+
+
+def test_cli_search_json_reads_what_the_ingest_process_wrote(
+    cli_run: tuple[Path, Any, list[dict[str, Any]], list[Path]], cli: Callable[..., Any],
+) -> None:
+    data_dir, _, _, _ = cli_run
+    done = cli(data_dir, "search", "-w", "W", "--json", "--documents", GOOD, "--top-k", "4", QUERIES[0], timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0]["query"] == QUERIES[0]
+    results = lines[0]["results"]
+    assert [r["rank"] for r in results] == [1, 2, 3, 4]
+    for result in results:
+        assert result["document"] == GOOD and result["text"].strip()
+        assert 1 <= result["page_start"] <= result["page_end"] <= 6
+        assert result["rects"] and set(result["ranks"]) == {"dense", "sparse"}
+
+
+def test_a_very_long_name_is_shortened_but_keeps_its_extension(
+    tmp_path: Path, build: Callable[..., Any], files: dict[str, Path]
+) -> None:
+    service = build(tmp_path / "data")
+    service.create_workspace("Long")
+    report = service.ingest_file("Long", files[GOOD], "guideline " * 40 + ".pdf")
+    assert report.status == "ready", report
+    assert len(report.document) <= 180 and report.document.endswith(".pdf")
+    assert service.get_document("Long", report.document).id == report.document_id
