@@ -34,7 +34,7 @@ def get_service() -> WorkspaceService:
 def main() -> None:
     """Configure the page, make the service available to the pages, run the chosen page."""
     st.set_page_config(page_title="Workspace", page_icon=":material/menu_book:", layout="wide")
-    page = st.navigation(PAGES)
+    page = st.navigation(PAGES, position="top")
     try:
         st.session_state["service"] = get_service()
     except WorkspaceError as exc:
