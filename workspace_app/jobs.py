@@ -136,7 +136,8 @@ def run_until_settled(
             return "removed"
         if outcome != "skipped" or not document.is_active:
             return document.status
-        time.sleep(WAIT_POLL_S)
+        if not _release_if_dead(service, document_id):
+            time.sleep(WAIT_POLL_S)
 
 
 def recover_jobs(service: WorkspaceService) -> list[str]:
@@ -165,6 +166,15 @@ def discard_outputs(service: WorkspaceService, document_id: str, workspace_id: s
     """Drop a document's chunks, keyword rows and vectors (a cancelled run leaves nothing half-built)."""
     service.catalog.replace_chunks(document_id, workspace_id, [])
     service.vectors.delete_document(workspace_id, document_id)
+
+
+def _release_if_dead(service: WorkspaceService, document_id: str) -> bool:
+    """Free the lease of a document whose holder is dead (e.g. a killed `ingest`); True when freed."""
+    stale_after_s = service.settings.queue.lease_timeout_s
+    for job in service.catalog.list_jobs():
+        if job.document_id == document_id and job.lease_owner and _lease_is_dead(job, stale_after_s):
+            return service.catalog.release_lease(document_id, job.lease_owner, status="queued", stage="queued")
+    return False
 
 
 def _lease_is_dead(job: JobState, stale_after_s: float) -> bool:

@@ -1,5 +1,7 @@
 """Worker adapter: `workspace-app worker` takes ingestion jobs from the queue and runs the pipeline.
 
+The embedding model is loaded before the first job is taken: a worker that cannot load it exits (the
+supervisor retries with backoff) and leaves every job queued, instead of failing them one by one.
 One process runs `queue.worker_threads` jobs at once, so parsing of one document overlaps embedding of
 another. At start, and every `queue.sweep_s`, it queues again the jobs nobody runs (e.g. those of a worker
 killed mid-job). On SIGINT/SIGTERM running jobs stop at their next page or batch and go back to the queue.
@@ -28,7 +30,8 @@ def run_worker(settings: Settings, threads: int | None = None) -> int:
     service = build_service(settings)
     owner = new_owner("worker")
     shutdown = threading.Event()
-    threading.Thread(target=_warm_up, args=(service,), name="warm-up", daemon=True).start()
+    if not _load_model(service):
+        return 1
     _recover(service)
     threading.Thread(target=_sweep, args=(service, shutdown), name="sweeper", daemon=True).start()
     count = threads or settings.queue.worker_threads
@@ -55,12 +58,16 @@ def handle_job(service: WorkspaceService, document_id: str, owner: str, shutdown
     log.info("job %s %s in %.1f s by %s", document_id, outcome, time.monotonic() - started, owner)
 
 
-def _warm_up(service: WorkspaceService) -> None:
-    """Load the embedding model while the queue is idle, so the first job starts embedding at once."""
+def _load_model(service: WorkspaceService) -> bool:
+    """Load the embedding model (in this thread, before any job runs); False when it cannot be loaded."""
+    started = time.monotonic()
     try:
-        _ = service.embedder.dimension
+        dimension = service.embedder.dimension
     except WorkspaceError as exc:
-        log.error("%s", exc.user_message)
+        log.error("%s", exc.user_message, exc_info=exc.__cause__)
+        return False
+    log.info("embedding model ready (%d dimensions) after %.1f s", dimension, time.monotonic() - started)
+    return True
 
 
 def _recover(service: WorkspaceService) -> None:
