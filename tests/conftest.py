@@ -24,7 +24,6 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDELINES = REPO / ".." / "shared" / "corpus" / "guidelines"
-EVAL_DIR = REPO / ".." / "shared" / "eval"
 
 
 def _without_app_environ() -> dict[str, str]:
@@ -161,19 +160,15 @@ def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 @pytest.fixture(scope="session")
 def cli_popen() -> Callable[..., subprocess.Popen[str]]:
-    """cli_popen(data_dir, *args, **env): start `workspace-app` without waiting (stdout and stderr piped)."""
+    """cli_popen(data_dir, *args, **env): start `workspace-app` without waiting; stdout is piped, stderr (progress
+    bars) goes to `cli-stderr.log` beside the data dir so a full pipe never blocks the child."""
 
     def _start(data_dir: Path, *args: str | Path, **env: str) -> subprocess.Popen[str]:
         data_dir.parent.mkdir(parents=True, exist_ok=True)
-        return subprocess.Popen(
-            cli_args(data_dir, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=cli_environ(**env), cwd=data_dir.parent,
-        )
+        with (data_dir.parent / "cli-stderr.log").open("a", encoding="utf-8") as log:
+            return subprocess.Popen(
+                cli_args(data_dir, *args), stdout=subprocess.PIPE, stderr=log, text=True,
+                env=cli_environ(**env), cwd=data_dir.parent,
+            )
 
     return _start
-
-
-@pytest.fixture(scope="session")
-def settings_for() -> Callable[..., Any]:
-    """settings_for(data_dir, **ingest_settings): default settings on a data dir, environment ignored."""
-    return make_settings

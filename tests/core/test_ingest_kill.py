@@ -29,11 +29,11 @@ def document_state(data_dir: Path) -> tuple[str, str, float] | None:
     return (row[0], row[1], float(row[2])) if row else None
 
 
-def wait_for(condition: Callable[[], bool], timeout: float, process: Any) -> None:
+def wait_for(condition: Callable[[], bool], timeout: float, process: Any, log: Path) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if process.poll() is not None:
-            pytest.fail(f"ingest ended (exit {process.returncode}) before it could be killed: {process.stderr.read()}")
+            pytest.fail(f"ingest ended (exit {process.returncode}) before it could be killed: {log.read_text()[-2000:]}")
         if time.monotonic() > deadline:
             pytest.fail(f"ingest did not reach the embedding stage in {timeout} s")
         time.sleep(0.05)
@@ -53,7 +53,7 @@ def test_killed_ingest_rerun_matches_an_undisturbed_ingest(
             state = document_state(data_dir)
             return state is not None and state[0] == "running" and state[1] == "embedding" and state[2] > 0.3
 
-        wait_for(embedding_under_way, timeout=240, process=process)
+        wait_for(embedding_under_way, timeout=240, process=process, log=data_dir.parent / "cli-stderr.log")
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
     finally:
@@ -61,7 +61,6 @@ def test_killed_ingest_rerun_matches_an_undisturbed_ingest(
             os.kill(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
         process.stdout.close()
-        process.stderr.close()
     assert process.returncode == -signal.SIGKILL
     status, stage, _ = document_state(data_dir) or ("?", "?", 0.0)
     assert (status, stage) == ("running", "embedding")  # left behind mid-way
