@@ -230,26 +230,39 @@ def test_chinese_line_breaks_add_no_spaces(excerpt: Callable[..., Path], chunk_p
 @pytest.mark.parametrize(
     ("name", "page", "sentence"),
     [
-        # Left column of a two-column page, broken over lines 1-3.
-        ("arnett-2014-guideline-strategies.pdf", 1,
-         ("Cardiovascular disease, the leading cause of death in the United States and worldwide, accounts for "
-         "substantial suffering")),
-        # Right column: its justified line "In the large population of Medicare beneficiaries, the" is split by
-        # pymupdf into one piece per word.
-        ("arnett-2014-guideline-strategies.pdf", 1,
-         ("In the large population of Medicare beneficiaries, the prevalence of persons with multiple chronic "
-         "conditions is considerably greater")),
-        # Right column beside the left column's start of Table 2.
-        ("mosca-2011-women-cvd.pdf", 5,
-         ("because there are no data to support the association between a reduction in hsCRP and improved "
-         "clinical outcomes")),
-        # First sentence of the text, set with a drop capital "S".
-        ("mosca-2011-women-cvd.pdf", 2,
-         ("Substantial progress has been made in the awareness, treatment, and prevention of cardiovascular "
-         "disease (CVD) in women")),
-        # Right column beside a section heading in the left column, above a full-width table.
-        ("shen-2017-syncope.pdf", 39,
-         "differential diagnosis or a complete synopsis of all conditions associated with syncope"),
+        pytest.param(  # left column of a two-column page, broken over three lines
+            "arnett-2014-guideline-strategies.pdf", 1,
+            "Cardiovascular disease, the leading cause of death in the United States and worldwide, accounts for "
+            "substantial suffering",
+            id="arnett-p1-left-column",
+        ),
+        pytest.param(  # right column; pymupdf returns the justified line "In the large ... the" word by word
+            "arnett-2014-guideline-strategies.pdf", 1,
+            "In the large population of Medicare beneficiaries, the prevalence of persons with multiple chronic "
+            "conditions is considerably greater",
+            id="arnett-p1-justified-words",
+        ),
+        pytest.param(  # right column beside the start of Table 2 in the left one
+            "mosca-2011-women-cvd.pdf", 5,
+            "because there are no data to support the association between a reduction in hsCRP and improved "
+            "clinical outcomes",
+            id="mosca-p5-beside-table",
+        ),
+        pytest.param(  # first sentence of the text, set with a drop capital "S"
+            "mosca-2011-women-cvd.pdf", 2,
+            "Substantial progress has been made in the awareness, treatment, and prevention of cardiovascular "
+            "disease (CVD) in women",
+            id="mosca-p2-drop-capital",
+        ),
+        pytest.param(  # Chinese two-column page: the sentence runs on past a recommendation table in the column
+            "zh-acute-af-ed-2024.pdf", 2, "应特别注意预激综合征伴发房颤是最危险的心律失常之一",
+            id="zh-acute-p2-table-in-column",
+        ),
+        pytest.param(  # right column beside a section heading in the left one, above a full-width table
+            "shen-2017-syncope.pdf", 39,
+            "differential diagnosis or a complete synopsis of all conditions associated with syncope",
+            id="shen-p39-beside-heading",
+        ),
     ],
 )
 def test_sentences_read_in_column_order(
