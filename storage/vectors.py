@@ -15,7 +15,11 @@ from chromadb.config import Settings as ChromaSettings
 
 from workspace_app.errors import StorageError
 
-_SETTINGS = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+
+def _settings() -> ChromaSettings:
+    # A new object per client: chromadb.HttpClient writes the server's address and API class into the Settings
+    # it is given, so a shared object would turn a later embedded client into a client of that server.
+    return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
 
 
 def open_chroma(path: Path | None, url: str | None) -> Any:
@@ -25,11 +29,11 @@ def open_chroma(path: Path | None, url: str | None) -> Any:
             parsed = urlparse(url)
             return chromadb.HttpClient(
                 host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
-                ssl=parsed.scheme == "https", settings=_SETTINGS,
+                ssl=parsed.scheme == "https", settings=_settings(),
             )
         assert path is not None
         path.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(path), settings=_SETTINGS)
+        return chromadb.PersistentClient(path=str(path), settings=_settings())
     except Exception as exc:
         where = url or str(path)
         raise StorageError(f"The vector store at {where} cannot be reached ({exc}). Start it or check the URL.") from exc
