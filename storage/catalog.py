@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from storage.chats import SqliteChatStore
 from storage.leases import SqliteJobLeases
 from storage.migrations import MIGRATIONS
 from workspace_app.errors import StorageError, WorkspaceExistsError, WorkspaceNotFoundError
@@ -29,7 +30,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class SqliteCatalog(SqliteJobLeases):
+class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
     """The catalog in one SQLite file; safe to use from several threads and processes (WAL)."""
 
     def __init__(self, path: Path) -> None:

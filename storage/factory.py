@@ -11,6 +11,7 @@ from storage.catalog import SqliteCatalog
 from storage.files import LocalFileStore
 from storage.queue import HueyJobQueue, open_huey
 from storage.vectors import ChromaVectorIndex, open_chroma
+from workspace_app.answers import AnswerService
 from workspace_app.config import Settings
 from workspace_app.embedding import Embedder
 from workspace_app.service import WorkspaceService
@@ -53,3 +54,10 @@ def build_service(settings: Settings, embedder: Embedder | None = None) -> Works
     if embedder is None:
         embedder = Embedder(settings.embedding, SqliteEmbeddingCache(data_dir / "embeddings.sqlite"))
     return WorkspaceService(settings, catalog, vectors, files, embedder, build_queue(settings))
+
+
+def build_answer_service(service: WorkspaceService) -> AnswerService:
+    """Answers, chats and notes next to a workspace service (its catalog keeps the chats)."""
+    if not isinstance(service.catalog, SqliteCatalog):
+        raise TypeError("chats and notes need the SQLite catalog")
+    return AnswerService(service, service.catalog, service.catalog)

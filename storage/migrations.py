@@ -85,4 +85,32 @@ MIGRATIONS: list[list[Step]] = [
     ],
     # 4: catalogs created by the first release lack `chunks.kind` (added to migration 1 in place later).
     [_add_missing_chunk_kind],
+    # 5: chats (per workspace), their question/answer exchanges and saved notes; answers are JSON records.
+    [
+        """CREATE TABLE chats (
+            id TEXT PRIMARY KEY,
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            title TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX chats_workspace ON chats(workspace_id, updated_at)",
+        """CREATE TABLE chat_messages (
+            id TEXT PRIMARY KEY,
+            chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            question TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (chat_id, position)
+        )""",
+        """CREATE TABLE notes (
+            id TEXT PRIMARY KEY,
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            title TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX notes_workspace ON notes(workspace_id, created_at)",
+    ],
 ]

@@ -4,6 +4,7 @@
     ├── WorkspaceNotFoundError        (404)
     ├── WorkspaceExistsError          (409)
     ├── DocumentNotFoundError         (404)
+    ├── ChatNotFoundError             (404)
     ├── UnsupportedFileError          (415)
     │   ├── EmptyFileError
     │   ├── CorruptPdfError
@@ -44,6 +45,12 @@ class WorkspaceExistsError(WorkspaceError):
 
 class DocumentNotFoundError(WorkspaceError):
     """The named document is not in the workspace."""
+
+    status = 404
+
+
+class ChatNotFoundError(WorkspaceError):
+    """The chat or note does not exist (any more)."""
 
     status = 404
 

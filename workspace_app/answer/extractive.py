@@ -1,0 +1,189 @@
+"""The offline answerer: quotes the evidence sentences that best answer the question, each cited.
+
+Every candidate sentence of the evidence blocks gets a score from
+- its semantic similarity to the question (the embedder; English questions only, since the default MiniLM
+  model is English-only),
+- the IDF-weighted share of the question's content terms it covers, alone and with its neighbours and section
+  title (jieba words for Chinese),
+- the rank of its block in retrieval.
+The best sentences (redundant ones removed) are quoted verbatim, so the answer cannot state anything the
+sources do not. The answer is refused when the evidence as a whole does not cover the question well enough
+or the best sentence scores below a threshold calibrated on the dev questions (see bench/answers.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from workspace_app.answer.models import EvidenceBlock
+from workspace_app.answer.sentences import Span, split_sentences
+from workspace_app.answer.terms import Coverage, content_terms, loose
+from workspace_app.embedding import Embedder
+
+_NUMERIC_QUESTION = re.compile(
+    r"\b(how (?:many|much|long|often)|what (?:dose|percentage|proportion|range|length|angle|target|limit)|"
+    r"minutes|hours|days|dose|percent)\b|多少|多长|多久|剂量|比例|患病率|几",
+    re.IGNORECASE,
+)
+_HAS_NUMBER = re.compile(r"\d")
+_MIN_CHARS = {"en": 30, "zh": 10}
+_MAX_CHARS = 700
+
+
+@dataclass
+class Candidate:
+    """An evidence sentence with its features and score."""
+
+    block: EvidenceBlock
+    span: Span
+    position: int
+    coverage: float
+    context_coverage: float
+    prior: float
+    numeric: bool
+    semantic: float = 0.0
+    score: float = 0.0
+    twins: list[Candidate] = field(default_factory=list)
+
+
+@dataclass
+class Selection:
+    """What the extractive answerer chose: sentences in answer order, or a refusal, with its confidence."""
+
+    sentences: list[Candidate]
+    refused: bool
+    confidence: float
+    features: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExtractiveWeights:
+    """Scoring weights and thresholds (calibrated on the dev questions with `python -m bench.answers`)."""
+
+    semantic: float = 0.45
+    coverage: float = 0.30
+    context: float = 0.20
+    prior: float = 0.10
+    numeric: float = 0.05
+    semantic_pool: int = 16
+    max_sentences: int = 3
+    keep_ratio: float = 0.80
+    refuse_below: float = 0.46
+    refuse_below_zh: float = 0.50
+    evidence_coverage_min: float = 0.30
+
+
+class ExtractiveAnswerer:
+    """Picks, orders and scores evidence sentences; the service turns them into a cited answer."""
+
+    name = "extractive"
+
+    def __init__(self, embedder: Embedder, weights: ExtractiveWeights | None = None) -> None:
+        self._embedder = embedder
+        self.weights = weights or ExtractiveWeights()
+
+    def select(
+        self, question: str, blocks: Sequence[EvidenceBlock], language: str, idf: dict[str, float],
+    ) -> Selection:
+        """Choose the sentences to quote, or decide to refuse."""
+        terms = content_terms(question, drop_question_words=True)
+        coverage = Coverage(terms, idf)
+        candidates = self._candidates(question, blocks, language, coverage)
+        if not candidates:
+            return Selection([], True, 0.0, {"candidates": 0})
+        self._score(question, candidates, language)
+        candidates.sort(key=lambda c: -c.score)
+        evidence = coverage.of("\n".join(b.support_text + "\n" + b.chunk.section for b in blocks[:5]))
+        best = candidates[0]
+        confidence = _confidence(best.score, evidence, self.weights)
+        features = {"best": best.score, "evidence_coverage": evidence, "semantic": best.semantic}
+        threshold = self.weights.refuse_below_zh if language == "zh" else self.weights.refuse_below
+        if best.score < threshold or evidence < self.weights.evidence_coverage_min:
+            return Selection([], True, confidence, features)
+        return Selection(self._pick(candidates), False, confidence, features)
+
+    def _candidates(
+        self, question: str, blocks: Sequence[EvidenceBlock], language: str, coverage: Coverage
+    ) -> list[Candidate]:
+        numeric = bool(_NUMERIC_QUESTION.search(question))
+        found = []
+        for block in blocks:
+            if block.chunk.kind == "references":
+                continue
+            spans = split_sentences(block.chunk.text)
+            title = block.chunk.section.split(" > ")[-1]
+            for i, span in enumerate(spans):
+                if not _MIN_CHARS.get(language, 30) <= len(span.text) <= _MAX_CHARS or _is_heading(span.text):
+                    continue
+                context = " ".join(s.text for s in spans[max(0, i - 1) : i + 2]) + " " + title
+                found.append(Candidate(
+                    block, span, i, coverage.of(span.text), coverage.of(context), 1.0 / block.n,
+                    numeric and bool(_HAS_NUMBER.search(span.text)),
+                ))
+        return found
+
+    def _score(self, question: str, candidates: list[Candidate], language: str) -> None:
+        w = self.weights
+        for c in candidates:
+            c.score = w.coverage * c.coverage + w.context * c.context_coverage + w.prior * c.prior + w.numeric * c.numeric
+        if language != "en":
+            # Without a Chinese embedder the lexical part carries the whole weight.
+            scale = 1.0 / (1.0 - w.semantic)
+            for c in candidates:
+                c.score *= scale
+            return
+        pool = sorted(candidates, key=lambda c: -c.score)[: w.semantic_pool]
+        vectors = self._embedder.embed_passages([c.span.text for c in pool])
+        query = self._embedder.embed_query(question)
+        for c, similarity in zip(pool, np.asarray(vectors) @ query, strict=True):
+            c.semantic = float(similarity)
+            c.score += w.semantic * max(0.0, c.semantic)
+
+    def _pick(self, ranked: list[Candidate]) -> list[Candidate]:
+        w = self.weights
+        chosen: list[Candidate] = []
+        floor = ranked[0].score * w.keep_ratio
+        for candidate in ranked:
+            twin = next((other for other in chosen if _redundant(candidate, other)), None)
+            if twin is not None:
+                # The same statement elsewhere (a summary table and the text): cite it too, don't repeat it.
+                if len(twin.twins) < 2 and twin.block.chunk.id != candidate.block.chunk.id and candidate.score >= floor * 0.7:
+                    twin.twins.append(candidate)
+                continue
+            if len(chosen) < w.max_sentences and candidate.score >= floor:
+                chosen.append(candidate)
+        # The best sentence leads; the rest follow in document order (block, then position).
+        head, rest = chosen[:1], sorted(chosen[1:], key=lambda c: (c.block.n, c.position))
+        return head + rest
+
+
+def _is_heading(text: str) -> bool:
+    """Running heads, table headers and keyword lines: mostly capitals, or no sentence at all."""
+    letters = [ch for ch in text if ch.isascii() and ch.isalpha()]
+    if len(letters) < 12:
+        return False
+    return sum(ch.isupper() for ch in letters) / len(letters) > 0.6 or text.upper().startswith("KEY WORDS")
+
+
+def _redundant(a: Candidate, b: Candidate) -> bool:
+    if a.block.chunk.id == b.block.chunk.id and a.span == b.span:
+        return True
+    x, y = loose(a.span.text), loose(b.span.text)
+    if not x or not y:
+        return False
+    if x in y or y in x:
+        return True
+    grams_a = {x[i : i + 4] for i in range(len(x) - 3)}
+    grams_b = {y[i : i + 4] for i in range(len(y) - 3)}
+    union = grams_a | grams_b
+    return bool(union) and len(grams_a & grams_b) / len(union) > 0.6
+
+
+def _confidence(best: float, evidence: float, w: ExtractiveWeights) -> float:
+    """A 0..1 confidence: how far the best sentence and the evidence coverage clear their thresholds."""
+    margin = min(best / max(w.refuse_below, 1e-6), evidence / max(w.evidence_coverage_min, 1e-6))
+    return float(max(0.0, min(1.0, 0.5 * margin)))

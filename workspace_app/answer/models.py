@@ -1,0 +1,178 @@
+"""Plain data of answers: evidence blocks, citations, answers, chats and notes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from workspace_app.models import Chunk, Rect
+
+
+@dataclass(frozen=True)
+class EvidenceBlock:
+    """A retrieved chunk as the answerer sees it: numbered from 1 in retrieval order."""
+
+    n: int
+    chunk: Chunk
+    document_name: str
+    score: float
+    ranks: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def grading(self) -> str:
+        """'Class I; Level of Evidence B-NR' when the chunk carries a recommendation, else ''."""
+        parts = []
+        if self.chunk.recommendation_class:
+            parts.append(f"Class of recommendation {self.chunk.recommendation_class}")
+        if self.chunk.evidence_level:
+            parts.append(f"Level of evidence {self.chunk.evidence_level}")
+        return "; ".join(parts)
+
+    @property
+    def support_text(self) -> str:
+        """What a cited sentence may rest on: the chunk text and its grading."""
+        return f"{self.chunk.text}\n{self.grading}" if self.grading else self.chunk.text
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One `[n]` of an answer: the block it points to and the sentence that supports the claim."""
+
+    n: int
+    chunk_id: str
+    document: str
+    document_id: str
+    page_start: int
+    page_end: int
+    section: str
+    quote: str
+    rects: tuple[Rect, ...]
+    chunk_rects: tuple[Rect, ...]
+    score: float
+    recommendation_class: str | None = None
+    evidence_level: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The public JSON shape of a citation (CLI `ask --json`)."""
+        return {
+            "n": self.n, "chunk_id": self.chunk_id, "document": self.document, "document_id": self.document_id,
+            "page_start": self.page_start, "page_end": self.page_end, "section": self.section, "quote": self.quote,
+            "rects": [rect.to_json() for rect in self.rects], "score": round(self.score, 4),
+        }
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything, for the chat history."""
+        data = self.to_json()
+        data.update(
+            chunk_rects=[rect.to_json() for rect in self.chunk_rects],
+            recommendation_class=self.recommendation_class, evidence_level=self.evidence_level,
+        )
+        return data
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> Citation:
+        """Rebuild a citation saved with `to_record`."""
+        return cls(
+            n=int(data["n"]), chunk_id=data["chunk_id"], document=data["document"], document_id=data["document_id"],
+            page_start=int(data["page_start"]), page_end=int(data["page_end"]), section=data["section"],
+            quote=data["quote"], rects=tuple(_rect(r) for r in data.get("rects", [])),
+            chunk_rects=tuple(_rect(r) for r in data.get("chunk_rects", [])), score=float(data.get("score", 0.0)),
+            recommendation_class=data.get("recommendation_class"), evidence_level=data.get("evidence_level"),
+        )
+
+
+def _rect(data: dict[str, Any]) -> Rect:
+    return Rect(int(data["page"]), float(data["x0"]), float(data["y0"]), float(data["x1"]), float(data["y1"]))
+
+
+@dataclass
+class Answer:
+    """An answer with `[n]` markers, its verified citations and how it was made."""
+
+    question: str
+    text: str
+    citations: list[Citation]
+    grounded: bool
+    refused: bool
+    confidence: float
+    language: str
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    disclaimer: str = ""
+    answerer: str = "extractive"
+    mode: str = "naive"
+    standalone_question: str | None = None
+    unsupported: list[str] = field(default_factory=list)
+    documents: list[str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The public JSON shape of `workspace-app ask --json`."""
+        return {
+            "question": self.question, "answer": self.text, "refused": self.refused, "grounded": self.grounded,
+            "confidence": round(self.confidence, 4), "language": self.language,
+            "citations": [c.to_json() for c in self.citations],
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything, for the chat history."""
+        data = self.to_json()
+        data.update(
+            citations=[c.to_record() for c in self.citations], disclaimer=self.disclaimer, answerer=self.answerer,
+            mode=self.mode, standalone_question=self.standalone_question, unsupported=self.unsupported,
+            documents=self.documents,
+        )
+        return data
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> Answer:
+        """Rebuild an answer saved with `to_record`."""
+        return cls(
+            question=data["question"], text=data["answer"], citations=[Citation.from_record(c) for c in data["citations"]],
+            grounded=bool(data["grounded"]), refused=bool(data["refused"]), confidence=float(data["confidence"]),
+            language=data["language"], timings_ms=dict(data.get("timings_ms", {})), disclaimer=data.get("disclaimer", ""),
+            answerer=data.get("answerer", "extractive"), mode=data.get("mode", "naive"),
+            standalone_question=data.get("standalone_question"), unsupported=list(data.get("unsupported", [])),
+            documents=data.get("documents"),
+        )
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A past question and the answer text given (what follow-up rewriting and the LLM see)."""
+
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A conversation in a workspace."""
+
+    id: str
+    workspace_id: str
+    title: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One exchange of a chat: the question and the answer record."""
+
+    id: str
+    chat_id: str
+    position: int
+    question: str
+    answer: Answer
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """An answer saved to the workspace's notes."""
+
+    id: str
+    workspace_id: str
+    title: str
+    answer: Answer
+    created_at: str

@@ -1,0 +1,113 @@
+"""Sentence spans of evidence text and of generated answers (English and Chinese).
+
+Chunk text keeps some of the PDF's line structure: a newline separates table cells, headings and paragraphs,
+but also falls inside sentences that wrap around a table row or column. A newline ends a sentence when the
+line before it ends with terminal punctuation or the next line starts like a new sentence (upper case,
+bullet); otherwise the lines are joined. Inside a line, English sentences end at . ! ? followed by a space and
+an upper-case letter, digit or bracket (but not after common abbreviations); Chinese ones at 。！？；.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import pairwise
+from dataclasses import dataclass
+
+_ABBREVIATIONS = frozenset(
+    "e.g i.e vs etc al fig figs no nos dr mr mrs ms approx ref refs ca cf eq vol pp st jr sr inc dept min max"
+    " resp incl mo yr yrs wk wks h hr hrs".split()
+)
+_EN_END = re.compile(r"[.!?](?:[\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9])")
+_ZH_END = re.compile(r"[。！？；]+[”’）)]*")
+_TERMINAL = set(".!?。！？；;:：")
+_BULLETS = set("•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩")
+_MARKER = re.compile(r"\s*\[(\d{1,3})\]")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A sentence and where it sits in its text (character offsets, end exclusive)."""
+
+    start: int
+    end: int
+    text: str
+
+
+def split_sentences(text: str) -> list[Span]:
+    """Sentences of a text in order; blank pieces are dropped, offsets point into `text`.
+
+    A sentence joined across a newline has the newline replaced by a space in its `text`.
+    """
+    spans: list[Span] = []
+    for offset, paragraph in _paragraphs(text):
+        flat = paragraph.replace("\n", " ")
+        for start, end in _line_sentences(flat):
+            piece = flat[start:end]
+            stripped = piece.strip()
+            if stripped:
+                lead = len(piece) - len(piece.lstrip())
+                spans.append(Span(offset + start + lead, offset + start + lead + len(stripped), stripped))
+    return spans
+
+
+def _paragraphs(text: str) -> list[tuple[int, str]]:
+    """Runs of lines that belong together, with their offsets."""
+    runs: list[tuple[int, str]] = []
+    offset = 0
+    for line in text.split("\n"):
+        if runs and not _breaks(runs[-1][1], line):
+            start, previous = runs[-1]
+            runs[-1] = (start, previous + "\n" + line)
+        else:
+            runs.append((offset, line))
+        offset += len(line) + 1
+    return runs
+
+
+def _breaks(before: str, after: str) -> bool:
+    before, after = before.rstrip(), after.lstrip()
+    if not before or not after or before[-1] in _TERMINAL:
+        return True
+    first = after[0]
+    return first.isupper() or first in _BULLETS
+
+
+def _line_sentences(line: str) -> list[tuple[int, int]]:
+    cuts = [0]
+    for match in _ZH_END.finditer(line):
+        cuts.append(match.end())
+    for match in _EN_END.finditer(line):
+        if not _after_abbreviation(line, match.start()):
+            cuts.append(match.start() + 1 + len(match.group(0)[1:].rstrip()))
+    cuts = sorted(set(cuts + [len(line)]))
+    return [(a, b) for a, b in pairwise(cuts) if b > a]
+
+
+def _after_abbreviation(line: str, dot: int) -> bool:
+    word = re.search(r"([A-Za-z.]+)$", line[:dot])
+    if word is None:
+        return False
+    token = word.group(1).lower().strip(".")
+    return token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())
+
+
+_LIST_MARKER = re.compile(r"\[\s*(?:source|doc|block)?\s*(\d{1,3}(?:\s*[,;，、]\s*(?:source|doc|block)?\s*\d{1,3})*)\s*\]", re.IGNORECASE)
+
+
+def normalize_markers(text: str) -> str:
+    """Write every citation as `[n]`: "[1, 2]", "[Source 3]" and "[Doc 1; 2]" become "[1][2]", "[3]", "[1][2]"."""
+
+    def expand(match: re.Match[str]) -> str:
+        return "".join(f"[{n}]" for n in re.findall(r"\d{1,3}", match.group(1)))
+
+    return _LIST_MARKER.sub(expand, text)
+
+
+def markers_of(sentence: str) -> list[int]:
+    """The citation numbers `[n]` in a sentence, in order, each once."""
+    return list(dict.fromkeys(int(n) for n in _MARKER.findall(sentence)))
+
+
+def strip_markers(sentence: str) -> str:
+    """The sentence without its `[n]` markers."""
+    return _MARKER.sub("", sentence).strip()

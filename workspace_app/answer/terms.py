@@ -1,0 +1,111 @@
+"""Content terms of questions and evidence, and how much of a question a piece of evidence covers.
+
+English words are lower-cased and reduced by a light suffix stemmer (the same on both sides, so "fainters"
+meets "fainting"); Chinese is segmented by jieba (through the keyword index's analyzer) and a Chinese term
+counts as covered when it occurs anywhere in the evidence, which makes coverage robust to jieba cutting the
+evidence differently from the question.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+
+from workspace_app.retrieval.lexical import STOPWORDS, analyze
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# Words of how a question is asked rather than what it is about.
+QUESTION_WORDS = frozenset(
+    """about according advise advised also any aim best do does guideline guidelines give given go good i me my
+    our recommend recommended recommendation recommends routinely say says should tell us use used using want
+    we what which who within would year years level evidence class cor loe graded grade support supports
+    指南 推荐 多少 什么 怎么 怎样 如何 哪些 是否 可以 一般 大概 判断 最好 各是 还要 这条""".split()
+)
+_IRREGULAR = {"women": "woman", "men": "man", "children": "child", "feet": "foot", "wk": "week", "wks": "week",
+              "mo": "month", "mos": "month", "yr": "year", "yrs": "year", "min": "minute", "mins": "minute"}
+_SUFFIXES = ("ational", "ations", "ation", "ments", "ment", "ness", "ings", "ing", "ers", "er", "ies", "ied", "ly",
+             "ed", "es", "s")
+
+
+def stem(word: str) -> str:
+    """A crude English stem: strip one common suffix from words longer than four letters."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) <= 4 or not word.isascii() or not word.isalpha():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            if suffix == "s" and word[-2] in "sui":  # sinus, class, diagnosis keep their s
+                return word
+            return word[: -len(suffix)]
+    return word
+
+
+def normalize(text: str) -> str:
+    """NFKC, lower case (ligatures such as ﬁ become fi)."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def is_cjk_term(term: str) -> bool:
+    """Whether a term is Chinese."""
+    return bool(_CJK.search(term))
+
+
+def content_terms(text: str, *, drop_question_words: bool = False) -> dict[str, str]:
+    """Distinct content terms of a text in order: stemmed key -> the word as written (for the keyword index)."""
+    seen: dict[str, str] = {}
+    for term in analyze(normalize(text)):
+        if term in STOPWORDS or (drop_question_words and term in QUESTION_WORDS):
+            continue
+        if len(term) < 2 and not term.isdigit() and not is_cjk_term(term):
+            continue
+        seen.setdefault(term if is_cjk_term(term) else stem(term), term)
+    return seen
+
+
+def evidence_terms(text: str) -> set[str]:
+    """The stemmed English terms of an evidence text (Chinese is matched by substring instead)."""
+    return {stem(term) for term in analyze(normalize(text)) if not is_cjk_term(term)}
+
+
+def loose(text: str) -> str:
+    """Letters, digits and CJK only, NFKC and lower case: for tolerant substring matching."""
+    return "".join(ch for ch in normalize(text) if ch.isalnum())
+
+
+class Coverage:
+    """IDF-weighted share of a question's content terms found in a piece of evidence."""
+
+    def __init__(self, terms: Iterable[str], idf: Mapping[str, float]) -> None:
+        self.terms = list(terms)
+        self.weights = {term: idf.get(term, 1.0) for term in self.terms}
+        self.total = sum(self.weights.values()) or 1.0
+
+    def of(self, text: str) -> float:
+        """Share of the question's weight covered by the text (0..1)."""
+        if not self.terms:
+            return 0.0
+        words = evidence_terms(text)
+        flat = loose(text)
+        found = sum(w for t, w in self.weights.items() if _present(t, words, flat))
+        return found / self.total
+
+    def missing(self, text: str) -> list[str]:
+        """The question's terms the text lacks."""
+        words = evidence_terms(text)
+        flat = loose(text)
+        return [t for t in self.terms if not _present(t, words, flat)]
+
+
+def _present(term: str, words: set[str], flat: str) -> bool:
+    """Chinese terms and longer English stems also match inside the loose text (end-of-line hyphens split words)."""
+    if is_cjk_term(term) or len(term) >= 6:
+        return term in flat or term in words
+    return term in words
+
+
+def idf_weights(terms: Iterable[str], document_frequency: Callable[[str], int], total: int) -> dict[str, float]:
+    """Smoothed inverse document frequency per term (a term absent from the workspace weighs the most)."""
+    return {term: math.log((total + 1) / (document_frequency(term) + 0.5)) for term in terms}

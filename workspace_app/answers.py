@@ -1,0 +1,367 @@
+"""The answer facade: grounded answers with verified citations, chats and notes (UI, CLI and API call this).
+
+    ask -> scope (the chosen or included sources) -> retrieve (hybrid search) -> evidence blocks
+        -> answer (extractive by default; the LLM when one is configured) -> verify citations
+        -> citations renumbered [1], [2]... in order of appearance, each with its quote's rectangles
+
+It sits next to `WorkspaceService` (built by `storage.factory.build_answer_service`) and uses its search.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+
+from storage.base import ChatRepository, NoteRepository
+from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
+from workspace_app.answer.export import chat_markdown
+from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
+from workspace_app.answer.highlight import locate_quote
+from workspace_app.answer.language import UNSUPPORTED_NOTES, detect_language, disclaimer_text, is_refusal, refusal_text
+from workspace_app.answer.llm import LlmAnswerer
+from workspace_app.answer.models import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, Turn
+from workspace_app.answer.sentences import normalize_markers
+from workspace_app.answer.terms import content_terms, idf_weights
+from workspace_app.errors import ChatNotFoundError, WorkspaceError
+from workspace_app.ingest.recommendations import find_recommendation
+from workspace_app.models import Workspace
+from workspace_app.service import WorkspaceService
+
+MODES = ("naive",)
+EVIDENCE_BLOCKS = 8
+MAX_QUESTION_CHARS = 2000
+HISTORY_TURNS = 3
+NEW_CHAT = "New chat"
+_FOLLOW_UP = re.compile(
+    r"^(and|but|also|what about|how about|then|so)\b|\b(it|its|this|that|these|those|they|them|he|she)\b|"
+    r"^(那|那么|还有|另外)|它|这个|那个|这些|那些|其",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class _Scope:
+    workspace: Workspace
+    document_ids: list[str] | None
+    chunk_total: int
+
+
+class AnswerService:
+    """Grounded answers over a workspace, and the chats and notes that keep them."""
+
+    def __init__(
+        self, service: WorkspaceService, chats: ChatRepository, notes: NoteRepository, llm: LlmAnswerer | None = None
+    ) -> None:
+        self.service = service
+        self.chats = chats
+        self.notes = notes
+        self.extractive = ExtractiveAnswerer(service.embedder)
+        llm_settings = service.settings.llm
+        configured = bool(llm_settings.api_key or llm_settings.base_url)
+        self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
+
+    @property
+    def answerer_name(self) -> str:
+        """'llm' when a language model is configured, else 'extractive'."""
+        return "llm" if self.llm is not None else "extractive"
+
+    # Answers
+
+    def ask(
+        self, workspace: str, question: str, history: Sequence[Turn] = (), documents: Sequence[str] | None = None,
+        mode: str = "naive",
+    ) -> Answer:
+        """Answer a question from the workspace's sources (see `ask_stream`)."""
+        answer = None
+        for event in self.ask_stream(workspace, question, history, documents, mode):
+            if isinstance(event, Answer):
+                answer = event
+        assert answer is not None
+        return answer
+
+    def ask_stream(
+        self, workspace: str, question: str, history: Sequence[Turn] = (), documents: Sequence[str] | None = None,
+        mode: str = "naive",
+    ) -> Iterator[str | Answer]:
+        """Pieces of text while a language model writes, then the verified `Answer` (always last)."""
+        started = time.perf_counter()
+        question = _clean_question(question)
+        if mode not in MODES:
+            raise WorkspaceError(f"The query mode '{mode}' is not available; use one of: {', '.join(MODES)}.")
+        language = detect_language(question)
+        scope = self._scope(workspace, documents)
+        timings: dict[str, float] = {}
+        standalone = self._standalone(question, history, timings)
+        blocks = self._retrieve(workspace, standalone, scope, timings)
+        if self.llm is not None:
+            text = yield from self._generate(standalone, blocks, language, timings)
+            answer = self._from_text(question, text, blocks, language, timings)
+        else:
+            answer = self._extract(question, standalone, blocks, language, scope, timings)
+        answer.standalone_question = standalone if standalone != question else None
+        answer.mode = mode
+        answer.documents = scope.document_ids
+        timings["total"] = _ms(started)
+        answer.timings_ms = timings
+        yield answer
+
+    def _scope(self, workspace: str, documents: Sequence[str] | None) -> _Scope:
+        ws = self.service.get_workspace(workspace)
+        all_documents = self.service.list_documents(ws.id)
+        if documents is None:
+            chosen = [d for d in all_documents if d.status == "ready" and d.included]
+        else:
+            wanted = [self.service.get_document(ws.id, key).id for key in documents]
+            chosen = [d for d in all_documents if d.id in wanted and d.status == "ready"]
+        if not chosen:
+            raise WorkspaceError(
+                f"No ready sources are selected in '{ws.name}'. Add PDFs on the Sources page, wait until they "
+                "are ready, and keep at least one switched on for chat."
+            )
+        ready = [d for d in all_documents if d.status == "ready"]
+        ids = None if len(chosen) == len(ready) == len(all_documents) else [d.id for d in chosen]
+        return _Scope(ws, ids, sum(d.chunks for d in chosen))
+
+    def _standalone(self, question: str, history: Sequence[Turn], timings: dict[str, float]) -> str:
+        """The question made to stand alone: rewritten by the LLM, or joined to the last question offline."""
+        recent = list(history)[-HISTORY_TURNS:]
+        if not recent:
+            return question
+        started = time.perf_counter()
+        if self.llm is not None:
+            rewritten = self.llm.rewrite(question, recent)
+        elif _FOLLOW_UP.search(question) or len(content_terms(question, drop_question_words=True)) < 3:
+            rewritten = f"{recent[-1].question} {question}"
+        else:
+            rewritten = question
+        timings["rewrite"] = _ms(started)
+        return rewritten
+
+    def _retrieve(self, workspace: str, query: str, scope: _Scope, timings: dict[str, float]) -> list[EvidenceBlock]:
+        started = time.perf_counter()
+        result = self.service.search(workspace, query, EVIDENCE_BLOCKS, scope.document_ids)
+        timings["retrieve"] = _ms(started)
+        return [EvidenceBlock(h.rank, h.chunk, h.document_name, h.score, h.ranks) for h in result.hits]
+
+    def _idf(self, question: str, scope: _Scope) -> dict[str, float]:
+        terms = content_terms(question, drop_question_words=True)
+
+        def frequency(key: str) -> int:
+            hits = self.service.catalog.keyword_search(scope.workspace.id, [terms[key]], scope.chunk_total + 1, scope.document_ids)
+            return len(hits)
+
+        return idf_weights(terms, frequency, scope.chunk_total)
+
+    # The extractive answerer
+
+    def _extract(
+        self, question: str, standalone: str, blocks: list[EvidenceBlock], language: str, scope: _Scope,
+        timings: dict[str, float],
+    ) -> Answer:
+        started = time.perf_counter()
+        selection = self.extractive.select(standalone, blocks, language, self._idf(standalone, scope))
+        timings["answer"] = _ms(started)
+        if selection.refused:
+            return self._refusal(question, language, selection.confidence, "extractive")
+        started = time.perf_counter()
+        sentences = [_quoted(candidate) for candidate in selection.sentences]
+        verification = verify_sentences(sentences, blocks, None, language)
+        timings["verify"] = _ms(started)
+        return self._assemble(question, verification, blocks, language, selection.confidence, timings, "\n\n", True)
+
+    # The LLM answerer
+
+    def _generate(
+        self, question: str, blocks: list[EvidenceBlock], language: str, timings: dict[str, float]
+    ) -> Generator[str, None, str]:
+        assert self.llm is not None
+        if not blocks:
+            return refusal_text(language)
+        started = time.perf_counter()
+        pieces = []
+        for piece in self.llm.stream(question, blocks, language):
+            pieces.append(piece)
+            yield piece
+        timings["answer"] = _ms(started)
+        return "".join(pieces)
+
+    def _from_text(
+        self, question: str, text: str, blocks: list[EvidenceBlock], language: str, timings: dict[str, float]
+    ) -> Answer:
+        if not text.strip() or is_refusal(text):
+            return self._refusal(question, language, 0.0, "llm")
+        started = time.perf_counter()
+        verification = verify_citations(normalize_markers(text), blocks, self.service.embedder, language)
+        timings["verify"] = _ms(started)
+        supported = [max(s.score for s in c.supports) for c in verification.sentences if c.supports]
+        share = len(supported) / max(1, sum(1 for c in verification.sentences if c.needs_citation))
+        confidence = share * (sum(supported) / len(supported)) if supported else 0.0
+        answer = self._assemble(question, verification, blocks, language, confidence, timings, " " if language != "zh" else "")
+        answer.answerer = "llm"
+        return answer
+
+    # Building the answer
+
+    def _assemble(
+        self, question: str, verification: Verification, blocks: list[EvidenceBlock], language: str,
+        confidence: float, timings: dict[str, float], joiner: str, show_grading: bool = False,
+    ) -> Answer:
+        started = time.perf_counter()
+        by_n = {block.n: block for block in blocks}
+        numbers: dict[tuple[str, int], int] = {}
+        citations: list[Citation] = []
+        lines = []
+        for sentence in verification.sentences:
+            marks = []
+            for support in sentence.supports:
+                key = (by_n[support.n].chunk.id, support.quote.start)
+                if key not in numbers:
+                    numbers[key] = len(citations) + 1
+                    citations.append(self._citation(numbers[key], by_n[support.n], support.quote.text, support.quote.start, support.score))
+                marks.append(numbers[key])
+            text = sentence.text
+            if show_grading and sentence.supports:
+                text += _stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, text)
+            line = text + (" " if marks and language != "zh" else "") + "".join(f"[{m}]" for m in dict.fromkeys(marks))
+            if not sentence.supported:
+                line += " " + UNSUPPORTED_NOTES.get(language, UNSUPPORTED_NOTES["en"])
+            lines.append(line)
+        timings["locate"] = _ms(started)
+        return Answer(
+            question=question, text=joiner.join(lines), citations=citations, grounded=verification.grounded,
+            refused=False, confidence=round(confidence, 4), language=language, disclaimer=disclaimer_text(language),
+            unsupported=verification.unsupported,
+        )
+
+    def _citation(self, n: int, block: EvidenceBlock, quote: str, start: int, score: float) -> Citation:
+        chunk = block.chunk
+        document = self.service.catalog.get_document(chunk.document_id)
+        rects = locate_quote(self.service.document_path(document), chunk, quote, start) if document else ()
+        pages = sorted({r.page for r in rects}) or [chunk.page_start, chunk.page_end]
+        grading = find_recommendation(_grading_window(chunk.text, start, quote))
+        return Citation(
+            n=n, chunk_id=chunk.id, document=block.document_name, document_id=chunk.document_id,
+            page_start=pages[0], page_end=pages[-1], section=chunk.section, quote=quote, rects=tuple(rects),
+            chunk_rects=chunk.rects, score=score,
+            recommendation_class=grading.recommendation_class or chunk.recommendation_class,
+            evidence_level=grading.evidence_level or chunk.evidence_level,
+        )
+
+    def _refusal(self, question: str, language: str, confidence: float, answerer: str) -> Answer:
+        return Answer(
+            question=question, text=refusal_text(language), citations=[], grounded=True, refused=True,
+            confidence=round(confidence, 4), language=language, disclaimer=disclaimer_text(language), answerer=answerer,
+        )
+
+    # Chats
+
+    def create_chat(self, workspace: str, title: str = NEW_CHAT) -> Chat:
+        """Start a chat in a workspace."""
+        return self.chats.create_chat(self.service.get_workspace(workspace).id, _clean_title(title))
+
+    def list_chats(self, workspace: str) -> list[Chat]:
+        """The workspace's chats, most recent first."""
+        return self.chats.list_chats(self.service.get_workspace(workspace).id)
+
+    def get_chat(self, workspace: str, chat_id: str) -> Chat:
+        """A chat of this workspace, or a clear error."""
+        chat = self.chats.get_chat(chat_id)
+        if chat is None or chat.workspace_id != self.service.get_workspace(workspace).id:
+            raise ChatNotFoundError("This chat no longer exists. Pick another chat or start a new one.")
+        return chat
+
+    def rename_chat(self, workspace: str, chat_id: str, title: str) -> Chat:
+        """Give a chat a new title (1-80 visible characters)."""
+        self.get_chat(workspace, chat_id)
+        self.chats.rename_chat(chat_id, _clean_title(title))
+        return self.get_chat(workspace, chat_id)
+
+    def delete_chat(self, workspace: str, chat_id: str) -> None:
+        """Delete a chat with its messages."""
+        self.chats.delete_chat(self.get_chat(workspace, chat_id).id)
+
+    def chat_messages(self, workspace: str, chat_id: str) -> list[ChatMessage]:
+        """A chat's exchanges in order."""
+        return self.chats.list_messages(self.get_chat(workspace, chat_id).id)
+
+    def chat_history(self, workspace: str, chat_id: str) -> list[Turn]:
+        """The chat's last turns, as follow-up rewriting sees them."""
+        return [Turn(m.question, m.answer.text) for m in self.chat_messages(workspace, chat_id)][-HISTORY_TURNS:]
+
+    def record_answer(self, workspace: str, chat_id: str, answer: Answer) -> ChatMessage:
+        """Keep an answer in its chat; the first question names a chat still called 'New chat'."""
+        chat = self.get_chat(workspace, chat_id)
+        message = self.chats.add_message(chat.id, answer.question, answer)
+        if chat.title == NEW_CHAT and message.position == 1:
+            self.chats.rename_chat(chat.id, _clean_title(answer.question, limit=60))
+        return message
+
+    def export_chat(self, workspace: str, chat_id: str) -> str:
+        """The chat as Markdown, each answer followed by its numbered citation list."""
+        chat = self.get_chat(workspace, chat_id)
+        return chat_markdown(chat, self.chats.list_messages(chat.id))
+
+    # Notes
+
+    def save_note(self, workspace: str, answer: Answer, title: str | None = None) -> Note:
+        """Save an answer to the workspace's notes."""
+        ws = self.service.get_workspace(workspace)
+        return self.notes.add_note(ws.id, _clean_title(title or answer.question, limit=80), answer)
+
+    def list_notes(self, workspace: str) -> list[Note]:
+        """The workspace's notes, newest first."""
+        return self.notes.list_notes(self.service.get_workspace(workspace).id)
+
+    def delete_note(self, workspace: str, note_id: str) -> None:
+        """Delete a note of the workspace."""
+        ws = self.service.get_workspace(workspace)
+        if not any(note.id == note_id for note in self.notes.list_notes(ws.id)):
+            raise ChatNotFoundError("This note no longer exists.")
+        self.notes.delete_note(note_id)
+
+
+def _quoted(candidate: Candidate) -> str:
+    """An extractive sentence with its block's marker (and those of the blocks repeating it)."""
+    blocks = [candidate.block.n] + [twin.block.n for twin in candidate.twins]
+    return candidate.span.text + " " + "".join(f"[{n}]" for n in dict.fromkeys(blocks))
+
+
+def _stated_grading(block: EvidenceBlock, start: int, quote: str) -> str:
+    """' (Class I, LOE B-NR)' when the quote or the cell after it states a grading the quote does not show."""
+    found = find_recommendation(_grading_window(block.chunk.text, start, quote))
+    if not found.recommendation_class and not found.evidence_level:
+        return ""
+    if find_recommendation(quote) == found:
+        return ""
+    parts = [f"Class {found.recommendation_class}"] if found.recommendation_class else []
+    parts += [f"LOE {found.evidence_level}"] if found.evidence_level else []
+    return f" ({', '.join(parts)})"
+
+
+def _grading_window(text: str, start: int, quote: str) -> str:
+    """The quote and the short line after it (ACC/AHA tables put 'I B-NR' on the next line)."""
+    end = start + len(quote) if start >= 0 else 0
+    following = text[end : end + 40].lstrip().split("\n")[0]
+    return quote + ("\n" + following if len(following) <= 20 else "")
+
+
+def _clean_question(question: str) -> str:
+    cleaned = re.sub(r"\s+", " ", question).strip()
+    if not cleaned:
+        raise WorkspaceError("Type a question first.")
+    if len(cleaned) > MAX_QUESTION_CHARS:
+        raise WorkspaceError(f"Questions are limited to {MAX_QUESTION_CHARS} characters; shorten it and ask again.")
+    return cleaned
+
+
+def _clean_title(title: str, limit: int = 80) -> str:
+    cleaned = re.sub(r"\s+", " ", "".join(ch for ch in title if ch.isprintable())).strip()
+    if not cleaned:
+        raise WorkspaceError("A chat name needs at least one visible character.")
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
