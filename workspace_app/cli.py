@@ -1,4 +1,4 @@
-"""Command-line adapter: `workspace-app` (workspaces, ingest, search, documents, cancel, retry, remove, worker, serve).
+"""Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, documents, cancel, retry, remove, worker, serve).
 
 JSON printed here is a public contract (benchmarks and scripts rely on it): keys are only ever added.
 """
@@ -43,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query_arguments(search)
     search.add_argument("--top-k", type=int, default=None)
     search.add_argument("--method", choices=sorted(METHODS), default="hybrid")
+
+    ask = commands.add_parser("ask", help="answer a question from a workspace's sources, with verified citations")
+    _add_query_arguments(ask)
+    ask.add_argument("--mode", default="naive", help="query mode (naive)")
 
     documents = commands.add_parser("documents", help="list a workspace's documents")
     documents.add_argument("--workspace", "-w", required=True)
@@ -188,6 +192,31 @@ def _print_hits(result: Any) -> None:
         print(f"    {hit.chunk.text[:200]!r}")
 
 
+def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    from storage.factory import build_answer_service
+
+    answers = build_answer_service(_service(settings))
+    documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
+    for question in _queries(args):
+        answer = answers.ask(args.workspace, question, documents=documents, mode=args.mode)
+        if args.json:
+            print(json.dumps(answer.to_json(), ensure_ascii=False), flush=True)
+        else:
+            _print_answer(answer)
+    return 0
+
+
+def _print_answer(answer: Any) -> None:
+    from workspace_app.answer.export import grading_text
+
+    print(f"# {answer.question}\n\n{answer.text}\n")
+    for c in answer.citations:
+        pages = f"p.{c.page_start}" + (f"-{c.page_end}" if c.page_end != c.page_start else "")
+        grading = f" ({grading_text(c)})" if grading_text(c) else ""
+        print(f"[{c.n}] {c.document} {pages}{grading}: {c.quote[:160]!r}")
+    print(f"\n{answer.disclaimer}\n")
+
+
 def _documents(args: argparse.Namespace, settings: Settings) -> int:
     for document in _service(settings).list_documents(args.workspace):
         data = document.to_json()
@@ -230,6 +259,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "workspace": _workspace,
     "ingest": _ingest,
     "search": _search,
+    "ask": _ask,
     "documents": _documents,
     "remove": _remove,
     "cancel": _cancel,
