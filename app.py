@@ -11,17 +11,20 @@ import logging
 import streamlit as st
 
 from components.feedback import GENERIC_ERROR
-from storage.factory import build_service
+from storage.factory import build_answer_service, build_service
+from workspace_app.answers import AnswerService
 from workspace_app.config import load_settings
 from workspace_app.errors import WorkspaceError
 from workspace_app.service import WorkspaceService
 
 log = logging.getLogger("workspace_app.ui")
 
-# Chat and Graph join this list as they are built.
+# Graph joins this list when it is built.
 PAGES = [
     st.Page("pages/workspaces.py", title="Workspaces", icon=":material/folder_open:", default=True),
     st.Page("pages/sources.py", title="Sources", icon=":material/description:"),
+    st.Page("pages/chat.py", title="Chat", icon=":material/forum:"),
+    st.Page("pages/notes.py", title="Notes", icon=":material/bookmark:"),
 ]
 
 
@@ -31,12 +34,19 @@ def get_service() -> WorkspaceService:
     return build_service(load_settings())
 
 
+@st.cache_resource(show_spinner=False)
+def get_answers() -> AnswerService:
+    """Answers, chats and notes on the same service."""
+    return build_answer_service(get_service())
+
+
 def main() -> None:
     """Configure the page, make the service available to the pages, run the chosen page."""
     st.set_page_config(page_title="Workspace", page_icon=":material/menu_book:", layout="wide")
     page = st.navigation(PAGES, position="top")
     try:
         st.session_state["service"] = get_service()
+        st.session_state["answers"] = get_answers()
     except WorkspaceError as exc:
         st.error(exc.user_message, icon=":material/error:")
         st.stop()

@@ -18,7 +18,7 @@ from storage.base import ChatRepository, NoteRepository
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.export import chat_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
-from workspace_app.answer.highlight import locate_quote
+from workspace_app.answer.highlight import excerpt_pages, locate_quote
 from workspace_app.answer.language import UNSUPPORTED_NOTES, detect_language, disclaimer_text, is_refusal, refusal_text
 from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.models import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, Turn
@@ -39,6 +39,15 @@ _FOLLOW_UP = re.compile(
     r"^(那|那么|还有|另外)|它|这个|那个|这些|那些|其",
     re.IGNORECASE,
 )
+
+
+@dataclass(frozen=True)
+class CitationExcerpt:
+    """The pages a citation needs, as PDF bytes, and which original page each excerpt page is."""
+
+    pdf: bytes
+    pages: list[int]
+    document: str
 
 
 @dataclass
@@ -254,6 +263,19 @@ class AnswerService:
             question=question, text=refusal_text(language), citations=[], grounded=True, refused=True,
             confidence=round(confidence, 4), language=language, disclaimer=disclaimer_text(language), answerer=answerer,
         )
+
+    # The cited page
+
+    def citation_excerpt(self, workspace: str, citation: Citation) -> CitationExcerpt | None:
+        """The cited pages as a small PDF (None for text sources, which have no pages to show)."""
+        document = self.service.get_document(workspace, citation.document_id)
+        if document.media_type != "application/pdf":
+            return None
+        pages = sorted({r.page for r in (*citation.rects, *citation.chunk_rects)} | {citation.page_start})
+        path = self.service.document_path(document)
+        if not path.is_file():
+            raise WorkspaceError(f"The file of {document.name} is missing from the store. Upload it again.")
+        return CitationExcerpt(excerpt_pages(path, pages), pages, document.name)
 
     # Chats
 

@@ -1,0 +1,97 @@
+"""An answer with its citation chips ([1], [2]...), the citation details, and its actions.
+
+All document text (quotes, sections, names) and answer text is escaped: a PDF containing `<script>` or a
+Markdown link shows it as text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import streamlit as st
+
+from components.text import escape_markdown
+from workspace_app.answer.export import grading_text
+from workspace_app.answer.models import Answer, Citation
+
+AnswerActionKind = Literal["cite", "save"]
+
+
+@dataclass(frozen=True)
+class AnswerAction:
+    """A chip click (`cite`, with its number) or `save` to notes."""
+
+    kind: AnswerActionKind
+    n: int | None = None
+
+
+def escape_answer(text: str) -> str:
+    """Answer text as inert Markdown, keeping its paragraphs."""
+    return "\n\n".join(escape_markdown(paragraph) for paragraph in text.split("\n\n"))
+
+
+def pages_label(citation: Citation) -> str:
+    """'p. 11' or 'pp. 11–12'."""
+    if citation.page_end != citation.page_start:
+        return f"pp. {citation.page_start}–{citation.page_end}"
+    return f"p. {citation.page_start}"
+
+
+def citation_tooltip(citation: Citation) -> str:
+    """The hover text of a chip: document, page, section, grading and the quote."""
+    grading = grading_text(citation)
+    lines = [f"**{escape_markdown(citation.document)}**, {pages_label(citation)}"]
+    if citation.section:
+        lines.append(escape_markdown(citation.section))
+    if grading:
+        lines.append(escape_markdown(grading))
+    lines.append(f"“{escape_markdown(citation.quote)}”")
+    return "\n\n".join(lines)
+
+
+def render_answer(answer: Answer, *, key: str, can_save: bool = True) -> AnswerAction | None:
+    """The answer text, chips, the citation list in an expander, the disclaimer and 'Save to notes'."""
+    st.markdown(escape_answer(answer.text))
+    if not answer.grounded:
+        st.warning(
+            "Some sentences could not be verified against the cited sources; they are marked as such.",
+            icon=":material/report:",
+        )
+    action = render_chips(answer.citations, key=key)
+    if answer.citations:
+        render_citation_list(answer.citations, key=f"{key}-list")
+    st.caption(escape_markdown(answer.disclaimer))
+    if can_save and not answer.refused and st.button(
+        "Save to notes", key=f"{key}-save", icon=":material/bookmark_add:", type="tertiary"
+    ):
+        action = AnswerAction("save")
+    return action
+
+
+def render_chips(citations: list[Citation], *, key: str) -> AnswerAction | None:
+    """One small button per citation, labelled exactly [n]; hovering shows the quote."""
+    if not citations:
+        return None
+    action = None
+    with st.container(horizontal=True, key=f"{key}-chips", gap="small"):
+        for citation in citations:
+            if st.button(
+                f"\\[{citation.n}\\]", key=f"{key}-chip-{citation.n}", help=citation_tooltip(citation), type="secondary"
+            ):
+                action = AnswerAction("cite", citation.n)
+    return action
+
+
+def render_citation_list(citations: list[Citation], *, key: str) -> None:
+    """Every citation with its document, page, section, grading and quote."""
+    with st.expander(f"Sources of this answer ({len(citations)})", key=key, icon=":material/format_quote:"):
+        for citation in citations:
+            grading = grading_text(citation)
+            facts = [f"**\\[{citation.n}\\] {escape_markdown(citation.document)}**", pages_label(citation)]
+            if grading:
+                facts.append(escape_markdown(grading))
+            st.markdown(" · ".join(facts))
+            if citation.section:
+                st.caption(escape_markdown(citation.section))
+            st.markdown(f"> {escape_markdown(citation.quote)}")

@@ -1,0 +1,75 @@
+"""Notes page: answers saved from chat, with their citations; delete them or export them all to Markdown."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.citations import render_answer
+from components.feedback import flash, report_errors, show_flash
+from components.text import escape_markdown, format_date
+from workspace_app.answer.export import answer_markdown, escape
+from workspace_app.answer.models import Note
+from workspace_app.answers import AnswerService
+from workspace_app.errors import WorkspaceNotFoundError
+from workspace_app.models import Workspace
+from workspace_app.service import WorkspaceService
+
+CURRENT = "workspace"
+
+
+def notes_markdown(workspace: Workspace, notes: list[Note]) -> str:
+    """All notes of a workspace as one Markdown document."""
+    parts = [f"# Notes: {escape(workspace.name)}", ""]
+    for note in notes:
+        parts += [f"## {escape(note.title)}", "", answer_markdown(note.answer), ""]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def render_page(service: WorkspaceService, answers: AnswerService) -> None:
+    """Header, export, one card per note."""
+    st.title("Notes")
+    workspace = _current_workspace(service)
+    if workspace is None:
+        return
+    show_flash()
+    notes = None
+    with report_errors():
+        notes = answers.list_notes(workspace.id)
+    if notes is None:
+        return
+    if not notes:
+        st.info("No notes yet. Use “Save to notes” under an answer in Chat.", icon=":material/bookmark:")
+        return
+    st.download_button(
+        "Export notes to Markdown", notes_markdown(workspace, notes).encode("utf-8"), file_name="notes.md",
+        mime="text/markdown", key="notes-export", icon=":material/download:", on_click="ignore",
+    )
+    for note in notes:
+        _render_note(answers, workspace, note)
+
+
+def _render_note(answers: AnswerService, workspace: Workspace, note: Note) -> None:
+    with st.container(border=True, key=f"note-{note.id}"):
+        st.markdown(f"**{escape_markdown(note.title)}**")
+        st.caption(f"Saved {format_date(note.created_at)}")
+        render_answer(note.answer, key=f"note-answer-{note.id}", can_save=False)
+        if st.button("Delete note", key=f"note-delete-{note.id}", icon=":material/delete:", type="tertiary"):
+            with report_errors():
+                answers.delete_note(workspace.id, note.id)
+                flash("Note deleted.")
+                st.rerun()
+
+
+def _current_workspace(service: WorkspaceService) -> Workspace | None:
+    workspace_id = st.session_state.get(CURRENT)
+    if workspace_id is not None:
+        try:
+            return service.get_workspace(workspace_id)
+        except WorkspaceNotFoundError:
+            st.session_state.pop(CURRENT, None)
+    st.info("Open or create a workspace first; its notes are listed here.", icon=":material/folder_open:")
+    st.page_link("pages/workspaces.py", label="Go to Workspaces", icon=":material/arrow_forward:")
+    return None
+
+
+render_page(st.session_state["service"], st.session_state["answers"])
