@@ -8,10 +8,13 @@ STAMP   := $(VENV)/.setup-stamp
 # torch first: pip.conf points at local wheel dirs that hold the CPU build (see ../shared/STACK.md).
 TORCH   := torch==2.13.0
 BROWSER_PACKAGES := chromium chromium-driver fonts-wqy-microhei
+# pdf.js inside streamlit-pdf-viewer 0.0.30 is 4.3.136; its CMaps (Chinese pages without embedded fonts) ship
+# only in the npm package of the same version.
+PDFJS := pdfjs-dist@4.3.136
 
-.PHONY: setup run test browser-deps
+.PHONY: setup run test browser-deps pdf-cmaps
 
-setup: $(STAMP) browser-deps
+setup: $(STAMP) browser-deps pdf-cmaps
 
 $(STAMP): pyproject.toml
 	@test -x $(PYTHON) || python3 -m venv $(VENV)
@@ -28,6 +31,18 @@ browser-deps:
 			echo "chromium is missing (needed by the browser tests); install it with:"; \
 			echo "  sudo apt-get update && sudo apt-get install -y $(BROWSER_PACKAGES)"; \
 		fi; \
+	fi
+
+# Idempotent: does nothing once the viewer's frontend/dist/pdfjs-dist/cmaps/ holds the bcmap files.
+pdf-cmaps: $(STAMP)
+	@dist="$$($(PYTHON) -c 'import pathlib, streamlit_pdf_viewer as v; print(pathlib.Path(v.__file__).parent / "frontend" / "dist")' 2>/dev/null)"; \
+	if [ ! -f "$$dist/pdfjs-dist/cmaps/UniGB-UCS2-H.bcmap" ]; then \
+		tmp="$$(mktemp -d)" && \
+		(cd "$$tmp" && npm pack --silent $(PDFJS) >/dev/null) && \
+		tar -xzf "$$tmp"/pdfjs-dist-*.tgz -C "$$tmp" package/cmaps && \
+		mkdir -p "$$dist/pdfjs-dist" && rm -rf "$$dist/pdfjs-dist/cmaps" && \
+		mv "$$tmp/package/cmaps" "$$dist/pdfjs-dist/cmaps" && rm -rf "$$tmp" && \
+		echo "pdf.js CMaps installed in $$dist/pdfjs-dist/cmaps"; \
 	fi
 
 run: setup
