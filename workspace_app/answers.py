@@ -67,6 +67,7 @@ class AnswerService:
         self.chats = chats
         self.notes = notes
         self.extractive = ExtractiveAnswerer(service.embedder)
+        self.evidence_blocks = EVIDENCE_BLOCKS
         llm_settings = service.settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
         self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
@@ -150,7 +151,7 @@ class AnswerService:
 
     def _retrieve(self, workspace: str, query: str, scope: _Scope, timings: dict[str, float]) -> list[EvidenceBlock]:
         started = time.perf_counter()
-        result = self.service.search(workspace, query, EVIDENCE_BLOCKS, scope.document_ids)
+        result = self.service.search(workspace, query, self.evidence_blocks, scope.document_ids)
         timings["retrieve"] = _ms(started)
         return [EvidenceBlock(h.rank, h.chunk, h.document_name, h.score, h.ranks) for h in result.hits]
 
@@ -233,7 +234,7 @@ class AnswerService:
             text = sentence.text
             if show_grading and sentence.supports:
                 text += _stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, text)
-            line = text + (" " if marks and language != "zh" else "") + "".join(f"[{m}]" for m in dict.fromkeys(marks))
+            line = _with_markers(text, [f"[{m}]" for m in dict.fromkeys(marks)], language)
             if not sentence.supported:
                 line += " " + UNSUPPORTED_NOTES.get(language, UNSUPPORTED_NOTES["en"])
             lines.append(line)
@@ -348,6 +349,17 @@ def _quoted(candidate: Candidate) -> str:
     """An extractive sentence with its block's marker (and those of the blocks repeating it)."""
     blocks = [candidate.block.n] + [twin.block.n for twin in candidate.twins]
     return candidate.span.text + " " + "".join(f"[{n}]" for n in dict.fromkeys(blocks))
+
+
+def _with_markers(text: str, markers: list[str], language: str) -> str:
+    """The sentence with its markers before its final full stop: "... 50 mm Hg [1]."."""
+    if not markers:
+        return text
+    joined = "".join(markers)
+    space = "" if language == "zh" else " "
+    if text and text[-1] in ".。!！?？" and not text.endswith(("..", "e.g.", "i.e.")):
+        return f"{text[:-1]}{space}{joined}{text[-1]}"
+    return f"{text}{space}{joined}"
 
 
 def _stated_grading(block: EvidenceBlock, start: int, quote: str) -> str:
