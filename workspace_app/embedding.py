@@ -6,6 +6,7 @@ folder so nothing is downloaded. Any other sentence-transformers name or path wo
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
@@ -47,6 +48,13 @@ class Embedder:
         self._cache = cache
         self._model: Any = None
         self._lock = threading.Lock()
+        # A Hugging Face tokenizer is not safe to share between threads: `encode` switches padding and
+        # truncation on the Rust tokenizer while `count_tokens` calls it without, so concurrent jobs (the
+        # worker runs two) got batches padded to different lengths. Counting uses its own copy; each
+        # tokenizer is used by one thread at a time.
+        self._encode_lock = threading.Lock()
+        self._count_lock = threading.Lock()
+        self._counter: Any = None
 
     @property
     def model_id(self) -> str:
@@ -94,7 +102,10 @@ class Embedder:
         """Word pieces per text, with the embedder's own tokenizer."""
         if not texts:
             return []
-        encoded = self.model.tokenizer(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
+        with self._count_lock:
+            if self._counter is None:
+                self._counter = copy.deepcopy(self.model.tokenizer)
+            encoded = self._counter(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
         return [len(ids) for ids in encoded]
 
     def embed_passages(self, texts: Sequence[str], on_progress: ProgressCallback | None = None) -> np.ndarray:
@@ -121,10 +132,11 @@ class Embedder:
         step = self._settings.batch_size * 4
         for start in range(0, len(order), step):
             ids = order[start : start + step]
-            encoded = self.model.encode(
-                [texts[i] for i in ids], batch_size=self._settings.batch_size,
-                normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
-            )
+            with self._encode_lock:
+                encoded = self.model.encode(
+                    [texts[i] for i in ids], batch_size=self._settings.batch_size,
+                    normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
+                )
             for i, vector in zip(ids, encoded, strict=True):
                 out[i] = vector.astype(np.float32)
             if self._cache:
@@ -135,10 +147,11 @@ class Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Unit vector for a query."""
-        vector = self.model.encode(
-            [self._settings.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        )[0]
+        with self._encode_lock:
+            vector = self.model.encode(
+                [self._settings.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            )[0]
         return np.asarray(vector, dtype=np.float32)
 
     @property

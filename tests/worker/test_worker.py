@@ -127,14 +127,16 @@ def start_worker(tmp_path: Path, chroma_url: str) -> Iterator[Callable[..., Work
 
 
 @pytest.fixture
-def client(chroma_url: str, embedder: Any, settings_for: Callable[..., Any]) -> Iterator[Callable[[Path], Any]]:
+def client(chroma_url: str, embedder: Any) -> Iterator[Callable[[Path], Any]]:
     """client(data_dir): a service in the test process on the same data dir and Chroma server as the workers."""
     from storage.factory import build_service
+    from workspace_app.config import Settings
 
     services: list[Any] = []
 
     def _client(data_dir: Path) -> Any:
-        settings = settings_for(data_dir)
+        settings = Settings(_env_file=None)  # type: ignore[call-arg]
+        settings.storage.data_dir = data_dir
         settings.storage.chroma_url = chroma_url
         service = build_service(settings, embedder=embedder)
         services.append(service)
