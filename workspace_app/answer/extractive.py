@@ -72,8 +72,8 @@ class ExtractiveWeights:
     semantic_pool: int = 16
     max_sentences: int = 3
     keep_ratio: float = 0.80
-    refuse_below: float = 0.46
-    refuse_below_zh: float = 0.50
+    refuse_below: float = 0.45
+    refuse_below_zh: float = 0.48
     evidence_coverage_min: float = 0.30
 
 
@@ -99,9 +99,9 @@ class ExtractiveAnswerer:
         candidates.sort(key=lambda c: -c.score)
         evidence = coverage.of("\n".join(b.support_text + "\n" + b.chunk.section for b in blocks[:5]))
         best = candidates[0]
-        confidence = _confidence(best.score, evidence, self.weights)
-        features = {"best": best.score, "evidence_coverage": evidence, "semantic": best.semantic}
         threshold = self.weights.refuse_below_zh if language == "zh" else self.weights.refuse_below
+        confidence = _confidence(best.score, evidence, threshold, self.weights.evidence_coverage_min)
+        features = {"best": best.score, "evidence_coverage": evidence, "semantic": best.semantic}
         if best.score < threshold or evidence < self.weights.evidence_coverage_min:
             return Selection([], True, confidence, features)
         return Selection(self._pick(candidates), False, confidence, features)
@@ -183,7 +183,7 @@ def _redundant(a: Candidate, b: Candidate) -> bool:
     return bool(union) and len(grams_a & grams_b) / len(union) > 0.6
 
 
-def _confidence(best: float, evidence: float, w: ExtractiveWeights) -> float:
-    """A 0..1 confidence: how far the best sentence and the evidence coverage clear their thresholds."""
-    margin = min(best / max(w.refuse_below, 1e-6), evidence / max(w.evidence_coverage_min, 1e-6))
+def _confidence(best: float, evidence: float, threshold: float, coverage_min: float) -> float:
+    """A 0..1 confidence: how far the best sentence and the evidence coverage clear their thresholds (0.5 = at)."""
+    margin = min(best / max(threshold, 1e-6), evidence / max(coverage_min, 1e-6))
     return float(max(0.0, min(1.0, 0.5 * margin)))

@@ -1,0 +1,126 @@
+"""The offline extractive answerer on the dev guideline questions: quotes cited at the gold pages, every sentence
+verified, refusals (in the question's language) on the unanswerable ones, source scope respected."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storage.factory import build_answer_service
+from workspace_app.answer.language import REFUSALS
+from workspace_app.answers import AnswerService
+from workspace_app.errors import WorkspaceError
+
+ARNETT = "arnett-2014-guideline-strategies.pdf"
+CHINESE = "zh-acute-af-ed-2024.pdf"
+EVAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "eval" / "guidelines_dev.jsonl"
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], guidelines: Path,
+            excerpt: Callable[..., Path]) -> AnswerService:
+    """arnett-2014 (6 pages) and pages 1-8 of the Chinese AF guideline (its dev questions cite pages 1-8)."""
+    service = build(tmp_path_factory.mktemp("extractive") / "data")
+    service.create_workspace("Dev")
+    for name, path in {ARNETT: guidelines / ARNETT, CHINESE: excerpt(CHINESE, 1, 8)}.items():
+        assert service.ingest_file("Dev", path, name).status == "ready"
+    return build_answer_service(service)
+
+
+def dev_questions(docs: set[str] | None) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in EVAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if (r["doc"] in docs if docs else r["kind"] == "unanswerable")]
+
+
+def on_gold_page(citation: Any, row: dict[str, Any]) -> bool:
+    return citation.document == row["doc"] and any(citation.page_start <= p <= citation.page_end for p in row["pages"])
+
+
+def flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(answers: AnswerService) -> None:
+    rows = dev_questions({ARNETT, CHINESE})
+    assert len(rows) == 13
+    first = any_hit = refused = 0
+    for row in rows:
+        answer = answers.ask("Dev", row["question"])
+        if answer.refused:
+            refused += 1
+            continue
+        assert answer.answerer == "extractive" and answer.grounded and answer.language == row["lang"]
+        first += on_gold_page(answer.citations[0], row)
+        any_hit += any(on_gold_page(c, row) for c in answer.citations)
+        for paragraph in answer.text.split("\n\n"):
+            assert re.search(r"\[\d+\]", paragraph), f"uncited sentence: {paragraph}"
+        for citation in answer.citations:
+            chunk = answers.service.catalog.get_chunks([citation.chunk_id])[citation.chunk_id]
+            assert flat(citation.quote) in flat(chunk.text), "quotes are verbatim"
+            assert citation.rects and citation.chunk_rects
+        assert [c.n for c in answer.citations] == list(range(1, len(answer.citations) + 1))
+    assert refused <= 2, "false refusals (the benchmark holds the 0.10 target on the five dev PDFs)"
+    # The targets (0.80 / 0.90 on all 40 questions) are held by `python -m bench.answers`; here: a sane floor.
+    assert first / len(rows) >= 0.7 and any_hit / len(rows) >= 0.75, (first, any_hit)
+
+
+def test_unanswerable_questions_are_refused_in_their_language(answers: AnswerService) -> None:
+    rows = dev_questions(None)
+    refused = 0
+    for row in rows:
+        answer = answers.ask("Dev", row["question"])
+        if answer.refused:
+            refused += 1
+            assert answer.text == REFUSALS[row["lang"]] and answer.citations == [] and answer.language == row["lang"]
+            assert answer.disclaimer
+    assert refused >= 8, f"{refused} of {len(rows)} refused"
+
+
+def test_answer_json_has_the_public_shape(answers: AnswerService) -> None:
+    answer = answers.ask("Dev", "What proportion of Medicare beneficiaries live with two or more chronic conditions?")
+    data = answer.to_json()
+    assert list(data) == ["question", "answer", "refused", "grounded", "confidence", "language", "citations", "timings_ms"]
+    citation = data["citations"][0]
+    assert list(citation) == [
+        "n", "chunk_id", "document", "document_id", "page_start", "page_end", "section", "quote", "rects", "score",
+    ]
+    assert set(citation["rects"][0]) == {"page", "x0", "y0", "x1", "y1"}
+    assert {"retrieve", "answer", "total"} <= set(data["timings_ms"])
+    assert 0.0 <= data["confidence"] <= 1.0
+
+
+def test_answers_come_only_from_the_chosen_sources(answers: AnswerService) -> None:
+    question = "What proportion of Medicare beneficiaries live with two or more chronic conditions?"
+    answer = answers.ask("Dev", question, documents=[CHINESE])
+    assert answer.refused or all(c.document == CHINESE for c in answer.citations)
+    service = answers.service
+    service.set_included("Dev", ARNETT, False)
+    try:
+        unticked = answers.ask("Dev", question)
+        assert unticked.refused or all(c.document == CHINESE for c in unticked.citations)
+        service.set_included("Dev", CHINESE, False)
+        with pytest.raises(WorkspaceError, match="No ready sources"):
+            answers.ask("Dev", question)
+    finally:
+        service.set_included("Dev", ARNETT, True)
+        service.set_included("Dev", CHINESE, True)
+
+
+def test_follow_up_offline_borrows_the_previous_question(answers: AnswerService) -> None:
+    from workspace_app.answer.models import Turn
+
+    history = [Turn("How many Medicare beneficiaries with heart failure were included in the 2012 CMS data?", "…")]
+    answer = answers.ask("Dev", "And what about those with diabetes?", history)
+    assert answer.standalone_question and "heart failure" in answer.standalone_question
+
+
+def test_bad_questions_and_modes_are_refused_with_a_message(answers: AnswerService) -> None:
+    with pytest.raises(WorkspaceError, match="Type a question"):
+        answers.ask("Dev", "   ")
+    with pytest.raises(WorkspaceError, match="mode 'global'"):
+        answers.ask("Dev", "What is AF?", mode="global")
