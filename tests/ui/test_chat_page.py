@@ -1,0 +1,176 @@
+"""The Chat and Notes pages through Streamlit's AppTest on a real workspace (a guideline excerpt and a hostile
+Markdown source): ask, citation chips, the PDF panel, chats (new, rename, delete, export), notes, escaping,
+and an LLM that cannot be reached."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit as st
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+from storage.factory import build_answer_service
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+HOSTILE = (
+    "# Tilt testing\n\nA tilt-table angle of 70 degrees for 30 minutes gives the best yield <script>alert(1)</script> "
+    "[click here](http://evil.example) **bold** :red[x].\n"
+)
+QUESTION = "What tilt-table angle and duration give the best yield?"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Path:
+    """A workspace 'Cardiology' with pages 8-9 of the syncope guideline and a Markdown file full of markup."""
+    folder = tmp_path_factory.mktemp("chat")
+    service = build(folder / "data")
+    service.create_workspace("Cardiology")
+    hostile = folder / "hostile.md"
+    hostile.write_text(HOSTILE, encoding="utf-8")
+    for path, name in ((excerpt("shen-2017-syncope.pdf", 8, 9), "syncope-p8-9.pdf"), (hostile, "hostile.md")):
+        assert service.ingest_file("Cardiology", path, name).status == "ready"
+    return folder / "data"
+
+
+@pytest.fixture
+def answers(data_dir: Path, build: Callable[..., Any]) -> Any:
+    """An answer service on the app's data dir, to arrange state and check what the page did."""
+    return build_answer_service(build(data_dir))
+
+
+@pytest.fixture
+def app(data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+    """The Chat page with the workspace open."""
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
+    monkeypatch.chdir(data_dir.parent)
+    for chat in answers.list_chats("Cardiology"):
+        answers.delete_chat("Cardiology", chat.id)
+    yield open_page(answers, "pages/chat.py")
+    st.cache_resource.clear()
+
+
+def open_page(answers: Any, page: str) -> AppTest:
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["workspace"] = answers.service.get_workspace("Cardiology").id
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception
+    return at
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    at.chat_input(key="chat-input").set_value(question).run()
+    assert not at.exception
+    return at
+
+
+def chips(at: AppTest) -> list[Any]:
+    return [b for b in at.button if b.key and "-chip-" in b.key]
+
+
+def shown_html(at: AppTest) -> str:
+    renderer = MarkdownIt("commonmark", {"html": True})
+    return "\n".join(renderer.render(element.value) for element in (*at.markdown, *at.caption))
+
+
+def test_question_gets_a_cited_answer_kept_in_a_new_chat(app: AppTest, answers: Any) -> None:
+    ask(app, QUESTION)
+    labels = [b.label for b in chips(app)]
+    assert labels and labels[0] == "\\[1\\]", "chips read exactly [1], [2], ..."
+    html = shown_html(app)
+    assert "[1]" in html and "For clinical reference only" in html
+    [chat] = answers.list_chats("Cardiology")
+    assert chat.title.startswith("What tilt-table angle")
+    [message] = answers.chat_messages("Cardiology", chat.id)
+    assert message.answer.citations and message.question == QUESTION
+
+
+def test_chip_opens_the_cited_page_in_the_panel(app: AppTest, answers: Any) -> None:
+    ask(app, "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?")
+    chips(app)[0].click().run()
+    assert not app.exception
+    message_id, n = app.session_state["cited"]
+    assert n == 1
+    html = shown_html(app)
+    assert "Showing page" in html and "syncope-p8-9.pdf" in html
+    citation = answers.chat_messages("Cardiology", answers.list_chats("Cardiology")[0].id)[0].answer.citations[0]
+    assert f"p. {citation.page_start}" in html
+
+
+def test_document_text_is_shown_as_text(app: AppTest) -> None:
+    ask(app, QUESTION)
+    html = shown_html(app)
+    assert "alert(1)" in html, "the hostile sentence is quoted"
+    assert "&lt;script&gt;" in html and "<script>" not in html
+    assert "<a href" not in html and "<strong>bold</strong>" not in html
+
+
+def test_chats_can_be_started_renamed_deleted_and_exported(app: AppTest, answers: Any) -> None:
+    ask(app, QUESTION)
+    [chat] = answers.list_chats("Cardiology")
+    app.button(key="chats-new").click().run()
+    assert len(answers.list_chats("Cardiology")) == 2
+    app.selectbox(key="chats-pick").set_value(chat.id).run()
+    app.text_input(key=f"chats-rename-{chat.id}").set_value("Tilt <b>testing</b>").run()
+    app.button(key="chats-rename-save").click().run()
+    assert not app.exception
+    assert answers.get_chat("Cardiology", chat.id).title == "Tilt <b>testing</b>"
+    export = answers.export_chat("Cardiology", chat.id)
+    assert "# Tilt \\<b\\>testing\\</b\\>" in export and "**Citations**" in export and "1. " in export
+    app.button(key="chats-delete-confirm").click().run()
+    assert not app.exception
+    assert [c.id for c in answers.list_chats("Cardiology")] != [chat.id]
+    assert chat.id not in [c.id for c in answers.list_chats("Cardiology")]
+
+
+def test_saved_answer_appears_on_the_notes_page(app: AppTest, answers: Any) -> None:
+    ask(app, QUESTION)
+    save = next(b for b in app.button if b.key and b.key.endswith("-save"))
+    save.click().run()
+    assert not app.exception
+    [note] = answers.list_notes("Cardiology")
+    notes = open_page(answers, "pages/notes.py")
+    assert "What tilt\\-table angle" in "\n".join(m.value for m in notes.markdown)
+    notes.button(key=f"note-delete-{note.id}").click().run()
+    assert not notes.exception and answers.list_notes("Cardiology") == []
+
+
+def test_chinese_question_without_an_answer_is_refused_in_chinese(app: AppTest) -> None:
+    ask(app, "替奈普酶应如何按体重给药？")
+    assert "根据提供的资料，我无法回答这个问题。" in shown_html(app)
+    assert not chips(app)
+
+
+def test_unreachable_language_model_gives_a_message_and_the_chat_stays_usable(
+    data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("WORKSPACE_LLM__TIMEOUT_S", "3")
+    monkeypatch.chdir(data_dir.parent)
+    at = open_page(answers, "pages/chat.py")
+    for _ in range(2):
+        ask(at, QUESTION)
+        assert any("cannot be reached" in e.value for e in at.error)
+        assert at.chat_input(key="chat-input") is not None
+    st.cache_resource.clear()
+
+
+def test_without_an_open_workspace_the_page_says_what_to_do(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    at.switch_page("pages/chat.py").run()
+    assert not at.exception and "Open or create a workspace first" in at.info[0].value
+    st.cache_resource.clear()
