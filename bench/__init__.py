@@ -1,0 +1,1 @@
+"""Benchmarks of the workspace app (not tests): run `python -m bench.retrieval` from the repository root."""
