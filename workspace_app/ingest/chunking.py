@@ -39,6 +39,7 @@ class ChunkDraft:
     page_end: int
     token_count: int
     rects: list[Rect] = field(default_factory=list)
+    recommendation: tuple[str, str] | None = None
 
 
 def chunk_paragraphs(
@@ -172,4 +173,5 @@ def _draft(units: list[Unit], section: str) -> ChunkDraft:
     rects = [Rect(line.page, line.x0, line.y0, line.x1, line.y1) for line in lines]
     pages = [r.page for r in rects] or [1]
     tokens = sum(u.tokens for u in units) + len(units) - 1
-    return ChunkDraft(text, section, min(pages), max(pages), tokens, rects)
+    tagged = next((line.recommendation for line in lines if line.recommendation), None)
+    return ChunkDraft(text, section, min(pages), max(pages), tokens, rects, tagged)

@@ -21,6 +21,8 @@ class TextLine:
     text: str
     size: float
     bold: bool
+    block: int = -1
+    recommendation: tuple[str, str] | None = None
 
     @property
     def height(self) -> float:
@@ -68,11 +70,16 @@ class Paragraph:
         if self.text:
             if dehyphenate:
                 self.text = self.text[:-1]
-            elif needs_space(self.text, piece):
+            elif needs_space(self.text, piece) and not _ends_with_joiner(self.text):
                 self.text += " "
         start = len(self.text)
         self.text += piece
         self.spans.append(LineSpan(line, start, len(self.text)))
+
+
+def _ends_with_joiner(text: str) -> bool:
+    """A real hyphen or slash at a line end joins the next line without a space ("cost-" "effectiveness")."""
+    return len(text) > 1 and text[-1] in "-‐/" and text[-2].isalnum()
 
 
 def needs_space(left: str, right: str) -> bool:

@@ -70,6 +70,8 @@ def _joins_hyphen(text: str, following: str, hyphenated: set[str]) -> bool:
 
 def _starts_paragraph(previous: TextLine, line: TextLine, current: Paragraph) -> bool:
     """Whether `line` begins a new paragraph after `previous`."""
+    if len(previous.text) > 1 and previous.text[-1] == "-" and previous.text[-2].isalpha():
+        return False  # a paragraph never ends with a hyphen: the word goes on below
     if abs(line.size - previous.size) > 0.6:
         return True
     if line.page != previous.page or line.y0 < previous.y0 - 1 or abs(line.x0 - previous.x0) > 40 * 5:

@@ -18,6 +18,7 @@ import pymupdf
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
 from workspace_app.ingest.layout import ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
+from workspace_app.ingest.recommendations import is_class_cell, table_cell_recommendation
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
@@ -99,13 +100,13 @@ def _read_pages(doc: pymupdf.Document, display_name: str, on_page: PageCallback 
                 f"{display_name}: page {index + 1} cannot be read (the file is damaged). "
                 "Export it again as PDF and upload it once more."
             ) from exc
-        yield _merge_fragments(list(_raw_lines(raw, index + 1)))
+        yield _tag_recommendation_cells(_merge_fragments(_attach_drop_capitals(list(_raw_lines(raw, index + 1)))))
         if on_page is not None:
             on_page(index + 1, total)
 
 
 def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
-    for block in raw.get("blocks", []):
+    for number, block in enumerate(raw.get("blocks", [])):
         if block.get("type") != 0:
             continue
         for line in block["lines"]:
@@ -121,12 +122,68 @@ def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
             main = max(spans, key=lambda span: len(span["text"].strip()))
             x0, y0, x1, y1 = line["bbox"]
             bold = bool(main["flags"] & pymupdf.TEXT_FONT_BOLD) or bool(_BOLD_FONT.search(main["font"]))
-            yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold)
+            yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number)
 
 
 def _clean(text: str) -> str:
     text = _CONTROL.sub(" ", text.translate(_LIGATURES)).replace("\u00a0", " ")
     return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+def _tag_recommendation_cells(lines: list[TextLine]) -> list[TextLine]:
+    """Give the statement beside each class/level cell ("IIa B-NR") that class and level.
+
+    Tables put the cells beside the statement, so reading order alone may part them; the nearest text line
+    on the same row (left or right of the cells) is the statement.
+    """
+    for cell, found in _recommendation_cells(lines):
+        beside = [
+            line for line in lines
+            if len(line.text) > 15 and (line.x0 >= cell.x1 or line.x1 <= cell.x0) and abs(line.y_mid - cell.y_mid) < 24
+        ]
+        if beside:
+            target = min(beside, key=lambda line: (abs(line.y_mid - cell.y_mid), line.x0 < cell.x0))
+            target.recommendation = found
+    return lines
+
+
+def _recommendation_cells(lines: list[TextLine]) -> Iterator[tuple[TextLine, tuple[str, str]]]:
+    """Lines holding only a class and a level, or a class cell with its level cell beside it on the row."""
+    for line in lines:
+        found = table_cell_recommendation(line.text)
+        if found and found.recommendation_class and found.evidence_level:
+            yield line, (found.recommendation_class, found.evidence_level)
+            continue
+        if not is_class_cell(line.text):
+            continue
+        for level in lines:
+            if level is line or not (0 < level.x0 - line.x1 < 80) or abs(level.y_mid - line.y_mid) > 2:
+                continue
+            pair = table_cell_recommendation(f"{line.text} {level.text}")
+            if pair and pair.recommendation_class and pair.evidence_level:
+                cell = TextLine(line.page, line.x0, min(line.y0, level.y0), level.x1, max(line.y1, level.y1), "", line.size, False)
+                yield cell, (pair.recommendation_class, pair.evidence_level)
+
+
+def _attach_drop_capitals(lines: list[TextLine]) -> list[TextLine]:
+    """Put a large initial letter ("S" of "Substantial") back in front of the line it starts."""
+    if not lines:
+        return lines
+    typical = sorted(line.size for line in lines)[len(lines) // 2]
+    kept = []
+    for line in lines:
+        if len(line.text) <= 2 and line.text.isalpha() and line.size >= 2.5 * typical:
+            beside = [
+                other for other in lines
+                if other is not line and line.x1 - 2 <= other.x0 <= line.x1 + 3 * typical and line.y0 - 5 <= other.y0 <= line.y1
+            ]
+            if beside:
+                first = min(beside, key=lambda other: other.y0)
+                first.text = line.text + first.text
+                first.x0 = line.x0
+                continue
+        kept.append(line)
+    return kept
 
 
 def _merge_fragments(lines: list[TextLine]) -> list[TextLine]:
@@ -154,6 +211,8 @@ def _continues(left: TextLine, right: TextLine) -> bool:
         return False
     gap = right.x0 - left.x1
     size = max(left.size, right.size, 4.0)
+    if left.block == right.block >= 0:
+        return -1.0 <= gap <= 2.5 * size  # words of a justified line that pymupdf returned one by one
     # Column gutters can be narrow: only a short piece or a change of size (a superscript) is joined.
     short = min(len(left.text), len(right.text)) <= 12
     if short:

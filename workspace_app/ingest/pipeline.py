@@ -25,7 +25,7 @@ from workspace_app.ingest.abbreviations import find_abbreviations
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.pdf import parse_pdf
-from workspace_app.ingest.recommendations import find_recommendation
+from workspace_app.ingest.recommendations import Recommendation, find_recommendation
 from workspace_app.ingest.references import looks_like_references
 from workspace_app.ingest.text import parse_text
 from workspace_app.models import Chunk, Document
@@ -186,7 +186,7 @@ def _abbreviations(records: list[Chunk]) -> dict[str, str]:
 
 
 def _chunk(document: Document, ordinal: int, draft: ChunkDraft) -> Chunk:
-    found = find_recommendation(draft.text)
+    found = Recommendation(*draft.recommendation) if draft.recommendation else find_recommendation(draft.text)
     return Chunk(
         id=f"{document.id}-{ordinal:05d}", document_id=document.id, ordinal=ordinal, text=draft.text,
         section=draft.section, page_start=draft.page_start, page_end=draft.page_end,

@@ -11,12 +11,15 @@ from dataclasses import dataclass
 
 _CLASS = r"III:\s*(?:No\s+Benefit|Harm)|IIa|IIb|III|II|I"
 _LEVEL = r"B-NR|B-R|C-LD|C-EO|A|B|C"
-_TABLE_CELL = re.compile(rf"(?<![\w:])({_CLASS})\s+({_LEVEL})(?![\w-])")
+# Not inside letter-spaced type ("A M E R I C A N"), where single capitals stand apart.
+_TABLE_CELL = re.compile(rf"(?<![\w:])(?<![A-Z] )({_CLASS})\s+({_LEVEL})(?![\w-])(?!\s[A-Z](?:\s|$))")
 _PROSE = re.compile(
     rf"(?:Class|COR)\s*({_CLASS})\b[^.()]{{0,40}}?(?:Level of Evidence|LOE)[:\s]*({_LEVEL})(?![\w-])"
 )
 _ZH_CLASS = r"Ⅲ|Ⅱa|Ⅱb|Ⅰ|IIa|IIb|III|I"
 _ZH_PAIR = re.compile(rf"[（(]\s*({_ZH_CLASS})\s*[，,、]\s*([ABC])\s*[）)]")
+_ZH_TABLE = re.compile(rf"推荐(?:级别|类别)\s*(?:证据(?:级别|水平|等级))?\s*([ⅠⅡⅢ][ab]?)\s*(?:证据(?:级别|水平|等级))?\s*([ABC])(?![\w])")
+_ZH_CELLS = re.compile(r"(?<![\w])([ⅠⅡⅢ][ab]?)\s+([ABC])(?![\w])")
 _ZH_CLASS_ONLY = re.compile(rf"({_ZH_CLASS})\s*类")
 _ZH_LEVEL_ONLY = re.compile(r"([ABC])\s*级")
 _ROMAN = str.maketrans({"Ⅰ": "I", "Ⅱ": "II", "Ⅲ": "III"})
@@ -32,7 +35,7 @@ class Recommendation:
 
 def find_recommendation(text: str) -> Recommendation:
     """Return the first class/level pair stated in the text, or what can be found of one."""
-    for pattern in (_TABLE_CELL, _PROSE, _ZH_PAIR):
+    for pattern in (_TABLE_CELL, _PROSE, _ZH_PAIR, _ZH_TABLE, _ZH_CELLS):
         match = pattern.search(text)
         if match:
             return Recommendation(_normalise_class(match.group(1)), match.group(2))
@@ -49,3 +52,20 @@ def find_recommendation(text: str) -> Recommendation:
 def _normalise_class(value: str) -> str:
     value = re.sub(r"\s+", " ", value.translate(_ROMAN))
     return value.replace("III: No Benefit", "III: No Benefit").strip()
+
+
+_CELL_ONLY = re.compile(rf"\s*({_CLASS}|Ⅲ|Ⅱa|Ⅱb|Ⅰ)\s+({_LEVEL})\s*")
+
+
+def table_cell_recommendation(text: str) -> Recommendation | None:
+    """The class and level when a line holds nothing else (the COR/LOE cells of a recommendation table)."""
+    match = _CELL_ONLY.fullmatch(text)
+    return Recommendation(_normalise_class(match.group(1)), match.group(2)) if match else None
+
+
+_CLASS_ONLY = re.compile(rf"\s*(?:{_CLASS}|Ⅲ|Ⅱa|Ⅱb|Ⅰ)\s*")
+
+
+def is_class_cell(text: str) -> bool:
+    """Whether a line holds only a class of recommendation ("IIa", "Ⅰ")."""
+    return bool(_CLASS_ONLY.fullmatch(text))
