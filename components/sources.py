@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from components.text import escape_markdown, format_date, plural
+from workspace_app.models import ACTIVE_STATUSES as ACTIVE
 from workspace_app.models import Document
 
 ActionKind = Literal["cancel", "retry", "remove", "include", "exclude"]
@@ -89,10 +90,11 @@ def render_summary(documents: list[Document]) -> None:
 def render_source_table(documents: list[Document], *, key: str) -> None:
     """The workspace's documents as a table: name, pages, chunks, size, added, status, progress."""
     st.dataframe(
-        source_frame(documents), key=key, hide_index=True, width="stretch",
+        source_frame(documents), key=key, hide_index=True, width="stretch", placeholder="—",
         column_config={
             "Progress": st.column_config.ProgressColumn("Progress", min_value=0.0, max_value=1.0, format="percent"),
             "Size": st.column_config.TextColumn("Size"),
+            "In chat": st.column_config.CheckboxColumn("In chat", help="Used to answer questions in chat"),
         },
     )
 
@@ -101,9 +103,9 @@ def source_frame(documents: list[Document]) -> pd.DataFrame:
     """The table's rows (plain values: the table shows text literally, so names need no escaping)."""
     rows = [
         {
-            "Name": d.name, "Status": status_text(d), "Progress": d.progress, "Pages": d.pages or None,
-            "Chunks": d.chunks if d.status == "ready" else None, "Size": format_size(d.size_bytes),
-            "Added": format_date(d.added_at), "In chat": "yes" if d.included else "no",
+            "Name": d.name, "Status": status_text(d), "Progress": d.progress if d.status in ("ready", *ACTIVE) else None,
+            "Pages": d.pages or None, "Chunks": d.chunks if d.status == "ready" else None,
+            "Size": format_size(d.size_bytes), "Added": format_date(d.added_at), "In chat": d.included,
         }
         for d in documents
     ]

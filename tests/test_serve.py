@@ -1,4 +1,5 @@
-"""`workspace-app serve` end to end: children start, the run file points at Chroma, crashes restart, Ctrl-C stops all."""
+"""`workspace-app serve` end to end: Chroma, worker and UI start, the run file points at Chroma, crashes restart,
+Ctrl-C stops all."""
 
 from __future__ import annotations
 
@@ -89,6 +90,9 @@ class Served:
     def chroma_pid(self) -> int | None:
         return next((pid for pid, cmd in children_of(self.process.pid).items() if " run --path " in cmd), None)
 
+    def worker_pid(self) -> int | None:
+        return next((pid for pid, cmd in children_of(self.process.pid).items() if cmd.endswith(" worker")), None)
+
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
@@ -120,7 +124,8 @@ def test_serve_starts_ui_and_chroma_and_stops_cleanly_on_ctrl_c(served: Served) 
     assert info["ui_url"] == f"http://127.0.0.1:{served.port}"
     assert "heartbeat" in (answer(f"{info['chroma_url']}/api/v2/heartbeat") or "")
     children = children_of(served.process.pid)
-    assert len(children) == 2, children
+    assert len(children) == 3, children
+    assert served.worker_pid() is not None
 
     served.process.send_signal(signal.SIGINT)
     assert served.process.wait(STOP_TIMEOUT_S) == 0
@@ -156,3 +161,14 @@ def test_serve_refuses_a_busy_port(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert f"Port {port} is in use" in done.stderr
     assert not (tmp_path / "data" / "run" / "serve.json").exists()
+
+
+def test_serve_restarts_a_crashed_worker(served: Served) -> None:
+    first = served.worker_pid()
+    assert first is not None
+
+    os.kill(first, signal.SIGKILL)
+    wait_for(lambda: served.worker_pid() not in (None, first), 15, served.process)
+
+    log = served.data_dir / "run" / "worker.log"
+    wait_for(lambda: log.read_text().count("consuming with") >= 1, 60, served.process)

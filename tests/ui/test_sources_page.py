@@ -149,7 +149,7 @@ def test_ready_source_can_be_left_out_of_chat(app: AppTest, service: Any, worksp
     assert not app.exception
     assert service.included_document_ids(workspace.id) == []
     assert not service.get_document(workspace.id, document.id).included
-    assert list(app.dataframe[0].value["In chat"]) == ["no"]
+    assert list(app.dataframe[0].value["In chat"]) == [False]
 
 
 def test_remove_asks_first(app: AppTest, service: Any, workspace: Any) -> None:
