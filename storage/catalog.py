@@ -14,7 +14,7 @@ from typing import Any
 
 from storage.chats import SqliteChatStore
 from storage.leases import SqliteJobLeases
-from storage.migrations import MIGRATIONS
+from storage.migrations import MIGRATIONS, create_keyword_table, keyword_table
 from workspace_app.errors import StorageError, WorkspaceExistsError, WorkspaceNotFoundError
 from workspace_app.models import Chunk, Document, Rect, Workspace
 from workspace_app.retrieval.lexical import index_text
@@ -101,6 +101,7 @@ class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
                     "INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)",
                     (workspace.id, workspace.name, workspace.created_at),
                 )
+                create_keyword_table(db, workspace.id)
         except sqlite3.IntegrityError as exc:
             raise WorkspaceExistsError(f"A workspace named '{name}' already exists. Pick another name.") from exc
         return workspace
@@ -137,10 +138,7 @@ class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
     def delete_workspace(self, workspace_id: str) -> None:
         """Delete a workspace with its documents, chunks and keyword index rows."""
         with self._tx() as db:
-            db.execute(
-                "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE workspace_id = ?)",
-                (workspace_id,),
-            )
+            db.execute(f"DROP TABLE IF EXISTS {keyword_table(workspace_id)}")
             db.execute("DELETE FROM workspaces WHERE id = ?", (workspace_id,))
 
     # Documents
@@ -196,10 +194,9 @@ class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
     def delete_document(self, document_id: str) -> None:
         """Delete a document with its chunks and keyword index rows."""
         with self._tx() as db:
-            db.execute(
-                "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)",
-                (document_id,),
-            )
+            row = db.execute("SELECT workspace_id FROM documents WHERE id = ?", (document_id,)).fetchone()
+            if row is not None:
+                _delete_keyword_rows(db, row[0], document_id)
             db.execute("DELETE FROM documents WHERE id = ?", (document_id,))
 
     def count_file_references(self, sha256: str) -> int:
@@ -220,10 +217,8 @@ class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
         ]
         terms = [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in chunks]
         with self._tx() as db:
-            db.execute(
-                "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)",
-                (document_id,),
-            )
+            create_keyword_table(db, workspace_id)
+            _delete_keyword_rows(db, workspace_id, document_id)
             db.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
             db.executemany(
                 "INSERT INTO chunks (id, document_id, workspace_id, ordinal, text, section, page_start, page_end, "
@@ -231,7 +226,7 @@ class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
                 rows,
             )
             db.executemany(
-                "INSERT INTO chunks_fts (rowid, section, body) SELECT rowid, ?, ? FROM chunks WHERE id = ?",
+                f"INSERT INTO {keyword_table(workspace_id)} (rowid, section, body) SELECT rowid, ?, ? FROM chunks WHERE id = ?",
                 [(section, body, c.id) for (section, body), c in zip(terms, chunks, strict=True)],
             )
 
@@ -257,10 +252,13 @@ class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
         if not terms:
             return []
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        table = keyword_table(workspace_id)
+        if not self._query("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)):
+            return []
         sql = (
-            "SELECT c.id, bm25(chunks_fts, 0.4, 1.0) AS score FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"SELECT c.id, bm25({table}, 0.4, 1.0) AS score FROM {table} JOIN chunks c ON c.rowid = {table}.rowid "
             "JOIN documents d ON d.id = c.document_id "
-            "WHERE chunks_fts MATCH ? AND c.workspace_id = ? AND d.status = 'ready'"
+            f"WHERE {table} MATCH ? AND c.workspace_id = ? AND d.status = 'ready'"
         )
         params: list[Any] = [match, workspace_id]
         if document_ids is not None:
@@ -291,6 +289,13 @@ class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
         for row in rows:
             found.setdefault(row["short"], row["long"])
         return found
+
+
+def _delete_keyword_rows(db: sqlite3.Connection, workspace_id: str, document_id: str) -> None:
+    db.execute(
+        f"DELETE FROM {keyword_table(workspace_id)} WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)",
+        (document_id,),
+    )
 
 
 def _workspace(row: sqlite3.Row) -> Workspace:

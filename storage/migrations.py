@@ -14,6 +14,33 @@ def _add_missing_chunk_kind(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'body'")
 
 
+FTS_COLUMNS = "section, body, tokenize = 'porter unicode61 remove_diacritics 2'"
+
+
+def keyword_table(workspace_id: str) -> str:
+    """Name of a workspace's FTS5 table (ids are ours: 12 hex digits, checked to keep the SQL safe)."""
+    if not workspace_id.isalnum():
+        raise ValueError(f"unexpected workspace id {workspace_id!r}")
+    return f"fts_{workspace_id}"
+
+
+def create_keyword_table(db: sqlite3.Connection, workspace_id: str) -> None:
+    """Create a workspace's FTS5 table if it is missing."""
+    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {keyword_table(workspace_id)} USING fts5({FTS_COLUMNS})")
+
+
+def _split_keyword_index(db: sqlite3.Connection) -> None:
+    """Move the shared FTS5 table into one per workspace, so BM25 statistics are the workspace's own."""
+    for (workspace_id,) in db.execute("SELECT id FROM workspaces").fetchall():
+        create_keyword_table(db, workspace_id)
+        db.execute(
+            f"INSERT INTO {keyword_table(workspace_id)} (rowid, section, body) SELECT rowid, section, body "
+            "FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE workspace_id = ?)",
+            (workspace_id,),
+        )
+    db.execute("DROP TABLE chunks_fts")
+
+
 MIGRATIONS: list[list[Step]] = [
     [
         """CREATE TABLE workspaces (
@@ -113,4 +140,6 @@ MIGRATIONS: list[list[Step]] = [
         )""",
         "CREATE INDEX notes_workspace ON notes(workspace_id, created_at)",
     ],
+    # 6: one FTS5 table per workspace (`fts_<workspace id>`): BM25 statistics no longer mix workspaces.
+    [_split_keyword_index],
 ]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pymupdf
 import pytest
+from keyword_index import keyword_rows, orphan_keyword_rows
 
 GOOD = "arnett-2014-guideline-strategies.pdf"
 ODD_NAME = "../../etc/ünï code\u202e.pdf"
@@ -95,7 +96,7 @@ def snapshot(service: Any, workspace: str, name: str) -> dict[str, Any]:
 
 def fts_rows(data_dir: Path) -> int:
     with sqlite3.connect(data_dir / "catalog.sqlite") as db:
-        return int(db.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0])
+        return keyword_rows(db)
 
 
 @pytest.fixture(scope="module")

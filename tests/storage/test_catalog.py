@@ -9,6 +9,7 @@ from storage.catalog import SqliteCatalog
 from storage.migrations import MIGRATIONS
 from workspace_app.models import Chunk, Document, Rect
 from workspace_app.retrieval.lexical import query_terms
+from keyword_index import keyword_rows, orphan_keyword_rows
 
 # The catalog schema as the first commit (fd9d3ce) wrote it, at schema_version 1.
 FIRST_SCHEMA = [
@@ -112,7 +113,7 @@ def test_replacing_chunks_leaves_no_stale_index_rows(tmp_path: Path) -> None:
     assert catalog.keyword_search(ws.id, ["orthostatic"], 10, None) == []
     assert len(catalog.keyword_search(ws.id, ["vasovagal"], 10, None)) == 3
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT COUNT(*) FROM chunks_fts").fetchone() == (3,)
+        assert keyword_rows(db) == 3
         assert db.execute("SELECT COUNT(*) FROM chunks").fetchone() == (3,)
 
 
@@ -153,8 +154,8 @@ def test_deleting_a_document_cascades_to_its_chunks_and_index_rows(tmp_path: Pat
     assert catalog.document_chunk_ids("d1") == []
     assert {cid.split("-")[0] for cid, _ in catalog.keyword_search(ws.id, ["syncope"], 20, None)} == {"d2"}
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT COUNT(*) FROM chunks_fts").fetchone() == (4,)
+        assert keyword_rows(db) == 4
     catalog.delete_workspace(ws.id)
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT COUNT(*) FROM chunks_fts").fetchone() == (0,)
+        assert keyword_rows(db) == 0
         assert db.execute("SELECT COUNT(*) FROM documents").fetchone() == (0,)

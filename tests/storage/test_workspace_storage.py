@@ -12,6 +12,7 @@ import pytest
 from storage.vectors import open_chroma
 from workspace_app.errors import DocumentNotFoundError, WorkspaceError, WorkspaceExistsError, WorkspaceNotFoundError
 from workspace_app.retrieval.lexical import query_terms
+from keyword_index import keyword_rows, orphan_keyword_rows
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"
 QUERY = "guidelines for patients with multiple chronic conditions and comorbidities"
@@ -126,8 +127,9 @@ def test_deleting_a_workspace_removes_everything_it_alone_used(
         service.get_workspace("Doomed")
     assert sql(data_dir, "SELECT COUNT(*) FROM documents WHERE workspace_id = ?", doomed.id) == [(0,)]
     assert sql(data_dir, "SELECT COUNT(*) FROM chunks WHERE workspace_id = ?", doomed.id) == [(0,)]
-    assert sql(data_dir, "SELECT COUNT(*) FROM chunks_fts") == [(kept_doc.chunks,)]
-    assert sql(data_dir, "SELECT COUNT(*) FROM chunks_fts WHERE rowid NOT IN (SELECT rowid FROM chunks)") == [(0,)]
+    with sqlite3.connect(data_dir / "catalog.sqlite") as db:
+        assert keyword_rows(db) == kept_doc.chunks
+        assert orphan_keyword_rows(db) == 0
     assert f"ws-{doomed.id}" not in collections(data_dir)
     assert f"ws-{kept.id}" in collections(data_dir)
     # The arnett file is still used by "Kept"; the women's excerpt was only in "Doomed".
@@ -169,7 +171,8 @@ def test_removing_a_document_removes_its_chunks_index_rows_vectors_and_file(
     remaining = service.catalog.keyword_search(workspace.id, terms, 50, None)
     found = service.catalog.get_chunks([chunk_id for chunk_id, _ in remaining])
     assert {chunk.document_id for chunk in found.values()} <= {kept.id}
-    assert sql(data_dir, "SELECT COUNT(*) FROM chunks_fts") == [(kept.chunks,)]
+    with sqlite3.connect(data_dir / "catalog.sqlite") as db:
+        assert keyword_rows(db) == kept.chunks
     assert service.vectors.count(workspace.id, removed.id) == 0
     assert service.vectors.count(workspace.id) == kept.chunks
     assert stored_files(data_dir) == {f"{kept.sha256}.pdf"}

@@ -19,6 +19,7 @@ from typing import Any
 
 import pymupdf
 import pytest
+from keyword_index import keyword_rows, orphan_keyword_rows
 
 CLI = Path(sys.executable).parent / "workspace-app"
 SMALL = [("shen-2017-syncope.pdf", 10, 12), ("mosca-2011-women-cvd.pdf", 3, 4), ("eckel-2013-lifestyle.pdf", 5, 6)]
@@ -164,11 +165,8 @@ def assert_complete(service: Any, document: Any, expected_chunks: int) -> None:
     assert document.chunks == expected_chunks == document.chunks_total == document.chunks_embedded
     assert service.vectors.count(document.workspace_id, document.id) == expected_chunks
     with sqlite3.connect(service.settings.storage.data_dir / "catalog.sqlite") as db:
-        rows = db.execute(
-            "SELECT COUNT(*) FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)",
-            (document.id,),
-        ).fetchone()
-    assert rows == (expected_chunks,)
+        rows = keyword_rows(db, document.id)
+    assert rows == expected_chunks
 
 
 def settled(service: Any, workspace: str) -> bool:

@@ -1,0 +1,125 @@
+"""Leases on document rows and job recovery, in one process on real SQLite files: one holder at a time,
+heartbeats, cancel, and re-queueing of jobs whose worker is gone; migration 2 on an old catalog."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from storage.catalog import SqliteCatalog
+from storage.migrations import MIGRATIONS
+from workspace_app.jobs import new_owner, owner_is_gone
+
+
+@pytest.fixture
+def service(tmp_path: Path, build: Callable[..., Any]) -> Any:
+    made = build(tmp_path / "data")
+    made.create_workspace("W")
+    return made
+
+
+@pytest.fixture
+def queued(service: Any, tmp_path: Path) -> Any:
+    """A queued text document (nothing runs it: there is no worker)."""
+    source = tmp_path / "notes.md"
+    source.write_text("# Notes\n\nBeta blockers after myocardial infarction.\n", encoding="utf-8")
+    report = service.submit_file("W", source)
+    assert report.status == "queued"
+    return service.catalog.get_document(report.document_id)
+
+
+def dead_owner() -> str:
+    """The owner id of a process that has exited (on this host)."""
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return new_owner("worker").replace(f":{os.getpid()}:", f":{child.stdout.strip()}:")
+
+
+def test_only_one_holder_until_the_lease_goes_stale(service: Any, queued: Any) -> None:
+    catalog = service.catalog
+    assert catalog.claim_document(queued.id, "a@elsewhere:1:x", stale_after_s=30)
+    assert not catalog.claim_document(queued.id, "b@elsewhere:2:y", stale_after_s=30)
+    assert catalog.get_document(queued.id).status == "running"
+    time.sleep(0.05)
+    assert catalog.claim_document(queued.id, "b@elsewhere:2:y", stale_after_s=0.01)  # a's heartbeat is old
+    assert catalog.renew_lease(queued.id, "a@elsewhere:1:x") == "lost"
+    assert catalog.renew_lease(queued.id, "b@elsewhere:2:y") == "ok"
+
+
+def test_cancel_is_immediate_when_queued_and_cooperative_when_running(service: Any, queued: Any, tmp_path: Path) -> None:
+    catalog = service.catalog
+    assert catalog.request_cancel(queued.id) == "cancelled"
+    assert not catalog.claim_document(queued.id, "a@elsewhere:1:x", 30)  # a cancelled job is never started
+
+    assert service.retry_document("W", queued.id).status == "queued"
+    assert catalog.claim_document(queued.id, "a@elsewhere:1:x", 30)
+    assert catalog.request_cancel(queued.id) == "running"
+    assert catalog.renew_lease(queued.id, "a@elsewhere:1:x") == "cancel"
+    assert service.get_document("W", queued.id).cancel_requested
+
+
+def test_a_removed_document_loses_its_lease(service: Any, queued: Any) -> None:
+    assert service.catalog.claim_document(queued.id, "a@elsewhere:1:x", 30)
+    service.remove_document("W", queued.id)
+    assert service.catalog.renew_lease(queued.id, "a@elsewhere:1:x") == "lost"
+
+
+def test_recovery_requeues_jobs_of_dead_workers_only(service: Any, queued: Any, tmp_path: Path) -> None:
+    catalog, queue = service.catalog, service.job_queue()
+    assert queue.pending_document_ids() == [queued.id]
+    queue.close()
+    (tmp_path / "data" / "queue.sqlite").unlink()  # the job left the queue (as when a worker took it and died)
+    assert service.recover_jobs() == [queued.id]
+    assert service.recover_jobs() == []  # in the queue again: not twice
+    assert queue.pending_document_ids() == [queued.id]
+
+    alive = new_owner("worker")  # this process
+    assert catalog.claim_document(queued.id, alive, 30)
+    assert service.recover_jobs() == []
+    assert catalog.get_document(queued.id).status == "running"
+    assert catalog.release_lease(queued.id, alive, status="queued")
+
+    gone = dead_owner()
+    assert owner_is_gone(gone) and not owner_is_gone(alive)
+    assert catalog.claim_document(queued.id, gone, 30)
+    assert service.recover_jobs() == []  # its job is still waiting in the queue: nothing to add
+    document = catalog.get_document(queued.id)
+    assert (document.status, document.stage) == ("queued", "queued")  # freed at once, not after 30 s
+    assert catalog.claim_document(queued.id, alive, 30)
+
+
+def test_process_job_skips_a_document_that_is_already_ready(service: Any, queued: Any) -> None:
+    assert service.process_job(queued.id, "w@elsewhere:1:x") == "ready"
+    assert service.process_job(queued.id, "w@elsewhere:1:x") == "skipped"
+    document = service.catalog.get_document(queued.id)
+    assert document.status == "ready" and document.chunks == document.chunks_total == document.chunks_embedded > 0
+    assert (document.progress, document.eta_s) == (1.0, None)
+
+
+def test_migration_2_upgrades_an_existing_catalog(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for statement in MIGRATIONS[0]:
+            db.execute(statement)
+        db.execute("INSERT INTO schema_version VALUES (1)")
+        db.execute("INSERT INTO workspaces VALUES ('w1', 'Old', '2025-01-01T00:00:00+00:00')")
+        db.execute(
+            "INSERT INTO documents (id, workspace_id, name, sha256, size_bytes, media_type, pages, chunks, status, "
+            "stage, progress, added_at, updated_at) VALUES ('d1', 'w1', 'old.pdf', 'abc', 10, 'application/pdf', 3, "
+            "7, 'ready', 'ready', 1.0, '2025-01-01', '2025-01-01')"
+        )
+    catalog = SqliteCatalog(path)
+    document = catalog.get_document("d1")
+    catalog.close()
+    assert document is not None and (document.status, document.chunks, document.included) == ("ready", 7, True)
+    assert (document.pages_parsed, document.chunks_total, document.eta_s, document.cancel_requested) == (0, 0, None, False)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == len(MIGRATIONS)
