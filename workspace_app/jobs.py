@@ -152,7 +152,6 @@ def recover_jobs(service: WorkspaceService) -> list[str]:
             if not catalog.release_lease(job.document_id, job.lease_owner, status="queued", stage="queued", eta_s=None):
                 continue
             log.warning("job %s of %s died; queueing it again", job.document_id, job.lease_owner)
-            pending.discard(job.document_id)
         if job.cancel_requested:
             catalog.request_cancel(job.document_id)
             discard_outputs(service, job.document_id, job.workspace_id)
