@@ -219,9 +219,16 @@ def _print_answer(answer: Any) -> None:
 
 def _documents(args: argparse.Namespace, settings: Settings) -> int:
     for document in _service(settings).list_documents(args.workspace):
-        data = document.to_json()
-        print(json.dumps(data, ensure_ascii=False) if args.json else f"{document.name}\t{document.status}\t{document.chunks} chunks")
+        print(json.dumps(document.to_json(), ensure_ascii=False) if args.json else _document_line(document))
     return 0
+
+
+def _document_line(document: Any) -> str:
+    if document.is_active:
+        eta = f", ~{document.eta_s:.0f} s left" if document.eta_s is not None else ""
+        return f"{document.name}\t{document.status}\t{document.stage} {document.progress:.0%}{eta}"
+    detail = f"{document.chunks} chunks" if document.status == "ready" else (document.error or "")
+    return f"{document.name}\t{document.status}\t{detail}"
 
 
 def _remove(args: argparse.Namespace, settings: Settings) -> int:
