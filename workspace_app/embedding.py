@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from workspace_app.errors import ModelUnavailableError
 
 ProgressCallback = Callable[[int, int], None]
+_RECENT_QUERIES = 64
 
 
 def resolve_model_path(name: str) -> str:
@@ -48,6 +50,7 @@ class Embedder:
         self._cache = cache
         self._model: Any = None
         self._lock = threading.Lock()
+        self._recent_queries: OrderedDict[str, np.ndarray] = OrderedDict()
         # A Hugging Face tokenizer is not safe to share between threads: `encode` switches padding and
         # truncation on the Rust tokenizer while `count_tokens` calls it without, so concurrent jobs (the
         # worker runs two) got batches padded to different lengths. Counting uses its own copy; each
@@ -146,13 +149,22 @@ class Embedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        """Unit vector for a query."""
+        """Unit vector for a query (the last few are kept: retrieval and the answerer embed the same question)."""
+        key = self._settings.query_prefix + text
+        with self._lock:
+            recent = self._recent_queries.get(key)
+        if recent is not None:
+            return recent.copy()
         with self._encode_lock:
             vector = self.model.encode(
-                [self._settings.query_prefix + text], normalize_embeddings=True, convert_to_numpy=True,
-                show_progress_bar=False,
+                [key], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
             )[0]
-        return np.asarray(vector, dtype=np.float32)
+        result = np.asarray(vector, dtype=np.float32)
+        with self._lock:
+            self._recent_queries[key] = result
+            while len(self._recent_queries) > _RECENT_QUERIES:
+                self._recent_queries.popitem(last=False)
+        return result.copy()
 
     @property
     def dimension(self) -> int:
