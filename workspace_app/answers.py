@@ -68,6 +68,7 @@ class AnswerService:
         self.notes = notes
         self.extractive = ExtractiveAnswerer(service.embedder)
         self.evidence_blocks = EVIDENCE_BLOCKS
+        self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
         llm_settings = service.settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
         self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
@@ -159,10 +160,29 @@ class AnswerService:
         terms = content_terms(question, drop_question_words=True)
 
         def frequency(key: str) -> int:
-            hits = self.service.catalog.keyword_search(scope.workspace.id, [terms[key]], scope.chunk_total + 1, scope.document_ids)
-            return len(hits)
+            # Document frequencies only change with the workspace's sources: remember them per scope.
+            memo = (scope.workspace.id, tuple(scope.document_ids or ()), scope.chunk_total, terms[key])
+            if memo not in self._frequencies:
+                hits = self.service.catalog.keyword_search(
+                    scope.workspace.id, [terms[key]], scope.chunk_total + 1, scope.document_ids
+                )
+                if len(self._frequencies) > 20_000:
+                    self._frequencies.clear()
+                self._frequencies[memo] = len(hits)
+            return self._frequencies[memo]
 
         return idf_weights(terms, frequency, scope.chunk_total)
+
+    def evidence_scores(self, workspace: str, question: str, documents: Sequence[str] | None = None) -> dict[str, float]:
+        """What the extractive answerer's refusal rests on for this question (for calibration)."""
+        question = _clean_question(question)
+        scope = self._scope(workspace, documents)
+        language = detect_language(question)
+        blocks = self._retrieve(workspace, question, scope, {})
+        selection = self.extractive.select(question, blocks, language, self._idf(question, scope))
+        weights = self.extractive.weights
+        threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below
+        return {**selection.features, "threshold": threshold, "refused": float(selection.refused)}
 
     # The extractive answerer
 
@@ -171,7 +191,10 @@ class AnswerService:
         timings: dict[str, float],
     ) -> Answer:
         started = time.perf_counter()
-        selection = self.extractive.select(standalone, blocks, language, self._idf(standalone, scope))
+        idf = self._idf(standalone, scope)
+        timings["weights"] = _ms(started)
+        started = time.perf_counter()
+        selection = self.extractive.select(standalone, blocks, language, idf)
         timings["answer"] = _ms(started)
         if selection.refused:
             return self._refusal(question, language, selection.confidence, "extractive")

@@ -95,7 +95,7 @@ def test_chip_opens_the_cited_page_in_the_panel(app: AppTest, answers: Any) -> N
     ask(app, "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?")
     chips(app)[0].click().run()
     assert not app.exception
-    message_id, n = app.session_state["cited"]
+    _, n = app.session_state["cited"]
     assert n == 1
     html = shown_html(app)
     assert "Showing page" in html and "syncope-p8-9.pdf" in html

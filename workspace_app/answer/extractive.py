@@ -69,7 +69,7 @@ class ExtractiveWeights:
     context: float = 0.20
     prior: float = 0.10
     numeric: float = 0.05
-    semantic_pool: int = 16
+    semantic_pool: int = 8
     max_sentences: int = 3
     keep_ratio: float = 0.80
     refuse_below: float = 0.45

@@ -10,12 +10,11 @@ an upper-case letter, digit or bracket (but not after common abbreviations); Chi
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 from dataclasses import dataclass
+from itertools import pairwise
 
 _ABBREVIATIONS = frozenset(
-    "e.g i.e vs etc al fig figs no nos dr mr mrs ms approx ref refs ca cf eq vol pp st jr sr inc dept min max"
-    " resp incl mo yr yrs wk wks h hr hrs".split()
+    ["e.g", "i.e", "vs", "etc", "al", "fig", "figs", "no", "nos", "dr", "mr", "mrs", "ms", "approx", "ref", "refs", "ca", "cf", "eq", "vol", "pp", "st", "jr", "sr", "inc", "dept", "min", "max", "resp", "incl", "mo", "yr", "yrs", "wk", "wks", "h", "hr", "hrs"]
 )
 _EN_END = re.compile(r"[.!?](?:[\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9])")
 _ZH_END = re.compile(r"[。！？；]+[”’）)]*")

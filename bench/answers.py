@@ -1,0 +1,247 @@
+"""Answer benchmark: the offline extractive answerer on the guideline dev questions.
+
+Run from the repository root:
+
+    .venv/bin/python -m bench.answers              # metrics, latency, targets -> bench/results/answers.json
+    .venv/bin/python -m bench.answers --calibrate  # + the refusal threshold sweep per language
+    .venv/bin/python -m bench.answers --details    # + one line per question
+
+The workspace holds exactly the 5 dev PDFs (the unanswerable questions are only unanswerable there). It is
+ingested once into `bench/.cache/answers-<fingerprint>/` (the fingerprint and cache helpers are those of
+bench/retrieval.py) and reused while ingestion is unchanged. Metrics, per language and overall:
+- first-citation page accuracy: the first citation's pages contain a gold page (a refusal counts as a miss);
+- any-citation page accuracy: some citation's pages contain a gold page;
+- refusal recall on the unanswerable questions, false-refusal rate on the answerable ones;
+- fully supported: share of answers whose every sentence carries a verified citation;
+- ask latency (warm embedder): p50 over all asks, p95 over per-question medians of --passes passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bench.retrieval import (
+    EVAL_DIR,
+    REPO,
+    RESULTS_DIR,
+    CachedWorkspace,
+    dev_inputs,
+    git_info,
+    ingest_sources,
+    load_jsonl,
+    log,
+    machine_info,
+    now_iso,
+    percentile,
+)
+
+KIND = "answers"
+TARGETS = {
+    "first-citation page accuracy": (">=", 0.80),
+    "any-citation page accuracy": (">=", 0.90),
+    "refusal recall": (">=", 0.80),
+    "false-refusal rate": ("<=", 0.10),
+    "answers fully supported": (">=", 1.0),
+    "ask p95 ms": ("<", 400.0),
+}
+
+
+def build(service: Any) -> dict[str, Any]:
+    """Ingest the 5 dev PDFs into the bench workspace."""
+    return ingest_sources(service, CachedWorkspace.WORKSPACE, [(p, p.name) for p in dev_inputs()], KIND)
+
+
+def on_gold_page(citation: Any, row: dict[str, Any]) -> bool:
+    """The citation's document is the gold one and its pages contain a gold page."""
+    return bool(citation.document == row["doc"] and any(citation.page_start <= p <= citation.page_end for p in row["pages"]))
+
+
+def fully_supported(answer: Any) -> bool:
+    """Grounded, and every sentence (paragraph of the extractive answer) carries a citation marker."""
+    return bool(answer.grounded) and all(re.search(r"\[\d+\]", part) for part in answer.text.split("\n\n"))
+
+
+def evaluate(answers: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per question (the first, measured, pass)."""
+    rows = []
+    for q in questions:
+        answer = answers.ask(CachedWorkspace.WORKSPACE, q["question"])
+        answerable = q["kind"] != "unanswerable"
+        rows.append({
+            "id": q["id"], "lang": q["lang"], "kind": q["kind"], "answerable": answerable, "refused": answer.refused,
+            "first": bool(answerable and answer.citations and on_gold_page(answer.citations[0], q)),
+            "any": bool(answerable and any(on_gold_page(c, q) for c in answer.citations)),
+            "supported": None if answer.refused else fully_supported(answer), "confidence": answer.confidence,
+            "citations": [[c.document, c.page_start, c.page_end] for c in answer.citations],
+            "gold": [q["doc"], q["pages"]], "ms": answer.timings_ms.get("total", 0.0),
+            "answer": answer.text[:300],
+        })
+    return rows
+
+
+def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The issue's metrics over some rows."""
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
+    answered = [r for r in rows if not r["refused"]]
+
+    def share(part: int, whole: int) -> float | None:
+        return round(part / whole, 4) if whole else None
+
+    return {
+        "questions": len(rows), "answerable": len(answerable), "unanswerable": len(unanswerable),
+        "first-citation page accuracy": share(sum(r["first"] for r in answerable), len(answerable)),
+        "any-citation page accuracy": share(sum(r["any"] for r in answerable), len(answerable)),
+        "refusal recall": share(sum(r["refused"] for r in unanswerable), len(unanswerable)),
+        "false-refusal rate": share(sum(r["refused"] for r in answerable), len(answerable)),
+        "answers fully supported": share(sum(bool(r["supported"]) for r in answered), len(answered)),
+    }
+
+
+def latency(answers: Any, questions: list[dict[str, Any]], passes: int, sentence_cache: bool = True) -> dict[str, Any]:
+    """Ask every question `passes` times; p50 over all asks, p95 over per-question medians.
+
+    The embedder's memory of recent query vectors is cleared before every ask (a user rarely asks the same
+    question twice); with `sentence_cache=False` the evidence sentences are embedded afresh on every ask.
+    """
+    embedder = answers.service.embedder
+    saved_cache = embedder._cache
+    if not sentence_cache:
+        embedder._cache = None
+    per_question: dict[str, list[float]] = {q["id"]: [] for q in questions}
+    try:
+        for _ in range(passes):
+            for q in questions:
+                embedder._recent_queries.clear()
+                started = time.perf_counter()
+                answers.ask(CachedWorkspace.WORKSPACE, q["question"])
+                per_question[q["id"]].append((time.perf_counter() - started) * 1000)
+    finally:
+        embedder._cache = saved_cache
+    every = [ms for values in per_question.values() for ms in values]
+    medians = [statistics.median(values) for values in per_question.values()]
+    by_lang = {}
+    for lang in ("en", "zh"):
+        chosen = [statistics.median(per_question[q["id"]]) for q in questions if q["lang"] == lang]
+        by_lang[lang] = {"p50": round(percentile(chosen, 50), 1), "p95": round(percentile(chosen, 95), 1)}
+    return {
+        "passes": passes, "asks": len(every), "p50": round(percentile(every, 50), 1),
+        "p95 of per-question medians": round(percentile(medians, 95), 1), "p95 raw": round(percentile(every, 95), 1),
+        "max": round(max(every), 1), "by_language": by_lang,
+    }
+
+
+def calibrate(answers: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Refusal sweep: for each language, recall and false refusals if the threshold were t."""
+    scores = []
+    for q in questions:
+        found = answers.evidence_scores(CachedWorkspace.WORKSPACE, q["question"])
+        scores.append({"id": q["id"], "lang": q["lang"], "answerable": q["kind"] != "unanswerable", **found})
+    sweep: dict[str, list[dict[str, float]]] = {}
+    for lang in ("en", "zh"):
+        rows = [s for s in scores if s["lang"] == lang]
+        sweep[lang] = []
+        for step in range(30, 66, 1):
+            t = step / 100
+            unanswerable = [r for r in rows if not r["answerable"]]
+            answerable = [r for r in rows if r["answerable"]]
+            sweep[lang].append({
+                "threshold": t,
+                "refusal recall": round(sum(r.get("best", 0) < t for r in unanswerable) / max(1, len(unanswerable)), 3),
+                "false-refusal rate": round(sum(r.get("best", 0) < t for r in answerable) / max(1, len(answerable)), 3),
+            })
+    return {"scores": scores, "sweep": sweep}
+
+
+def check_targets(results: dict[str, Any]) -> dict[str, Any]:
+    """Each target with the measured value (overall) and whether it is met."""
+    overall = results["metrics"]["all"]
+    measured = {**overall, "ask p95 ms": results["latency"]["p95 of per-question medians"]}
+    checked = {}
+    for name, (op, target) in TARGETS.items():
+        value = measured.get(name)
+        ok = value is not None and (value >= target if op == ">=" else value <= target if op == "<=" else value < target)
+        checked[name] = {"target": f"{op} {target}", "value": value, "met": ok}
+    return checked
+
+
+def print_report(results: dict[str, Any]) -> None:
+    """The tables, to stdout."""
+    names = ["first-citation page accuracy", "any-citation page accuracy", "refusal recall", "false-refusal rate",
+             "answers fully supported"]
+    print("\n## Answers (extractive, dev set, workspace of the 5 dev PDFs)\n")
+    print("| metric | all | en | zh |\n|---|---|---|---|")
+    for name in names:
+        values = [results["metrics"][g][name] for g in ("all", "en", "zh")]
+        print(f"| {name} | " + " | ".join("–" if v is None else f"{v:.3f}" for v in values) + " |")
+    lat = results["latency"]
+    print(f"| ask p50 / p95 ms | {lat['p50']} / {lat['p95 of per-question medians']} | "
+          f"{lat['by_language']['en']['p50']} / {lat['by_language']['en']['p95']} | "
+          f"{lat['by_language']['zh']['p50']} / {lat['by_language']['zh']['p95']} |")
+    cold = results["latency_without_sentence_cache"]
+    print(f"| ask p50 / p95 ms, evidence sentences embedded afresh (1 pass) | {cold['p50']} / "
+          f"{cold['p95 of per-question medians']} | {cold['by_language']['en']['p50']} / "
+          f"{cold['by_language']['en']['p95']} | {cold['by_language']['zh']['p50']} / {cold['by_language']['zh']['p95']} |")
+    print(f"\nload average at start: {results['machine']['loadavg_at_start']} on {results['machine']['cpus_usable']} CPUs")
+    print("\n| target | value | met |\n|---|---|---|")
+    for name, check in results["targets"].items():
+        print(f"| {name} {check['target']} | {check['value']} | {'yes' if check['met'] else 'NO'} |")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.answers", description=__doc__.splitlines()[0])
+    parser.add_argument("--fresh", action="store_true", help="ingest the dev PDFs again")
+    parser.add_argument("--passes", type=int, default=3, help="latency passes over the questions (default 3)")
+    parser.add_argument("--calibrate", action="store_true", help="print the refusal threshold sweep")
+    parser.add_argument("--details", action="store_true", help="print one line per question")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark and write bench/results/answers.json."""
+    args = parse_args(argv)
+    started = time.perf_counter()
+    questions = load_jsonl(EVAL_DIR / "guidelines_dev.jsonl")
+    cached = CachedWorkspace(KIND, dev_inputs())
+    service = cached.open(build, args.fresh)
+    from storage.factory import build_answer_service
+
+    answers = build_answer_service(service)
+    answers.llm = None  # the extractive answerer is what is measured, whatever the environment says
+    answers.ask(CachedWorkspace.WORKSPACE, "warm up: what is syncope?")
+    rows = evaluate(answers, questions)
+    results: dict[str, Any] = {
+        "timestamp": now_iso(), "command": "python -m bench.answers " + " ".join(argv or sys.argv[1:]),
+        "machine": machine_info(), "git": git_info(), "workspace": cached.summary(),
+        "metrics": {g: metrics([r for r in rows if g == "all" or r["lang"] == g]) for g in ("all", "en", "zh")},
+        "latency": latency(answers, questions, args.passes),
+        "latency_without_sentence_cache": latency(answers, questions, 1, sentence_cache=False),
+        "weights": answers.extractive.weights.__dict__, "details": rows,
+    }
+    results["targets"] = check_targets(results)
+    if args.calibrate:
+        results["calibration"] = calibrate(answers, questions)
+        for lang, sweep in results["calibration"]["sweep"].items():
+            print(f"\n{lang}: threshold -> refusal recall / false refusals")
+            print("  ".join(f"{s['threshold']:.2f}:{s['refusal recall']:.2f}/{s['false-refusal rate']:.2f}" for s in sweep))
+    if args.details:
+        for r in rows:
+            mark = "refused" if r["refused"] else f"first={int(r['first'])} any={int(r['any'])}"
+            print(f"{r['id']} {r['lang']} {r['kind'][:6]:6} {mark:16} {r['ms']:7.1f} ms  gold={r['gold']} cited={r['citations'][:3]}")
+    results["run_s"] = round(time.perf_counter() - started, 1)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "answers.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    print_report(results)
+    log(f"results written to {(RESULTS_DIR / 'answers.json').relative_to(REPO)} in {results['run_s']} s")
+    return 0 if all(check["met"] for check in results["targets"].values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
