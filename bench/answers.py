@@ -116,9 +116,15 @@ def latency(answers: Any, questions: list[dict[str, Any]], passes: int, sentence
     if not sentence_cache:
         embedder._cache = None
     per_question: dict[str, list[float]] = {q["id"]: [] for q in questions}
+    search_only: dict[str, list[float]] = {q["id"]: [] for q in questions}
     try:
         for _ in range(passes):
             for q in questions:
+                # Hybrid search alone, interleaved: on a shared machine it shows what the answer layer adds.
+                embedder._recent_queries.clear()
+                started = time.perf_counter()
+                answers.service.search(CachedWorkspace.WORKSPACE, q["question"], answers.evidence_blocks)
+                search_only[q["id"]].append((time.perf_counter() - started) * 1000)
                 embedder._recent_queries.clear()
                 started = time.perf_counter()
                 answers.ask(CachedWorkspace.WORKSPACE, q["question"])
@@ -135,6 +141,10 @@ def latency(answers: Any, questions: list[dict[str, Any]], passes: int, sentence
         "passes": passes, "asks": len(every), "p50": round(percentile(every, 50), 1),
         "p95 of per-question medians": round(percentile(medians, 95), 1), "p95 raw": round(percentile(every, 95), 1),
         "max": round(max(every), 1), "by_language": by_lang,
+        "search only": {
+            "p50": round(percentile([ms for v in search_only.values() for ms in v], 50), 1),
+            "p95 of per-question medians": round(percentile([statistics.median(v) for v in search_only.values()], 95), 1),
+        },
     }
 
 
@@ -185,6 +195,8 @@ def print_report(results: dict[str, Any]) -> None:
     print(f"| ask p50 / p95 ms | {lat['p50']} / {lat['p95 of per-question medians']} | "
           f"{lat['by_language']['en']['p50']} / {lat['by_language']['en']['p95']} | "
           f"{lat['by_language']['zh']['p50']} / {lat['by_language']['zh']['p95']} |")
+    search = lat["search only"]
+    print(f"| hybrid search alone (same loop), p50 / p95 ms | {search['p50']} / {search['p95 of per-question medians']} | | |")
     cold = results["latency_without_sentence_cache"]
     print(f"| ask p50 / p95 ms, evidence sentences embedded afresh (1 pass) | {cold['p50']} / "
           f"{cold['p95 of per-question medians']} | {cold['by_language']['en']['p50']} / "
