@@ -29,16 +29,25 @@ def render_chat_picker(chats: list[Chat], current: Chat | None, export: str | No
     if st.button("New chat", key=f"{key}-new", icon=":material/add_comment:", width="stretch"):
         action = ChatAction("new")
     if chats:
-        ids = [chat.id for chat in chats]
-        titles = {chat.id: chat.title for chat in chats}
-        picked = st.selectbox(
-            "Chats", ids, index=ids.index(current.id) if current and current.id in ids else 0,
-            format_func=lambda chat_id: titles[chat_id], key=f"{key}-pick",
-        )
-        if current is None or picked != current.id:
-            action = action or ChatAction("open", picked)
+        action = _render_list(chats, current, key=key) or action
     if current is not None:
         action = _render_manage(current, export, key=key) or action
+    return action
+
+
+def _render_list(chats: list[Chat], current: Chat | None, *, key: str) -> ChatAction | None:
+    """The chat list; follows the page's current chat unless the user just picked another one."""
+    ids = [chat.id for chat in chats]
+    titles = {chat.id: chat.title for chat in chats}
+    pick_key, shown_key = f"{key}-pick", f"{key}-shown"
+    chosen = st.session_state.get(pick_key)
+    action = None
+    if chosen in ids and chosen != st.session_state.get(shown_key):
+        action = ChatAction("open", chosen)
+        st.session_state[shown_key] = chosen
+    elif current is not None:
+        st.session_state[pick_key] = st.session_state[shown_key] = current.id
+    st.selectbox("Chats", ids, format_func=lambda chat_id: titles[chat_id], key=pick_key)
     return action
 
 

@@ -115,8 +115,13 @@ def test_chats_can_be_started_renamed_deleted_and_exported(app: AppTest, answers
     ask(app, QUESTION)
     [chat] = answers.list_chats("Cardiology")
     app.button(key="chats-new").click().run()
-    assert len(answers.list_chats("Cardiology")) == 2
+    chats = answers.list_chats("Cardiology")
+    assert len(chats) == 2
+    new = next(c for c in chats if c.id != chat.id)
+    assert app.session_state["chat"] == new.id and app.selectbox(key="chats-pick").value == new.id
     app.selectbox(key="chats-pick").set_value(chat.id).run()
+    app.run()
+    assert app.session_state["chat"] == chat.id and app.selectbox(key="chats-pick").value == chat.id
     app.text_input(key=f"chats-rename-{chat.id}").set_value("Tilt <b>testing</b>").run()
     app.button(key="chats-rename-save").click().run()
     assert not app.exception
