@@ -117,7 +117,8 @@ def latency(answers: Any, questions: list[dict[str, Any]], passes: int, sentence
         embedder._cache = None
     per_question: dict[str, list[float]] = {q["id"]: [] for q in questions}
     search_only: dict[str, list[float]] = {q["id"]: [] for q in questions}
-    cpu: dict[str, list[float]] = {q["id"]: [] for q in questions}  # process CPU time: far less load-sensitive
+    cpu: dict[str, list[float]] = {q["id"]: [] for q in questions}  # process CPU time of this process
+    stages: dict[str, list[float]] = {}
     try:
         for _ in range(passes):
             for q in questions:
@@ -128,9 +129,11 @@ def latency(answers: Any, questions: list[dict[str, Any]], passes: int, sentence
                 search_only[q["id"]].append((time.perf_counter() - started) * 1000)
                 embedder._recent_queries.clear()
                 started, cpu_started = time.perf_counter(), time.process_time()
-                answers.ask(CachedWorkspace.WORKSPACE, q["question"])
+                answer = answers.ask(CachedWorkspace.WORKSPACE, q["question"])
                 per_question[q["id"]].append((time.perf_counter() - started) * 1000)
                 cpu[q["id"]].append((time.process_time() - cpu_started) * 1000)
+                for stage, ms in answer.timings_ms.items():
+                    stages.setdefault(stage, []).append(ms)
     finally:
         embedder._cache = saved_cache
     every = [ms for values in per_question.values() for ms in values]
@@ -143,6 +146,7 @@ def latency(answers: Any, questions: list[dict[str, Any]], passes: int, sentence
         "passes": passes, "asks": len(every), "p50": round(percentile(every, 50), 1),
         "p95 of per-question medians": round(percentile(medians, 95), 1), "p95 raw": round(percentile(every, 95), 1),
         "max": round(max(every), 1), "by_language": by_lang,
+        "stages p50/p95 ms": {k: [round(percentile(v, 50), 1), round(percentile(v, 95), 1)] for k, v in stages.items()},
         "cpu ms per ask": {
             "p50": round(percentile([ms for v in cpu.values() for ms in v], 50), 1),
             "p95 of per-question medians": round(percentile([statistics.median(v) for v in cpu.values()], 95), 1),
@@ -203,8 +207,9 @@ def print_report(results: dict[str, Any]) -> None:
           f"{lat['by_language']['zh']['p50']} / {lat['by_language']['zh']['p95']} |")
     search = lat["search only"]
     print(f"| hybrid search alone (same loop), p50 / p95 ms | {search['p50']} / {search['p95 of per-question medians']} | | |")
-    cpu = lat["cpu ms per ask"]
-    print(f"| process CPU time per ask, p50 / p95 ms | {cpu['p50']} / {cpu['p95 of per-question medians']} | | |")
+    answer_layer = {k: v for k, v in lat["stages p50/p95 ms"].items() if k not in ("retrieve", "total")}
+    print("| answer-layer stages after retrieval, p50 / p95 ms | "
+          + ", ".join(f"{k} {v[0]} / {v[1]}" for k, v in answer_layer.items()) + " | | |")
     cold = results["latency_without_sentence_cache"]
     print(f"| ask p50 / p95 ms, evidence sentences embedded afresh (1 pass) | {cold['p50']} / "
           f"{cold['p95 of per-question medians']} | {cold['by_language']['en']['p50']} / "
