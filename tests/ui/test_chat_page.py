@@ -179,3 +179,38 @@ def test_without_an_open_workspace_the_page_says_what_to_do(data_dir: Path, monk
     at.switch_page("pages/chat.py").run()
     assert not at.exception and "Open or create a workspace first" in at.info[0].value
     st.cache_resource.clear()
+
+
+def test_language_model_answer_is_streamed_verified_and_kept(
+    data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "core" / "fake_openai.py")
+    assert spec and spec.loader
+    fake_openai = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fake_openai)
+
+    def reply(request: dict[str, Any]) -> str:
+        blocks = request["messages"][-1]["content"].split("Evidence blocks:\n", 1)[1]
+        block = next(part for part in blocks.split("\n\n[") if "70 degrees" in part)
+        n = block.lstrip("[").split("]")[0]
+        return f"A tilt-table angle of 70 degrees for 30 minutes gives the best yield [{n}]."
+
+    with fake_openai.fake_openai_server() as fake:
+        fake.replies = [reply]
+        monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        monkeypatch.chdir(data_dir.parent)
+        for chat in answers.list_chats("Cardiology"):
+            answers.delete_chat("Cardiology", chat.id)
+        at = open_page(answers, "pages/chat.py")
+        ask(at, QUESTION)
+        assert fake.requests and fake.requests[-1]["body"]["stream"] is True
+        html = shown_html(at)
+        assert "gives the best yield [1]." in html and "language model" in html, html[:3000]
+        assert [b.label for b in chips(at)] == ["\\[1\\]"]
+        [message] = answers.chat_messages("Cardiology", answers.list_chats("Cardiology")[0].id)
+        assert message.answer.answerer == "llm" and message.answer.grounded
+    st.cache_resource.clear()
