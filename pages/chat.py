@@ -15,15 +15,15 @@ from components.citations import AnswerAction, escape_answer, render_answer
 from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown
+from components.workspace_gate import render_workspace_gate
 from workspace_app.answer.models import Answer, Chat, ChatMessage, Citation
 from workspace_app.answers import AnswerService
-from workspace_app.errors import WorkspaceError, WorkspaceNotFoundError
+from workspace_app.errors import WorkspaceError
 from workspace_app.models import Workspace
 from workspace_app.service import WorkspaceService
 
 log = logging.getLogger("workspace_app.ui")
 
-CURRENT = "workspace"
 CHAT = "chat"
 CITED = "cited"
 INPUT_KEY = "chat-input"
@@ -32,7 +32,7 @@ INPUT_KEY = "chat-input"
 def render_page(service: WorkspaceService, answers: AnswerService) -> None:
     """Header, chat picker in the sidebar, the conversation, the PDF panel and the question box."""
     st.title("Chat")
-    workspace = _current_workspace(service)
+    workspace = render_workspace_gate(service.get_workspace, purpose="chat answers come from its sources")
     if workspace is None:
         return
     show_flash()
@@ -164,18 +164,6 @@ def _current_chat(chats: list[Chat]) -> Chat | None:
         found = chats[0]
         st.session_state[CHAT] = found.id
     return found
-
-
-def _current_workspace(service: WorkspaceService) -> Workspace | None:
-    workspace_id = st.session_state.get(CURRENT)
-    if workspace_id is not None:
-        try:
-            return service.get_workspace(workspace_id)
-        except WorkspaceNotFoundError:
-            st.session_state.pop(CURRENT, None)
-    st.info("Open or create a workspace first; chat answers come from its sources.", icon=":material/folder_open:")
-    st.page_link("pages/workspaces.py", label="Go to Workspaces", icon=":material/arrow_forward:")
-    return None
 
 
 render_page(st.session_state["service"], st.session_state["answers"])

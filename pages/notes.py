@@ -7,14 +7,12 @@ import streamlit as st
 from components.citations import render_answer
 from components.feedback import flash, report_errors, show_flash
 from components.text import escape_markdown, format_date
+from components.workspace_gate import render_workspace_gate
 from workspace_app.answer.export import answer_markdown, escape
 from workspace_app.answer.models import Note
 from workspace_app.answers import AnswerService
-from workspace_app.errors import WorkspaceNotFoundError
 from workspace_app.models import Workspace
 from workspace_app.service import WorkspaceService
-
-CURRENT = "workspace"
 
 
 def notes_markdown(workspace: Workspace, notes: list[Note]) -> str:
@@ -28,7 +26,7 @@ def notes_markdown(workspace: Workspace, notes: list[Note]) -> str:
 def render_page(service: WorkspaceService, answers: AnswerService) -> None:
     """Header, export, one card per note."""
     st.title("Notes")
-    workspace = _current_workspace(service)
+    workspace = render_workspace_gate(service.get_workspace, purpose="its notes are listed here")
     if workspace is None:
         return
     show_flash()
@@ -58,18 +56,6 @@ def _render_note(answers: AnswerService, workspace: Workspace, note: Note) -> No
                 answers.delete_note(workspace.id, note.id)
                 flash("Note deleted.")
                 st.rerun()
-
-
-def _current_workspace(service: WorkspaceService) -> Workspace | None:
-    workspace_id = st.session_state.get(CURRENT)
-    if workspace_id is not None:
-        try:
-            return service.get_workspace(workspace_id)
-        except WorkspaceNotFoundError:
-            st.session_state.pop(CURRENT, None)
-    st.info("Open or create a workspace first; its notes are listed here.", icon=":material/folder_open:")
-    st.page_link("pages/workspaces.py", label="Go to Workspaces", icon=":material/arrow_forward:")
-    return None
 
 
 render_page(st.session_state["service"], st.session_state["answers"])

@@ -21,11 +21,10 @@ from components.sources import (
     render_uploader,
 )
 from components.text import escape_markdown, plural
-from workspace_app.errors import WorkspaceNotFoundError
+from components.workspace_gate import render_workspace_gate
 from workspace_app.models import Workspace
 from workspace_app.service import WorkspaceService
 
-CURRENT = "workspace"
 UPLOAD_KEY = "sources-upload"
 PROBLEMS = "sources-upload-problems"
 ROWS_KEY = "sources"
@@ -86,7 +85,7 @@ def render_live_sources(service: WorkspaceService, workspace: Workspace, polling
 def render_page(service: WorkspaceService) -> None:
     """The whole page: header, drop zone, refused uploads, live list."""
     st.title("Sources")
-    workspace = _current_workspace(service)
+    workspace = render_workspace_gate(service.get_workspace, purpose="its sources are managed here")
     if workspace is None:
         return
     st.caption(f"Workspace **{escape_markdown(workspace.name)}**")
@@ -102,18 +101,6 @@ def render_page(service: WorkspaceService) -> None:
     with report_errors():
         polling = any(d.is_active for d in service.list_documents(workspace.id))
     st.fragment(render_live_sources, run_every=POLL_S if polling else None)(service, workspace, polling)
-
-
-def _current_workspace(service: WorkspaceService) -> Workspace | None:
-    workspace_id = st.session_state.get(CURRENT)
-    if workspace_id is not None:
-        try:
-            return service.get_workspace(workspace_id)
-        except WorkspaceNotFoundError:
-            st.session_state.pop(CURRENT, None)
-    st.info("Open or create a workspace first; its sources are managed here.", icon=":material/folder_open:")
-    st.page_link("pages/workspaces.py", label="Go to Workspaces", icon=":material/arrow_forward:")
-    return None
 
 
 render_page(st.session_state["service"])
