@@ -18,14 +18,14 @@ from storage.base import ChatRepository, NoteRepository
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.export import chat_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
+from workspace_app.answer.grading import grading_in, stated_grading
 from workspace_app.answer.highlight import excerpt_pages, locate_quote
 from workspace_app.answer.language import UNSUPPORTED_NOTES, detect_language, disclaimer_text, is_refusal, refusal_text
 from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.models import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, Turn
-from workspace_app.answer.sentences import normalize_markers
+from workspace_app.answer.sentences import normalize_markers, with_markers
 from workspace_app.answer.terms import content_terms, idf_weights
 from workspace_app.errors import ChatNotFoundError, WorkspaceError
-from workspace_app.ingest.recommendations import find_recommendation
 from workspace_app.models import Workspace
 from workspace_app.service import WorkspaceService
 
@@ -256,8 +256,8 @@ class AnswerService:
                 marks.append(numbers[key])
             text = sentence.text
             if show_grading and sentence.supports:
-                text += _stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, text)
-            line = _with_markers(text, [f"[{m}]" for m in dict.fromkeys(marks)], language)
+                text += stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, text)
+            line = with_markers(text, [f"[{m}]" for m in dict.fromkeys(marks)], language)
             if not sentence.supported:
                 line += " " + UNSUPPORTED_NOTES.get(language, UNSUPPORTED_NOTES["en"])
             lines.append(line)
@@ -273,7 +273,7 @@ class AnswerService:
         document = self.service.catalog.get_document(chunk.document_id)
         rects = locate_quote(self.service.document_path(document), chunk, quote, start) if document else ()
         pages = sorted({r.page for r in rects}) or [chunk.page_start, chunk.page_end]
-        grading = find_recommendation(_grading_window(chunk.text, start, quote))
+        grading = grading_in(chunk.text, start, quote)
         return Citation(
             n=n, chunk_id=chunk.id, document=block.document_name, document_id=chunk.document_id,
             page_start=pages[0], page_end=pages[-1], section=chunk.section, quote=quote, rects=tuple(rects),
@@ -372,36 +372,6 @@ def _quoted(candidate: Candidate) -> str:
     """An extractive sentence with its block's marker (and those of the blocks repeating it)."""
     blocks = [candidate.block.n] + [twin.block.n for twin in candidate.twins]
     return candidate.span.text + " " + "".join(f"[{n}]" for n in dict.fromkeys(blocks))
-
-
-def _with_markers(text: str, markers: list[str], language: str) -> str:
-    """The sentence with its markers before its final full stop: "... 50 mm Hg [1]."."""
-    if not markers:
-        return text
-    joined = "".join(markers)
-    space = "" if language == "zh" else " "
-    if text and text[-1] in ".。!！?？" and not text.endswith(("..", "e.g.", "i.e.")):
-        return f"{text[:-1]}{space}{joined}{text[-1]}"
-    return f"{text}{space}{joined}"
-
-
-def _stated_grading(block: EvidenceBlock, start: int, quote: str) -> str:
-    """' (Class I, LOE B-NR)' when the quote or the cell after it states a grading the quote does not show."""
-    found = find_recommendation(_grading_window(block.chunk.text, start, quote))
-    if not found.recommendation_class and not found.evidence_level:
-        return ""
-    if find_recommendation(quote) == found:
-        return ""
-    parts = [f"Class {found.recommendation_class}"] if found.recommendation_class else []
-    parts += [f"LOE {found.evidence_level}"] if found.evidence_level else []
-    return f" ({', '.join(parts)})"
-
-
-def _grading_window(text: str, start: int, quote: str) -> str:
-    """The quote and the short line after it (ACC/AHA tables put 'I B-NR' on the next line)."""
-    end = start + len(quote) if start >= 0 else 0
-    following = text[end : end + 40].lstrip().split("\n")[0]
-    return quote + ("\n" + following if len(following) <= 20 else "")
 
 
 def _clean_question(question: str) -> str:

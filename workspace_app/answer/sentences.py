@@ -110,3 +110,14 @@ def markers_of(sentence: str) -> list[int]:
 def strip_markers(sentence: str) -> str:
     """The sentence without its `[n]` markers."""
     return _MARKER.sub("", sentence).strip()
+
+
+def with_markers(text: str, markers: list[str], language: str) -> str:
+    """The sentence with its markers before its final full stop: "... 50 mm Hg [1]."."""
+    if not markers:
+        return text
+    joined = "".join(markers)
+    space = "" if language == "zh" else " "
+    if text and text[-1] in ".。!！?？" and not text.endswith(("..", "e.g.", "i.e.")):
+        return f"{text[:-1]}{space}{joined}{text[-1]}"
+    return f"{text}{space}{joined}"
