@@ -1,0 +1,210 @@
+"""The entity graph as an interactive vis-network (pyvis), drawn offline inside an iframe.
+
+Pure functions turn a `networkx.Graph` of entities (node attributes `name`, `type`, `community`, `degree`,
+`mentions`, as `GraphService.entity_graph` returns it) into one self-contained HTML page:
+- vis-network is inlined (`cdn_resources="in_line"`) and the `<link>`/`<script>` tags pyvis's template points
+  at a CDN (bootstrap) are removed, so the page fetches nothing;
+- nodes are coloured by type or by community and sized by degree; large graphs are cut to the nodes of highest
+  degree and the view says how many were left out;
+- entity names come from documents: the data reaches the page through Jinja's `tojson` (`<`, `>`, `&` and `'`
+  become `\\u003c`...), labels are drawn on the canvas as text, tooltips are HTML-escaped (pyvis switches to an
+  innerHTML popup when a title contains "href"), and the legend is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import networkx as nx
+import streamlit as st
+from pyvis.network import Network
+
+ColourBy = Literal["type", "community"]
+
+MAX_NODES = 150
+HEIGHT = 640
+TYPE_COLOURS = {
+    "drug": "#2563eb", "drug class": "#7c3aed", "disease": "#dc2626", "test": "#059669",
+    "procedure": "#d97706", "device": "#0891b2", "concept": "#6b7280",
+}
+COMMUNITY_COLOURS = (
+    "#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d",
+    "#9333ea", "#ea580c", "#0d9488", "#4f46e5",
+)
+OTHER_COLOUR = "#9ca3af"
+_REMOTE_TAG = re.compile(
+    r"<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>|<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script>",
+    re.IGNORECASE | re.DOTALL,
+)
+# Marks when vis-network first drew and when its layout settled (the browser test and bench.graph read them).
+_DRAWN_MARKER = """<script>
+(function () {
+  if (typeof network === "undefined") { return; }
+  network.once("afterDrawing", function () { document.body.dataset.drawnMs = String(performance.now()); });
+  network.once("stabilizationIterationsDone", function () { document.body.dataset.stableMs = String(performance.now()); });
+})();
+</script>
+"""
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """The page to put in an iframe and what it shows."""
+
+    html: str
+    shown_nodes: int
+    shown_edges: int
+    total_nodes: int
+
+    @property
+    def capped(self) -> bool:
+        """True when nodes were left out to keep the view readable."""
+        return self.shown_nodes < self.total_nodes
+
+
+def filter_graph(
+    graph: nx.Graph, *, types: Iterable[str] | None = None, communities: Iterable[int] | None = None,
+    min_degree: int = 0,
+) -> nx.Graph:
+    """The subgraph of the wanted types and communities whose degree (in that subgraph) is at least min_degree."""
+    wanted_types = set(types) if types is not None else None
+    wanted_communities = set(communities) if communities is not None else None
+    keep = [
+        node for node, data in graph.nodes(data=True)
+        if (wanted_types is None or data.get("type") in wanted_types)
+        and (wanted_communities is None or data.get("community") in wanted_communities)
+    ]
+    sub = graph.subgraph(keep)
+    if min_degree > 0:
+        sub = sub.subgraph([node for node, degree in sub.degree() if degree >= min_degree])
+    return nx.Graph(sub)
+
+
+def neighbourhood(graph: nx.Graph, centre: str, depth: int = 1) -> nx.Graph:
+    """The centre entity and everything within `depth` steps of it (empty when it is not in the graph)."""
+    if centre not in graph:
+        return nx.Graph()
+    return nx.Graph(nx.ego_graph(graph, centre, radius=depth))
+
+
+def cap_graph(graph: nx.Graph, max_nodes: int, keep: Iterable[str] = ()) -> nx.Graph:
+    """At most max_nodes nodes: those of highest degree (then most mentions), always keeping `keep`."""
+    if graph.number_of_nodes() <= max_nodes:
+        return graph
+    kept = [node for node in keep if node in graph][:max_nodes]
+    ranked = sorted(graph.nodes, key=lambda node: (-graph.degree(node), -int(graph.nodes[node].get("mentions", 0)), str(node)))
+    chosen = list(dict.fromkeys([*kept, *ranked]))[:max_nodes]
+    return nx.Graph(graph.subgraph(chosen))
+
+
+def node_colour(data: Mapping[str, Any], colour_by: ColourBy) -> str:
+    """The node's colour: by entity type, or by community (nodes without one are grey)."""
+    if colour_by == "community":
+        community = data.get("community")
+        return OTHER_COLOUR if community is None else COMMUNITY_COLOURS[int(community) % len(COMMUNITY_COLOURS)]
+    return TYPE_COLOURS.get(str(data.get("type")), OTHER_COLOUR)
+
+
+def node_size(degree: int, max_degree: int) -> float:
+    """10 px for an isolated node up to 40 px for the best-connected one (square-root scale)."""
+    if max_degree <= 0:
+        return 10.0
+    return round(10.0 + 30.0 * math.sqrt(degree / max_degree), 1)
+
+
+def node_title(data: Mapping[str, Any], degree: int) -> str:
+    """The tooltip: name, type, community, degree and mentions (HTML-escaped)."""
+    community = data.get("community")
+    facts = [str(data.get("type", "entity"))]
+    if community is not None:
+        facts.append(f"community {community}")
+    facts += [f"degree {degree}", f"{int(data.get('mentions', 0))} mentions"]
+    return html.escape(f"{data.get('name', '')}\n{' · '.join(facts)}", quote=True)
+
+
+def node_label(data: Mapping[str, Any], limit: int = 32) -> str:
+    """The text drawn under a node (the canvas draws it as text): the name, shortened."""
+    name = " ".join(str(data.get("name", "")).split())
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def build_network_html(
+    graph: nx.Graph, *, colour_by: ColourBy = "type", max_nodes: int = MAX_NODES, centre: str | None = None,
+    height: int = HEIGHT, community_titles: Mapping[int, str] | None = None,
+) -> GraphView:
+    """The graph (capped to max_nodes by degree, keeping the centre) as a self-contained HTML page."""
+    shown = cap_graph(graph, max_nodes, [centre] if centre else [])
+    net = Network(height=f"{height - 30}px", width="100%", cdn_resources="in_line")
+    net.set_options(json.dumps(_options(shown.number_of_nodes())))
+    degrees = dict(shown.degree())
+    top = max(degrees.values(), default=0)
+    for node, data in shown.nodes(data=True):
+        options: dict[str, Any] = {"title": node_title(data, degrees[node]), "size": node_size(degrees[node], top)}
+        if node == centre:
+            options.update(borderWidth=4, color={"background": node_colour(data, colour_by), "border": "#111827"})
+        net.add_node(str(node), label=node_label(data), color=options.pop("color", node_colour(data, colour_by)), **options)
+    weights = [float(w) for _, _, w in shown.edges(data="weight", default=1.0)]
+    heaviest = max(weights, default=1.0) or 1.0
+    for source, target, weight in shown.edges(data="weight", default=1.0):
+        net.add_edge(str(source), str(target), width=round(1 + 4 * float(weight) / heaviest, 2), title=f"weight {float(weight):g}")
+    page = strip_remote_resources(net.generate_html())
+    page = page.replace("</body>", _legend(shown, colour_by, community_titles or {}) + _DRAWN_MARKER + "</body>", 1)
+    return GraphView(page, shown.number_of_nodes(), shown.number_of_edges(), graph.number_of_nodes())
+
+
+def strip_remote_resources(page: str) -> str:
+    """The page without `<link>`/`<script>` tags that load anything from another host."""
+    return _REMOTE_TAG.sub("", page)
+
+
+def _options(nodes: int) -> dict[str, Any]:
+    """vis-network options: a bounded physics layout, hover tooltips, no layout work once it settles."""
+    return {
+        "nodes": {"shape": "dot", "font": {"size": 13, "face": "sans-serif"}},
+        "edges": {"color": {"color": "#cbd5e1", "highlight": "#334155"}, "smooth": False},
+        "physics": {
+            "solver": "forceAtlas2Based",
+            "forceAtlas2Based": {"gravitationalConstant": -60, "springLength": 110, "avoidOverlap": 0.4},
+            "stabilization": {"enabled": True, "iterations": 200 if nodes > 80 else 120, "fit": True},
+        },
+        "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
+    }
+
+
+def _legend(graph: nx.Graph, colour_by: ColourBy, community_titles: Mapping[int, str]) -> str:
+    """A small escaped legend of the colours in use."""
+    if colour_by == "type":
+        present = sorted({str(data.get("type")) for _, data in graph.nodes(data=True)})
+        items = [(TYPE_COLOURS.get(kind, OTHER_COLOUR), kind) for kind in present]
+    else:
+        counts: dict[int, int] = {}
+        for _, data in graph.nodes(data=True):
+            if data.get("community") is not None:
+                counts[int(data["community"])] = counts.get(int(data["community"]), 0) + 1
+        top = sorted(counts, key=lambda c: -counts[c])[:12]
+        items = [(node_colour({"community": c}, "community"), community_titles.get(c, f"community {c}")) for c in top]
+    spans = "".join(
+        f'<span style="margin-right:14px;white-space:nowrap"><span style="display:inline-block;width:10px;'
+        f'height:10px;border-radius:5px;background:{colour}"></span> {html.escape(text)}</span>'
+        for colour, text in items
+    )
+    return f'<div id="legend" style="clear:both;font:12px sans-serif;padding:6px 2px">{spans}</div>\n'
+
+
+def render_graph_view(view: GraphView, *, key: str) -> None:
+    """The network in an iframe, with the cap stated when nodes were left out."""
+    if view.capped:
+        st.caption(
+            f"Showing the {view.shown_nodes} best-connected of {view.total_nodes} entities "
+            f"({view.shown_edges} relations). Filter or search to see the others."
+        )
+    else:
+        st.caption(f"{view.shown_nodes} entities, {view.shown_edges} relations.")
+    with st.container(key=key):
+        st.iframe(view.html, height=HEIGHT)
