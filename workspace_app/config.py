@@ -68,7 +68,12 @@ class RetrievalSettings(_Group):
     top_k: int = Field(8, ge=1, le=100, description="Results returned to the caller.")
     dense_k: int = Field(50, ge=1, le=1000, description="Candidates taken from the vector index.")
     sparse_k: int = Field(50, ge=1, le=1000, description="Candidates taken from the BM25 (FTS5) index.")
-    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant k.")
+    fusion: Literal["zscore", "rrf"] = Field(
+        "zscore",
+        description="How dense and BM25 results are fused: zscore (weighted sum of per-list z-scores; measured "
+        "best, bench/README.md) or rrf (reciprocal rank fusion).",
+    )
+    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant k (when fusion is rrf).")
     dense_weight: float = Field(1.0, ge=0.0, description="Weight of the dense ranking in fusion.")
     dense_weight_cjk: float = Field(
         0.0,

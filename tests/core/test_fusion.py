@@ -1,10 +1,12 @@
-"""Reciprocal rank fusion: the k=60 arithmetic, one-sided ids, weights and tie order."""
+"""Fusion: RRF (the k=60 arithmetic, one-sided ids, weights, tie order) and z-score fusion."""
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
-from workspace_app.retrieval.fusion import fuse_rankings
+from workspace_app.retrieval.fusion import fuse_rankings, fuse_scores
 
 
 def test_scores_are_reciprocal_ranks_with_k_60() -> None:
@@ -82,3 +84,40 @@ def test_fused_scores_are_sorted_best_first() -> None:
     scores = [score for _, score, _ in fuse_rankings({"dense": dense, "sparse": sparse})]
     assert scores == sorted(scores, reverse=True)
     assert len(scores) == 31
+
+
+def test_score_fusion_sums_per_list_z_scores() -> None:
+    dense = [("a", 0.9), ("b", 0.5), ("c", 0.4)]
+    sparse = [("c", 12.0), ("a", 3.0)]
+    fused = {item: score for item, score, _ in fuse_scores({"dense": dense, "sparse": sparse})}
+
+    def z(items: list[tuple[str, float]]) -> dict[str, float]:
+        values = [v for _, v in items]
+        return {k: (v - statistics.fmean(values)) / statistics.pstdev(values) for k, v in items}
+
+    zd, zs = z(dense), z(sparse)
+    assert fused["a"] == pytest.approx(zd["a"] + zs["a"])
+    assert fused["c"] == pytest.approx(zd["c"] + zs["c"])
+    # b is missing from the BM25 list: it counts as that list's weakest candidate
+    assert fused["b"] == pytest.approx(zd["b"] + min(zs.values()))
+
+
+def test_score_fusion_keeps_a_clear_winner_of_one_list_on_top() -> None:
+    """RRF ranks an id found by both lists above a far-ahead hit of one list; score fusion does not."""
+    dense = [("clear", 0.95)] + [(f"d{i}", 0.30 - i * 0.001) for i in range(20)] + [("both", 0.29)]
+    sparse = [(f"s{i}", 5.0 - i * 0.01) for i in range(20)] + [("both", 4.7)]
+    by_rrf = [item for item, _, _ in fuse_rankings({m: [i for i, _ in v] for m, v in (("dense", dense), ("sparse", sparse))})]
+    by_score = [item for item, _, _ in fuse_scores({"dense": dense, "sparse": sparse})]
+    assert by_rrf[0] == "both"
+    assert by_score[0] == "clear"
+
+
+def test_score_fusion_reports_ranks_and_honours_zero_weight() -> None:
+    fused = fuse_scores({"dense": [("a", 0.9), ("b", 0.1)], "sparse": [("b", 2.0), ("a", 1.0)]}, {"dense": 0.0})
+    assert [item for item, _, _ in fused] == ["b", "a"]
+    assert fused[0][2] == {"dense": 2, "sparse": 1}
+
+
+def test_score_fusion_of_single_and_empty_lists() -> None:
+    assert fuse_scores({"dense": [("x", 0.5)], "sparse": []}) == [("x", 0.0, {"dense": 1, "sparse": None})]
+    assert fuse_scores({"dense": [], "sparse": []}) == []

@@ -1,4 +1,4 @@
-"""Hybrid retrieval: dense (vector index) and sparse (BM25) candidates fused by reciprocal rank fusion."""
+"""Hybrid retrieval: dense (vector index) and sparse (BM25) candidates fused (z-score or reciprocal rank fusion)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from workspace_app.config import RetrievalSettings
 from workspace_app.embedding import Embedder
 from workspace_app.ingest.layout import CJK_CHAR
 from workspace_app.models import Chunk
-from workspace_app.retrieval.fusion import fuse_rankings
+from workspace_app.retrieval.fusion import Fused, fuse_rankings, fuse_scores
 from workspace_app.retrieval.lexical import expand_with_abbreviations, query_terms
 from workspace_app.retrieval.rerank import CrossEncoderReranker
 
@@ -43,25 +43,22 @@ class HybridRetriever:
     ) -> tuple[list[RankedChunk], dict[str, float]]:
         """Best chunks for the query, and milliseconds spent per stage."""
         timings: dict[str, float] = {}
-        rankings: dict[str, list[str]] = {}
+        scored: dict[str, list[tuple[str, float]]] = {}
         if "dense" in methods:
             started = time.perf_counter()
             vector = self._embedder.embed_query(query)
             timings["embed_query"] = _ms(started)
             started = time.perf_counter()
-            rankings["dense"] = [cid for cid, _ in self._vectors.query(workspace_id, vector.tolist(), self._settings.dense_k, document_ids)]
+            scored["dense"] = self._vectors.query(workspace_id, vector.tolist(), self._settings.dense_k, document_ids)
             timings["dense"] = _ms(started)
         if "sparse" in methods:
             started = time.perf_counter()
             terms = expand_with_abbreviations(query, query_terms(query), self._chunks.workspace_abbreviations(workspace_id))
-            rankings["sparse"] = [
-                cid for cid, _ in self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
-            ]
+            scored["sparse"] = self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
             timings["sparse"] = _ms(started)
         started = time.perf_counter()
-        candidates = self._chunks.get_chunks(list(dict.fromkeys(cid for ids in rankings.values() for cid in ids)))
-        rankings = {method: _body_first(ids, candidates) for method, ids in rankings.items()}
-        fused = fuse_rankings(rankings, self._settings.rrf_k, self._weights(query))
+        candidates = self._chunks.get_chunks(list(dict.fromkeys(cid for items in scored.values() for cid, _ in items)))
+        fused = self._fuse(query, scored, candidates)
         depth = self._settings.rerank_k if self._reranker else top_k
         ranked = [RankedChunk(candidates[cid], score, ranks) for cid, score, ranks in fused[:depth]]
         timings["fuse"] = _ms(started)
@@ -70,6 +67,15 @@ class HybridRetriever:
             ranked = self._rerank(query, ranked)
             timings["rerank"] = _ms(started)
         return ranked[:top_k], timings
+
+    def _fuse(self, query: str, scored: dict[str, list[tuple[str, float]]], candidates: dict[str, Chunk]) -> Fused:
+        """One ranking of the candidates that exist, bibliography chunks after body chunks."""
+        scored = {method: [(cid, score) for cid, score in items if cid in candidates] for method, items in scored.items()}
+        if self._settings.fusion == "rrf":
+            rankings = {method: _body_first([cid for cid, _ in items], candidates) for method, items in scored.items()}
+            return fuse_rankings(rankings, self._settings.rrf_k, self._weights(query))
+        fused = fuse_scores(scored, self._weights(query))
+        return sorted(fused, key=lambda entry: candidates[entry[0]].kind == "references")  # stable: order kept
 
     def _weights(self, query: str) -> dict[str, float]:
         """Method weights; Chinese queries use their own dense weight (the default embedder is English-only)."""
