@@ -9,11 +9,14 @@ from pathlib import Path
 from storage.cache import SqliteEmbeddingCache
 from storage.catalog import SqliteCatalog
 from storage.files import LocalFileStore
+from storage.graph import SqliteGraphStore
 from storage.queue import HueyJobQueue, open_huey
 from storage.vectors import ChromaVectorIndex, open_chroma
 from workspace_app.answers import AnswerService
 from workspace_app.config import Settings
 from workspace_app.embedding import Embedder
+from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
+from workspace_app.graph.service import GraphService
 from workspace_app.service import WorkspaceService
 
 RUN_FILE = "run/serve.json"
@@ -53,7 +56,15 @@ def build_service(settings: Settings, embedder: Embedder | None = None) -> Works
     files = LocalFileStore(data_dir / "files")
     if embedder is None:
         embedder = Embedder(settings.embedding, SqliteEmbeddingCache(data_dir / "embeddings.sqlite"))
-    return WorkspaceService(settings, catalog, vectors, files, embedder, build_queue(settings))
+    return WorkspaceService(settings, catalog, vectors, files, embedder, build_queue(settings), build_graph(settings, catalog))
+
+
+def build_graph(settings: Settings, catalog: SqliteCatalog) -> GraphService:
+    """The entity graph on the catalog: offline extraction, or the configured language model's (cached)."""
+    store = SqliteGraphStore(catalog)
+    if not (settings.llm.api_key or settings.llm.base_url):
+        return GraphService(store, catalog)
+    return GraphService(store, catalog, LlmEntityExtractor(settings.llm, store), community_summarizer(settings.llm, store))
 
 
 def build_answer_service(service: WorkspaceService) -> AnswerService:

@@ -142,4 +142,66 @@ MIGRATIONS: list[list[Step]] = [
     ],
     # 6: one FTS5 table per workspace (`fts_<workspace id>`): BM25 statistics no longer mix workspaces.
     [_split_keyword_index],
+    # 7: the entity graph (workspace_app/graph): entities, their mentions in chunks, relations with the chunks that
+    # show them (one row per document, summed when read), communities with their reports, document summaries, and
+    # the LLM extraction cache. Rows go with their chunk, document or workspace (foreign keys cascade); the cache is
+    # keyed by content (model, prompt version and chunk text hash) so it is shared and survives re-ingestion.
+    [
+        """CREATE TABLE graph_entities (
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            aliases TEXT NOT NULL DEFAULT '[]',
+            mentions INTEGER NOT NULL DEFAULT 0,
+            documents INTEGER NOT NULL DEFAULT 0,
+            degree INTEGER NOT NULL DEFAULT 0,
+            community INTEGER,
+            PRIMARY KEY (workspace_id, id)
+        )""",
+        """CREATE TABLE graph_mentions (
+            workspace_id TEXT NOT NULL,
+            entity_id TEXT NOT NULL,
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            page_start INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            surfaces TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (chunk_id, entity_id)
+        )""",
+        "CREATE INDEX graph_mentions_entity ON graph_mentions(workspace_id, entity_id)",
+        "CREATE INDEX graph_mentions_document ON graph_mentions(document_id)",
+        """CREATE TABLE graph_relations (
+            workspace_id TEXT NOT NULL,
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            source TEXT NOT NULL,
+            target TEXT NOT NULL,
+            type TEXT NOT NULL,
+            weight REAL NOT NULL,
+            chunk_ids TEXT NOT NULL,
+            PRIMARY KEY (document_id, source, target, type)
+        )""",
+        "CREATE INDEX graph_relations_workspace ON graph_relations(workspace_id, source)",
+        """CREATE TABLE graph_communities (
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            level INTEGER NOT NULL,
+            id INTEGER NOT NULL,
+            parent INTEGER,
+            report TEXT NOT NULL,
+            PRIMARY KEY (workspace_id, level, id)
+        )""",
+        """CREATE TABLE graph_document_summaries (
+            workspace_id TEXT NOT NULL,
+            document_id TEXT NOT NULL PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+            summary TEXT NOT NULL
+        )""",
+        """CREATE TABLE graph_llm_cache (
+            model TEXT NOT NULL,
+            key TEXT NOT NULL,
+            response TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (model, key)
+        )""",
+    ],
 ]

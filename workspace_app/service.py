@@ -23,6 +23,7 @@ from workspace_app.errors import (
     WorkspaceError,
     WorkspaceNotFoundError,
 )
+from workspace_app.graph.service import GraphService
 from workspace_app.ingest.pipeline import ProgressCallback, StopCheck, ingest_document
 from workspace_app.jobs import discard_outputs, new_owner, recover_jobs, run_job, run_until_settled
 from workspace_app.models import FINAL_STATUSES, Document, IngestReport, SearchHit, SearchResult, Workspace
@@ -58,7 +59,7 @@ class WorkspaceService:
 
     def __init__(
         self, settings: Settings, catalog: Catalog, vectors: VectorIndex, files: FileStore, embedder: Embedder,
-        queue: JobQueue | None = None,
+        queue: JobQueue | None = None, graph: GraphService | None = None,
     ) -> None:
         self.settings = settings
         self.catalog = catalog
@@ -66,6 +67,7 @@ class WorkspaceService:
         self.files = files
         self.embedder = embedder
         self.queue = queue
+        self.graph = graph
         reranker = CrossEncoderReranker(settings.retrieval.reranker) if settings.retrieval.reranker else None
         self.retriever = HybridRetriever(embedder, vectors, catalog, settings.retrieval, reranker)
 
@@ -237,7 +239,7 @@ class WorkspaceService:
         return ingest_document(
             document, self.document_path(document), embedder=self.embedder, documents=self.catalog,
             chunks=self.catalog, vectors=self.vectors, settings=self.settings.ingest, on_progress=on_progress,
-            should_stop=should_stop,
+            should_stop=should_stop, graph=self.graph,
         )
 
     # Jobs (the worker adapter calls these)
@@ -263,6 +265,8 @@ class WorkspaceService:
             self.catalog.request_cancel(document.id)
         self.vectors.delete_document(document.workspace_id, document.id)
         self.catalog.delete_document(document.id)
+        if self.graph is not None:
+            self.graph.remove_document(document.workspace_id, document.id)
         self._release_file(document)
         return document
 

@@ -1,4 +1,4 @@
-"""The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> ready.
+"""The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> ready.
 
 Progress (stage, counts, overall share, ETA) is written to the document row as it goes. A caller may pass
 `should_stop`, called between pages and embedding batches, which raises `JobInterrupted` to end the run
@@ -21,6 +21,7 @@ from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
 from workspace_app.embedding import Embedder
 from workspace_app.errors import FileTooLargeError, IngestionError, UnsupportedFileError, WorkspaceError
+from workspace_app.graph.service import GraphService
 from workspace_app.ingest.abbreviations import find_abbreviations
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.layout import ParsedDocument
@@ -32,9 +33,9 @@ from workspace_app.models import Chunk, Document
 
 log = logging.getLogger(__name__)
 
-# Share of the whole job each stage ends at, for one progress number (a `graph` stage will take a share too).
-_STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.95, "indexing": 1.0}
-_PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.95}
+# Share of the whole job each stage ends at, for one progress number.
+_STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.9, "indexing": 0.95, "graph": 1.0}
+_PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.9, "graph": 0.95}
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25
@@ -117,9 +118,10 @@ def ingest_document(
     settings: IngestSettings,
     on_progress: ProgressCallback | None = None,
     should_stop: StopCheck | None = None,
+    graph: GraphService | None = None,
 ) -> Document:
     """Run the whole pipeline for one stored document; the row ends `ready` or `failed` with a message
-    (or as it was when `should_stop` raised `JobInterrupted`)."""
+    (or as it was when `should_stop` raised `JobInterrupted`). With `graph`, its entities are indexed last."""
     track = _Tracker(documents, document.id, on_progress, should_stop)
     try:
         parsed = parse_source(path, document.name, document.media_type, lambda d, t: track("parsing", d, t))
@@ -138,6 +140,10 @@ def ingest_document(
         track("indexing", 0, 1)
         _index_vectors(document, records, embedded.tolist(), vectors)
         track("indexing", 1, 1)
+        if graph is not None:
+            track("graph", 0, 1)
+            graph.index_document(document, records, lambda d, t: track("graph", d, t))
+            track("graph", 1, 1)
     except JobInterrupted:
         raise
     except WorkspaceError as exc:

@@ -1,0 +1,74 @@
+"""Communities of the entity graph: Louvain (networkx, fixed seed) at two levels.
+
+Level 0 is Louvain's best partition of the entity graph; level 1 groups level-0 communities by running
+Louvain again, at a lower resolution, on the graph of communities (kept only when it merges some). Ids are
+numbered by size, largest first, so they are stable for an unchanged graph.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+
+from workspace_app.graph.models import Relation
+
+SEED = 42
+MIN_WEIGHT = 1.0  # one sentence together, or four chunks: what counts as "related" for degree and communities
+_COARSE_RESOLUTION = 0.5
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Community of every entity at level 0, and the level-1 parent of every level-0 community."""
+
+    community: dict[str, int]
+    parent: dict[int, int]
+
+
+def weighted_graph(entity_ids: Iterable[str], relations: Sequence[Relation], min_weight: float = MIN_WEIGHT) -> nx.Graph:
+    """Undirected graph of entities with summed relation weights at or above `min_weight`."""
+    graph = nx.Graph()
+    graph.add_nodes_from(sorted(entity_ids))
+    for relation in relations:
+        if relation.source == relation.target or relation.source not in graph or relation.target not in graph:
+            continue
+        weight = relation.weight + (graph[relation.source][relation.target]["weight"] if graph.has_edge(relation.source, relation.target) else 0.0)
+        graph.add_edge(relation.source, relation.target, weight=weight)
+    weak = [(a, b) for a, b, w in graph.edges(data="weight") if w < min_weight]
+    graph.remove_edges_from(weak)
+    return graph
+
+
+def detect_communities(graph: nx.Graph) -> Partition:
+    """Louvain communities of the connected entities (isolated ones get none) and their coarser grouping."""
+    connected = graph.subgraph([node for node in graph if graph.degree(node) > 0])
+    if connected.number_of_nodes() == 0:
+        return Partition({}, {})
+    groups = nx.community.louvain_communities(connected, weight="weight", seed=SEED)
+    community = _numbered(groups)
+    return Partition(community, _parents(connected, community))
+
+
+def _numbered(groups: Iterable[Iterable[str]]) -> dict[str, int]:
+    ordered = sorted((sorted(group) for group in groups), key=lambda members: (-len(members), members[0]))
+    return {member: index for index, members in enumerate(ordered) for member in members}
+
+
+def _parents(graph: nx.Graph, community: dict[str, int]) -> dict[int, int]:
+    """Level-1 parent of each level-0 community (Louvain on the community graph); empty when nothing merges."""
+    coarse = nx.Graph()
+    coarse.add_nodes_from(set(community.values()))
+    weights: dict[tuple[int, int], float] = defaultdict(float)
+    for a, b, weight in graph.edges(data="weight"):
+        ca, cb = community[a], community[b]
+        if ca != cb:
+            weights[(min(ca, cb), max(ca, cb))] += weight
+    coarse.add_weighted_edges_from((a, b, w) for (a, b), w in weights.items())
+    groups = nx.community.louvain_communities(coarse, weight="weight", resolution=_COARSE_RESOLUTION, seed=SEED)
+    if len(groups) >= coarse.number_of_nodes():
+        return {}
+    ordered = sorted((sorted(group) for group in groups), key=lambda members: (-len(members), members[0]))
+    return {member: index for index, members in enumerate(ordered) for member in members}

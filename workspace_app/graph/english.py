@@ -1,0 +1,178 @@
+"""English concept matching: lexicon forms (longest first), abbreviations, drug-name suffixes and head-noun
+patterns ("... stenosis", "... therapy", "... score") over word tokens of one text.
+
+Matches never overlap: the lexicon and abbreviations claim their tokens first, patterns take what is left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from workspace_app.graph.junk import GENERIC_MODIFIERS, STOPWORDS, is_junk_phrase
+from workspace_app.graph.lexicon import SAFE_SHORT, Concept, Lexicon, case_key, normalize_key, singular
+
+_TOKEN = re.compile(r"[^\W_]+")
+_JOINER = re.compile(r"[\s\-‐‑–/]*")
+_MAX_ABBREVIATION_WORDS = 4
+
+DRUG_SUFFIXES = (
+    "olol", "alol", "ilol", "pril", "sartan", "statin", "parin", "xaban", "gatran", "dipine", "gliflozin", "glutide",
+    "grel", "arone", "afil", "zosin", "semide", "thiazide", "tidine", "prazole", "mab", "cept", "kinase", "teplase",
+)
+_DRUG_NOT = frozenset({"cholesterol", "ezetimibe", "parin", "heparin", "chemical", "pressure"})
+HEADS = {
+    "disease": (
+        "syndrome", "disease", "failure", "fibrillation", "flutter", "infarction", "stenosis", "regurgitation",
+        "hypertension", "cardiomyopathy", "tachycardia", "bradycardia", "block", "arrhythmia", "insufficiency",
+        "dysfunction", "thrombosis", "embolism", "hypertrophy", "obstruction", "anomaly", "defect", "aneurysm",
+        "dissection", "disorder", "ischemia", "hypotension", "syncope", "stroke", "deficiency", "apnea",
+    ),
+    "test": (
+        "test", "testing", "imaging", "echocardiography", "echocardiogram", "mri", "ecg", "score", "monitoring",
+        "angiography", "scan", "electrocardiogram", "ultrasound", "biomarker", "gradient", "index",
+    ),
+    "procedure": (
+        "therapy", "implantation", "ablation", "intervention", "surgery", "pci", "repair", "replacement",
+        "transplantation", "catheterization", "closure", "occlusion", "pacing", "cardioversion", "myectomy",
+        "revascularization", "rehabilitation", "procedure", "operation",
+    ),
+    "drug class": ("inhibitor", "blocker", "antagonist", "agonist", "anticoagulant", "statin"),
+    "device": ("pacemaker", "defibrillator", "stent", "device", "monitor", "recorder"),
+}
+_HEAD_TYPE = {head: kind for kind, heads in HEADS.items() for head in heads}
+
+
+@dataclass(frozen=True)
+class Match:
+    """A concept found at [start, end) of the text, as written there."""
+
+    start: int
+    end: int
+    surface: str
+    concept: Concept
+
+
+class EnglishMatcher:
+    """Finds lexicon concepts, defined abbreviations and pattern concepts in English text."""
+
+    def __init__(
+        self, lexicon: Lexicon, defined: Mapping[str, Concept] | None = None, forms: Mapping[str, Concept] | None = None
+    ) -> None:
+        self._lexicon = lexicon
+        self._defined = dict(defined or {})
+        self._forms = {**lexicon.forms, **(forms or {})}
+        self._first = lexicon.first_words() | {key.split()[0] for key in forms or {}}
+        self._max_words = max([lexicon.max_words, *(len(key.split()) for key in forms or {})])
+
+    def find(self, text: str) -> list[Match]:
+        """Non-overlapping matches in text order."""
+        tokens = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text) if m.group(0).isascii()]
+        lower = [token[2].lower() for token in tokens]
+        found: list[Match] = []
+        taken = [False] * len(tokens)
+        index = 0
+        while index < len(tokens):
+            match, width = self._lexical(text, tokens, lower, index)
+            if match is None:
+                index += 1
+                continue
+            found.append(match)
+            for j in range(index, index + width):
+                taken[j] = True
+            index += width
+        found.extend(self._patterns(text, tokens, lower, taken))
+        return sorted(found, key=lambda m: m.start)
+
+    def _lexical(
+        self, text: str, tokens: list[tuple[int, int, str]], lower: list[str], index: int
+    ) -> tuple[Match | None, int]:
+        limit = min(max(self._max_words, _MAX_ABBREVIATION_WORDS), len(tokens) - index)
+        for width in range(limit, 0, -1):
+            last = index + width - 1
+            if width > 1 and not _joined(text, tokens, index, last):
+                continue
+            concept = self._abbreviation(tokens, index, width)
+            if concept is None and lower[index] in self._first and width <= self._max_words:
+                key = " ".join([*lower[index:last], singular(lower[last])])
+                concept = self._forms.get(key)
+            if concept is not None:
+                start, end = tokens[index][0], tokens[last][1]
+                return Match(start, end, text[start:end], concept), width
+        return None, 1
+
+    def _abbreviation(self, tokens: list[tuple[int, int, str]], index: int, width: int) -> Concept | None:
+        words = [token[2] for token in tokens[index : index + width]]
+        if not any(ch.isupper() for ch in words[0]):
+            return None
+        key = case_key(" ".join(words))
+        if key in self._defined:
+            return self._defined[key]
+        concept = self._lexicon.abbreviations.get(key)
+        if concept is None or (len(key.replace(" ", "")) <= 2 and key not in SAFE_SHORT):
+            return None
+        return concept
+
+    def _patterns(
+        self, text: str, tokens: list[tuple[int, int, str]], lower: list[str], taken: list[bool]
+    ) -> list[Match]:
+        found = []
+        for index, word in enumerate(lower):
+            if taken[index]:
+                continue
+            if _is_drug_name(tokens[index][2], word):
+                found.append(self._make(text, tokens, index, index, "drug"))
+                continue
+            kind = _HEAD_TYPE.get(singular(word))
+            if kind is None:
+                continue
+            first = _modifiers_start(text, tokens, lower, taken, index)
+            if first < index:
+                match = self._make(text, tokens, first, index, kind)
+                if not is_junk_phrase(match.concept.key):
+                    found.append(match)
+        return found
+
+    @staticmethod
+    def _make(text: str, tokens: list[tuple[int, int, str]], first: int, last: int, kind: str) -> Match:
+        start, end = tokens[first][0], tokens[last][1]
+        key = normalize_key(text[start:end])
+        return Match(start, end, text[start:end], Concept(key, key, kind))
+
+
+def _joined(text: str, tokens: list[tuple[int, int, str]], first: int, last: int) -> bool:
+    """True when the tokens first..last are separated only by spaces, hyphens or slashes."""
+    return all(
+        _JOINER.fullmatch(text[tokens[j][1] : tokens[j + 1][0]]) is not None and "\n\n" not in text[tokens[j][1] : tokens[j + 1][0]]
+        for j in range(first, last)
+    )
+
+
+def _is_drug_name(token: str, word: str) -> bool:
+    return (
+        len(word) >= 6 and word.isalpha() and (token.islower() or token.istitle())
+        and word.endswith(DRUG_SUFFIXES) and word not in _DRUG_NOT and word not in STOPWORDS
+    )
+
+
+def _modifiers_start(
+    text: str, tokens: list[tuple[int, int, str]], lower: list[str], taken: list[bool], head: int
+) -> int:
+    """Index of the first of up to three modifier words right before a head noun."""
+    first = head
+    while first > 0 and head - first < 3:
+        previous = first - 1
+        word = lower[previous]
+        if taken[previous] or not _is_modifier(tokens[previous][2], word) or not _joined(text, tokens, previous, first):
+            break
+        first = previous
+    while first < head and lower[first] in GENERIC_MODIFIERS:
+        first += 1
+    return first
+
+
+def _is_modifier(token: str, word: str) -> bool:
+    if word in STOPWORDS or len(word) < 3 or not word.isalpha():
+        return False
+    return token.islower() or (token.isupper() and len(token) <= 5)

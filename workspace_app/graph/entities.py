@@ -1,0 +1,166 @@
+"""Entity extraction behind one interface: `EntityExtractor.extract(chunks) -> ChunkEntities per chunk`.
+
+The offline extractor (`LexiconEntityExtractor`) works per document: it first reads the document's own
+definitions ("heart failure with reduced ejection fraction (HFrEF)", "射血分数保留的心力衰竭（heart failure with
+preserved ejection fraction，HFpEF）") so abbreviations and Chinese names merge with their English long form,
+then matches every body chunk (reference lists are skipped) with the lexicon, those definitions and patterns,
+and groups the keys found by sentence for co-occurrence weighting.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+from workspace_app.answer.sentences import split_sentences
+from workspace_app.graph.chinese import ChineseMatcher, find_pairings
+from workspace_app.graph.english import _HEAD_TYPE, EnglishMatcher, Match
+from workspace_app.graph.junk import is_junk_phrase
+from workspace_app.graph.lexicon import (
+    Concept,
+    Lexicon,
+    case_key,
+    clean_text,
+    has_cjk,
+    load_lexicon,
+    normalize_key,
+    singular,
+)
+from workspace_app.graph.models import ChunkEntities, FoundEntity
+from workspace_app.ingest.abbreviations import find_abbreviations
+from workspace_app.models import Chunk
+
+ProgressCallback = Callable[[int, int], None]
+# Word stems that mark a defined term as clinical when neither the lexicon nor a pattern types it.
+_MEDICAL = re.compile(
+    r"(cardi|vascul|arter|ven(ous|a\b)|thromb|lipid|lipo|glyc|gluc|renal|kidney|hepat|pulmon|myocard|atri|ventric|"
+    r"valv|coronar|aort|mitral|tricusp|sinus|nod(e|al)|rhythm|pacing|ischem|infarct|stroke|embol|hemorrh|bleed|"
+    r"pressure|tension|diabet|insulin|obes|cholesterol|statin|inhibit|block|antagon|agonist|syncop|apnea|"
+    r"sarcom|amyloid|fibrill|tachy|brady|conduct|ejection|septal|outflow|gradient|therap|surg|ablat|implant|"
+    r"stent|graft|diure|anticoag|platelet|heart|cardiac|blood|plasma|serum|oxygen|exercise|smok|nicotin|diet)",
+    re.IGNORECASE,
+)
+
+# "left ventricular (LV)" defines an adjective, not a concept.
+_ADJECTIVE_ENDINGS = ("ar", "al", "ic", "ous", "ive", "ary", "ed")
+
+
+class EntityExtractor(Protocol):
+    """Finds the entities (and relations) of a document's chunks."""
+
+    name: str
+
+    def extract(
+        self, chunks: Sequence[Chunk], abbreviations: Mapping[str, str] | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> list[ChunkEntities]:
+        """What each body chunk mentions; `abbreviations` are the workspace's known short -> long forms."""
+        ...
+
+
+class LexiconEntityExtractor:
+    """Offline extraction: curated lexicon, the document's own definitions and patterns (English and Chinese)."""
+
+    name = "offline"
+
+    def __init__(self, lexicon: Lexicon | None = None) -> None:
+        self._lexicon = lexicon or load_lexicon()
+
+    def extract(
+        self, chunks: Sequence[Chunk], abbreviations: Mapping[str, str] | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> list[ChunkEntities]:
+        """Entities of every body chunk, grouped by sentence."""
+        body = [chunk for chunk in chunks if chunk.kind == "body"]
+        defined, forms, chinese = self.document_terms(body, abbreviations or {})
+        english_matcher = EnglishMatcher(self._lexicon, defined, forms)
+        chinese_matcher = ChineseMatcher(self._lexicon, chinese) if any(has_cjk(c.text) for c in body) else None
+        found = []
+        for done, chunk in enumerate(body, start=1):
+            text = clean_text(chunk.text)
+            matches = english_matcher.find(text)
+            if chinese_matcher is not None and has_cjk(text):
+                matches = sorted([*matches, *chinese_matcher.find(text)], key=lambda m: m.start)
+            found.append(chunk_entities(chunk.id, text, matches))
+            if on_progress and (done % 50 == 0 or done == len(body)):
+                on_progress(done, len(body))
+        return found
+
+    def document_terms(
+        self, body: Sequence[Chunk], workspace: Mapping[str, str]
+    ) -> tuple[dict[str, Concept], dict[str, Concept], dict[str, Concept]]:
+        """(abbreviation -> concept, English long form key -> concept, Chinese term -> concept) of a document."""
+        pairs: dict[str, str] = dict(workspace)
+        chinese_pairs = []
+        for chunk in body:
+            text = clean_text(chunk.text)
+            pairs.update(find_abbreviations(text))
+            if has_cjk(text):
+                chinese_pairs.extend(find_pairings(text))
+        defined: dict[str, Concept] = {}
+        forms: dict[str, Concept] = {}
+        for short, long_form in pairs.items():
+            self._define(short, long_form, defined, forms)
+        chinese: dict[str, Concept] = {}
+        for pairing in chinese_pairs:
+            concept = self._define(pairing.abbreviation, pairing.english, defined, forms)
+            if concept is not None and pairing.chinese not in self._lexicon.chinese:
+                chinese.setdefault(pairing.chinese, concept)
+        return defined, forms, chinese
+
+    def _define(
+        self, short: str | None, long_form: str, defined: dict[str, Concept], forms: dict[str, Concept]
+    ) -> Concept | None:
+        concept = self.resolve(long_form, short)
+        if concept is None:
+            return None
+        if short:
+            defined.setdefault(case_key(short), concept)
+        key = normalize_key(long_form)
+        if key not in self._lexicon.forms:
+            forms.setdefault(key, concept)
+        return concept
+
+    def resolve(self, long_form: str, short: str | None = None) -> Concept | None:
+        """The concept a defined long form names: the lexicon's, a typed pattern, a clinical term, or None."""
+        key = normalize_key(long_form)
+        if key in self._lexicon.forms:
+            return self._lexicon.forms[key]
+        if short and case_key(short) in self._lexicon.abbreviations:
+            return self._lexicon.abbreviations[case_key(short)]
+        if is_junk_phrase(key) or len(key.split()) > 7:
+            return None
+        kind = _HEAD_TYPE.get(singular(key.split()[-1]))
+        if kind is None and (not _MEDICAL.search(key) or key.endswith(_ADJECTIVE_ENDINGS)):
+            return None
+        return Concept(key, key, kind or "concept")
+
+
+def chunk_entities(chunk_id: str, text: str, matches: Sequence[Match]) -> ChunkEntities:
+    """Group a chunk's matches into entities (counts, surface forms) and per-sentence key sets."""
+    counts: Counter[str] = Counter()
+    surfaces: dict[str, set[str]] = defaultdict(set)
+    concepts: dict[str, Concept] = {}
+    for match in matches:
+        concepts[match.concept.key] = match.concept
+        counts[match.concept.key] += 1
+        surfaces[match.concept.key].add(" ".join(match.surface.split()))
+    sentences = []
+    spans = split_sentences(text) if matches else []
+    position = 0
+    for span in spans:
+        keys: list[str] = []
+        while position < len(matches) and matches[position].start < span.end:
+            key = matches[position].concept.key
+            if key not in keys:
+                keys.append(key)
+            position += 1
+        if keys:
+            sentences.append(tuple(keys))
+    entities = tuple(
+        FoundEntity(key, concepts[key].name, concepts[key].type, count, tuple(sorted(surfaces[key])))
+        for key, count in counts.items()
+    )
+    return ChunkEntities(chunk_id, entities, tuple(sentences))

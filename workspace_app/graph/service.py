@@ -1,0 +1,244 @@
+"""The graph facade (`WorkspaceService.graph`): index a document's entities, refresh communities, query.
+
+`index_document` is the ingestion pipeline's `graph` stage; `refresh` recomputes everything derived
+(entity numbers, communities, reports, document summaries) from the stored mentions and relations, so nothing
+stale is ever kept; `remove_document` drops a document's rows and refreshes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Protocol
+
+import networkx as nx
+
+from workspace_app.graph.build import build_document_graph
+from workspace_app.graph.communities import MIN_WEIGHT, detect_communities, weighted_graph
+from workspace_app.graph.entities import EntityExtractor, LexiconEntityExtractor
+from workspace_app.graph.lexicon import has_cjk, looks_like_abbreviation, normalize_key
+from workspace_app.graph.models import CommunityReport, DocumentSummary, Entity, Mention, Relation
+from workspace_app.graph.reports import EntityView, community_report, document_summaries, parent_report
+from workspace_app.graph.store import EntityStats, GraphStore
+from workspace_app.graph.views import entity_graph, full_graph, graphml_bytes
+from workspace_app.models import Chunk, Document
+
+log = logging.getLogger(__name__)
+ProgressCallback = Callable[[int, int], None]
+Summarizer = Callable[[CommunityReport], str]
+
+
+class _Documents(Protocol):
+    """What the graph needs to know of documents: names and the workspace's abbreviations."""
+
+    def list_documents(self, workspace_id: str) -> list[Document]: ...
+    def workspace_abbreviations(self, workspace_id: str) -> dict[str, str]: ...
+
+
+class GraphService:
+    """Entity graph of each workspace: built per document, communities refreshed per workspace."""
+
+    def __init__(
+        self, store: GraphStore, documents: _Documents, extractor: EntityExtractor | None = None,
+        summarizer: Summarizer | None = None,
+    ) -> None:
+        self.store = store
+        self.documents = documents
+        self.extractor: EntityExtractor = extractor or LexiconEntityExtractor()
+        self.summarizer = summarizer
+
+    # Building
+
+    def index_document(self, document: Document, chunks: Sequence[Chunk], on_progress: ProgressCallback | None = None) -> None:
+        """Extract and store one document's entities and relations (replacing earlier ones), then refresh."""
+        abbreviations = self.documents.workspace_abbreviations(document.workspace_id)
+        found = self.extractor.extract(chunks, abbreviations, on_progress)
+        graph = build_document_graph(document.id, found, {c.id: c.page_start for c in chunks})
+        self.store.replace_document_graph(document.workspace_id, graph)
+        self.refresh(document.workspace_id)
+
+    def remove_document(self, workspace_id: str, document_id: str) -> None:
+        """Drop a document's graph rows, the entities only it mentioned, and refresh."""
+        self.store.delete_document_graph(document_id)
+        self.refresh(workspace_id)
+
+    def refresh(self, workspace_id: str) -> None:
+        """Recompute entity numbers, communities, reports and document summaries from the stored rows."""
+        stats = self.store.mention_stats(workspace_id)
+        entities = {e.id: e for e in self.store.entity_rows(workspace_id) if e.id in stats}
+        relations = [r for r in self.store.relations(workspace_id) if r.source in entities and r.target in entities]
+        graph = weighted_graph(entities, relations)
+        partition = detect_communities(graph)
+        views = {e: EntityView(entities[e].name, entities[e].type, stats[e][0], stats[e][2]) for e in entities}
+        reports = self._reports(graph, partition.community, partition.parent, views, relations)
+        summaries = document_summaries(self._chunk_mentions(workspace_id), views, self.store.chunk_info)
+        new_stats = {
+            e: EntityStats(stats[e][0], stats[e][1], graph.degree(e), partition.community.get(e), _aliases(entities[e].name, stats[e][2]))
+            for e in entities
+        }
+        self.store.save_refresh(workspace_id, new_stats, reports, summaries)
+
+    def _reports(
+        self, graph: nx.Graph, community: Mapping[str, int], parent: Mapping[int, int],
+        views: Mapping[str, EntityView], relations: Sequence[Relation],
+    ) -> list[CommunityReport]:
+        by_pair = {(r.source, r.target) if r.source < r.target else (r.target, r.source): r for r in relations}
+        members: dict[int, list[str]] = defaultdict(list)
+        for entity_id, community_id in community.items():
+            members[community_id].append(entity_id)
+        level0 = [
+            community_report(cid, sorted(ids), graph, views, by_pair, self.store.chunk_info, parent.get(cid))
+            for cid, ids in sorted(members.items())
+        ]
+        if self.summarizer is not None:
+            level0 = [self._summarized(report) for report in level0]
+        children: dict[int, list[CommunityReport]] = defaultdict(list)
+        for report in level0:
+            if report.parent is not None:
+                children[report.parent].append(report)
+        level1 = [parent_report(pid, group, views) for pid, group in sorted(children.items())]
+        return [*level0, *level1]
+
+    def _summarized(self, report: CommunityReport) -> CommunityReport:
+        assert self.summarizer is not None
+        try:
+            return replace(report, summary=self.summarizer(report) or report.summary)
+        except Exception:
+            log.warning("community summary by the language model failed; keeping the extractive one", exc_info=True)
+            return report
+
+    def _chunk_mentions(self, workspace_id: str) -> dict[str, dict[str, dict[str, int]]]:
+        found: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+        for mention in self.store.mentions(workspace_id, None):
+            found[mention.document_id][mention.chunk_id][mention.entity_id] = mention.count
+        return found
+
+    # Queries
+
+    def entities(
+        self, workspace_id: str, *, document_ids: Sequence[str] | None = None, types: Sequence[str] | None = None,
+        community: int | None = None, min_degree: int = 0, limit: int | None = None,
+    ) -> list[Entity]:
+        """Entities by degree, then mentions (descending), filtered by documents, types, community, degree."""
+        return self.store.entity_rows(
+            workspace_id, document_ids=document_ids, types=types, community=community, min_degree=min_degree, limit=limit
+        )
+
+    def get_entity(self, workspace_id: str, entity_id: str) -> Entity | None:
+        """One entity by id."""
+        found = self.store.entity_rows(workspace_id, entity_ids=[entity_id])
+        return found[0] if found else None
+
+    def find_entities(self, workspace_id: str, text: str, limit: int = 10) -> list[Entity]:
+        """Entities whose name or an alias contains the text (exact matches first), for a search box."""
+        needle = text.strip().lower()
+        if not needle:
+            return []
+        scored = []
+        for entity in self.store.entity_rows(workspace_id):
+            names = [entity.name.lower(), *(a.lower() for a in entity.aliases)]
+            if needle in names:
+                scored.append((0, entity))
+            elif any(needle in name for name in names):
+                scored.append((1, entity))
+        scored.sort(key=lambda item: (item[0], -item[1].degree, -item[1].mentions))
+        return [entity for _, entity in scored[:limit]]
+
+    def match_question(self, workspace_id: str, question: str, document_ids: Sequence[str] | None = None) -> list[Entity]:
+        """Entities the question names (by name or alias, as whole words; Chinese by substring), best first."""
+        words = f" {normalize_key(question)} "
+        found = []
+        for entity in self.store.entity_rows(workspace_id, document_ids=document_ids):
+            for name in (entity.name, *entity.aliases):
+                if _named_in(name, question, words):
+                    found.append(entity)
+                    break
+        return sorted(found, key=lambda e: (-len(e.name), -e.degree))
+
+    def neighbours(self, workspace_id: str, entity_ids: Sequence[str], depth: int = 1, limit: int = 50) -> list[tuple[Entity, float]]:
+        """Entities related to these (up to `depth` steps), with the summed weight that links them, strongest first."""
+        scores: dict[str, float] = defaultdict(float)
+        frontier = set(entity_ids)
+        seen = set(entity_ids)
+        for _ in range(max(depth, 1)):
+            step: set[str] = set()
+            for relation in self.store.relations(workspace_id, sorted(frontier)):
+                for a, b in ((relation.source, relation.target), (relation.target, relation.source)):
+                    if a in frontier and b not in seen and relation.weight >= MIN_WEIGHT:
+                        scores[b] += relation.weight
+                        step.add(b)
+            seen |= step
+            frontier = step
+            if not frontier:
+                break
+        best = sorted(scores, key=lambda e: -scores[e])[:limit]
+        known = {e.id: e for e in self.store.entity_rows(workspace_id, entity_ids=best)} if best else {}
+        return [(known[e], round(scores[e], 3)) for e in best if e in known]
+
+    def chunks_for_entities(
+        self, workspace_id: str, entity_ids: Sequence[str], document_ids: Sequence[str] | None = None, limit: int = 50
+    ) -> list[tuple[str, float]]:
+        """Chunks mentioning these entities, scored by how many of them (and how often) they name."""
+        scores: dict[str, float] = defaultdict(float)
+        for mention in self.store.mentions(workspace_id, list(entity_ids), document_ids):
+            scores[mention.chunk_id] += 1.0 + 0.1 * min(mention.count, 5)
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        return [(chunk_id, round(score, 3)) for chunk_id, score in ranked[:limit]]
+
+    def mentions(self, workspace_id: str, entity_id: str, document_ids: Sequence[str] | None = None) -> list[Mention]:
+        """Where an entity is mentioned."""
+        return self.store.mentions(workspace_id, [entity_id], document_ids)
+
+    def relations(self, workspace_id: str, entity_ids: Sequence[str] | None = None) -> list[Relation]:
+        """Relations summed over documents, strongest first (touching `entity_ids` when given)."""
+        return self.store.relations(workspace_id, entity_ids)
+
+    def communities(self, workspace_id: str, level: int = 0) -> list[CommunityReport]:
+        """Community reports of a level (0: Louvain communities, 1: groups of them)."""
+        return self.store.communities(workspace_id, level)
+
+    def document_summaries(self, workspace_id: str) -> list[DocumentSummary]:
+        """A summary node per document: key sentences and key entities."""
+        return self.store.document_summaries(workspace_id)
+
+    def entity_graph(self, workspace_id: str, document_ids: Sequence[str] | None = None) -> nx.Graph:
+        """Entities and `related` edges (restricted to entities of some documents when given)."""
+        entities = self.store.entity_rows(workspace_id, document_ids=document_ids)
+        return entity_graph(entities, self.store.relations(workspace_id, document_ids=document_ids))
+
+    def full_graph(self, workspace_id: str) -> nx.MultiDiGraph:
+        """Document -contains-> Chunk, Chunk -next-> Chunk, Chunk -mentions-> Entity, Entity -related-> Entity."""
+        names = {d.id: d.name for d in self.documents.list_documents(workspace_id)}
+        chunks = self.store.workspace_chunks(workspace_id)
+        return full_graph(
+            {d: names[d] for d in dict.fromkeys(c.document_id for c in chunks) if d in names}, chunks,
+            self.store.entity_rows(workspace_id), self.store.mentions(workspace_id, None), self.store.relations(workspace_id),
+        )
+
+    def export_graphml(self, workspace_id: str) -> bytes:
+        """GraphML of the full graph."""
+        return graphml_bytes(self.full_graph(workspace_id))
+
+
+def _aliases(name: str, surfaces: Sequence[str]) -> tuple[str, ...]:
+    """Surface forms other than the name itself, one per spelling that differs beyond case."""
+    seen = {name.lower()}
+    kept = []
+    for form in surfaces:
+        if form.lower() not in seen:
+            seen.add(form.lower())
+            kept.append(form)
+    return tuple(kept)
+
+
+def _named_in(name: str, question: str, words: str) -> bool:
+    """True when the question names this entity name: Chinese by substring, abbreviations with their case."""
+    if has_cjk(name):
+        return len(name) >= 2 and name in question
+    if looks_like_abbreviation(name):
+        return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}s?(?![A-Za-z0-9])", question) is not None
+    key = normalize_key(name)
+    return len(key) >= 3 and f" {key} " in words
