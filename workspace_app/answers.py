@@ -1,6 +1,6 @@
 """The answer facade: grounded answers with verified citations, chats and notes (UI, CLI and API call this).
 
-    ask -> scope (the chosen or included sources) -> retrieve (hybrid search) -> evidence blocks
+    ask -> scope (the chosen or included sources) -> retrieve (the query mode, retrieval/modes.py) -> evidence blocks
         -> answer (extractive by default; the LLM when one is configured) -> verify citations
         -> citations renumbered [1], [2]... in order of appearance, each with its quote's rectangles
 
@@ -27,9 +27,9 @@ from workspace_app.answer.sentences import normalize_markers, with_markers
 from workspace_app.answer.terms import content_terms, idf_weights
 from workspace_app.errors import ChatNotFoundError, WorkspaceError
 from workspace_app.models import Workspace
+from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetrieval, ModeRetriever, entity_refs
 from workspace_app.service import WorkspaceService
 
-MODES = ("naive",)
 EVIDENCE_BLOCKS = 8
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 3
@@ -55,6 +55,7 @@ class _Scope:
     workspace: Workspace
     document_ids: list[str] | None
     chunk_total: int
+    ready_ids: list[str]
 
 
 class AnswerService:
@@ -68,6 +69,7 @@ class AnswerService:
         self.notes = notes
         self.extractive = ExtractiveAnswerer(service.embedder)
         self.evidence_blocks = EVIDENCE_BLOCKS
+        self.modes = ModeRetriever(service, ModeOptions(seq_ret=service.settings.retrieval.seq_ret))
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
         llm_settings = service.settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
@@ -105,7 +107,7 @@ class AnswerService:
         scope = self._scope(workspace, documents)
         timings: dict[str, float] = {}
         standalone = self._standalone(question, history, timings)
-        blocks = self._retrieve(workspace, standalone, scope, timings)
+        blocks, found = self._retrieve(standalone, scope, timings, mode)
         if self.llm is not None:
             text = yield from self._generate(standalone, blocks, language, timings)
             answer = self._from_text(question, text, blocks, language, timings)
@@ -114,6 +116,7 @@ class AnswerService:
         answer.standalone_question = standalone if standalone != question else None
         answer.mode = mode
         answer.documents = scope.document_ids
+        answer.entities = [] if answer.refused else entity_refs(self.modes.graph, found, answer.citations, scope.workspace)
         timings["total"] = _ms(started)
         answer.timings_ms = timings
         yield answer
@@ -133,7 +136,7 @@ class AnswerService:
             )
         ready = [d for d in all_documents if d.status == "ready"]
         ids = None if len(chosen) == len(ready) == len(all_documents) else [d.id for d in chosen]
-        return _Scope(ws, ids, sum(d.chunks for d in chosen))
+        return _Scope(ws, ids, sum(d.chunks for d in chosen), [d.id for d in chosen])
 
     def _standalone(self, question: str, history: Sequence[Turn], timings: dict[str, float]) -> str:
         """The question made to stand alone: rewritten by the LLM, or joined to the last question offline."""
@@ -150,11 +153,16 @@ class AnswerService:
         timings["rewrite"] = _ms(started)
         return rewritten
 
-    def _retrieve(self, workspace: str, query: str, scope: _Scope, timings: dict[str, float]) -> list[EvidenceBlock]:
+    def _retrieve(
+        self, query: str, scope: _Scope, timings: dict[str, float], mode: str = "naive"
+    ) -> tuple[list[EvidenceBlock], ModeRetrieval]:
+        """Evidence blocks numbered from 1: the mode's direct hits, then its graph expansion (scored lower)."""
         started = time.perf_counter()
-        result = self.service.search(workspace, query, self.evidence_blocks, scope.document_ids)
+        found = self.modes.retrieve(scope.workspace.id, query, mode, scope.document_ids, scope.ready_ids, self.evidence_blocks)
         timings["retrieve"] = _ms(started)
-        return [EvidenceBlock(h.rank, h.chunk, h.document_name, h.score, h.ranks) for h in result.hits]
+        timings.update({f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
+        blocks = [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(found.hits, start=1)]
+        return blocks, found
 
     def _idf(self, question: str, scope: _Scope) -> dict[str, float]:
         terms = content_terms(question, drop_question_words=True)
@@ -178,7 +186,7 @@ class AnswerService:
         question = _clean_question(question)
         scope = self._scope(workspace, documents)
         language = detect_language(question)
-        blocks = self._retrieve(workspace, question, scope, {})
+        blocks, _ = self._retrieve(question, scope, {})
         selection = self.extractive.select(question, blocks, language, self._idf(question, scope))
         weights = self.extractive.weights
         threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below

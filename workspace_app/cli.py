@@ -46,7 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ask = commands.add_parser("ask", help="answer a question from a workspace's sources, with verified citations")
     _add_query_arguments(ask)
-    ask.add_argument("--mode", default="naive", help="query mode (naive)")
+    ask.add_argument(
+        "--mode", choices=("naive", "local", "global", "hybrid"), default="naive",
+        help="query mode: naive (text search), local (the question's entities), global (community reports), hybrid",
+    )
 
     documents = commands.add_parser("documents", help="list a workspace's documents")
     documents.add_argument("--workspace", "-w", required=True)

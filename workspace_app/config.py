@@ -87,6 +87,11 @@ class RetrievalSettings(_Group):
         description="Cross-encoder model name or path for reranking; off by default (no weights ship offline).",
     )
     rerank_k: int = Field(30, ge=1, description="Fused candidates passed to the reranker.")
+    seq_ret: bool = Field(
+        False,
+        description="Route questions by document summaries first (QUERY-002): in a scope of"
+        " 6 or more sources, retrieve inside the 3 whose summaries match the question best.",
+    )
 
 
 class QueueSettings(_Group):

@@ -84,7 +84,10 @@ def test_unanswerable_questions_are_refused_in_their_language(answers: AnswerSer
 def test_answer_json_has_the_public_shape(answers: AnswerService) -> None:
     answer = answers.ask("Dev", "What proportion of Medicare beneficiaries live with two or more chronic conditions?")
     data = answer.to_json()
-    assert list(data) == ["question", "answer", "refused", "grounded", "confidence", "language", "citations", "timings_ms"]
+    assert list(data) == [
+        "question", "answer", "refused", "grounded", "confidence", "language", "citations", "mode", "entities", "timings_ms",
+    ]
+    assert data["mode"] == "naive" and isinstance(data["entities"], list)
     citation = data["citations"][0]
     assert list(citation) == [
         "n", "chunk_id", "document", "document_id", "page_start", "page_end", "section", "quote", "rects", "score",
@@ -122,5 +125,5 @@ def test_follow_up_offline_borrows_the_previous_question(answers: AnswerService)
 def test_bad_questions_and_modes_are_refused_with_a_message(answers: AnswerService) -> None:
     with pytest.raises(WorkspaceError, match="Type a question"):
         answers.ask("Dev", "   ")
-    with pytest.raises(WorkspaceError, match="mode 'global'"):
-        answers.ask("Dev", "What is AF?", mode="global")
+    with pytest.raises(WorkspaceError, match="mode 'deep'"):
+        answers.ask("Dev", "What is AF?", mode="deep")

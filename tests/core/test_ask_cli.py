@@ -7,7 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-KEYS = ["question", "answer", "refused", "grounded", "confidence", "language", "citations", "timings_ms"]
+KEYS = [
+    "question", "answer", "refused", "grounded", "confidence", "language", "citations", "mode", "entities", "timings_ms",
+]
 CITATION_KEYS = ["n", "chunk_id", "document", "document_id", "page_start", "page_end", "section", "quote", "rects", "score"]
 
 
@@ -30,5 +32,9 @@ def test_ask_prints_answers_with_citations_as_json(tmp_path: Path, cli: Callable
     assert first["answer"].endswith("syncope [1].") and "70 degrees" in first["citations"][0]["quote"]
     assert first["citations"][0]["document"] == "tilt.md" and first["citations"][0]["page_start"] == 1
     assert second["refused"] and second["language"] == "zh" and second["answer"] == "根据提供的资料，我无法回答这个问题。"
-    unknown = cli(data, "ask", "--workspace", "W", "--mode", "global", "--json", "What tilt angle?")
-    assert unknown.returncode == 2 and "mode 'global'" in unknown.stderr
+    hybrid = cli(data, "ask", "--workspace", "W", "--mode", "hybrid", "--json", "What tilt angle gives the best yield?")
+    assert hybrid.returncode == 0, hybrid.stderr
+    answer = json.loads(hybrid.stdout)
+    assert answer["mode"] == "hybrid" and answer["citations"][0]["document"] == "tilt.md"
+    unknown = cli(data, "ask", "--workspace", "W", "--mode", "deep", "--json", "What tilt angle?")
+    assert unknown.returncode == 2 and "invalid choice: 'deep'" in unknown.stderr

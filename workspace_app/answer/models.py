@@ -85,6 +85,33 @@ def _rect(data: dict[str, Any]) -> Rect:
     return Rect(int(data["page"]), float(data["x0"]), float(data["y0"]), float(data["x1"]), float(data["y1"]))
 
 
+@dataclass(frozen=True)
+class EntityRef:
+    """An entity of the graph an answer drew on (QUERY-004), and the citations whose passage mentions it."""
+
+    id: str
+    name: str
+    type: str
+    workspace_id: str
+    workspace: str = ""
+    citations: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The public JSON shape (also kept in the chat history)."""
+        return {
+            "id": self.id, "name": self.name, "type": self.type, "workspace_id": self.workspace_id,
+            "workspace": self.workspace, "citations": list(self.citations),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EntityRef:
+        """Rebuild an entity reference saved with `to_json`."""
+        return cls(
+            id=str(data["id"]), name=str(data["name"]), type=str(data["type"]), workspace_id=str(data["workspace_id"]),
+            workspace=str(data.get("workspace", "")), citations=tuple(int(n) for n in data.get("citations", [])),
+        )
+
+
 @dataclass
 class Answer:
     """An answer with `[n]` markers, its verified citations and how it was made."""
@@ -103,13 +130,15 @@ class Answer:
     standalone_question: str | None = None
     unsupported: list[str] = field(default_factory=list)
     documents: list[str] | None = None
+    entities: list[EntityRef] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON shape of `workspace-app ask --json`."""
         return {
             "question": self.question, "answer": self.text, "refused": self.refused, "grounded": self.grounded,
             "confidence": round(self.confidence, 4), "language": self.language,
-            "citations": [c.to_json() for c in self.citations],
+            "citations": [c.to_json() for c in self.citations], "mode": self.mode,
+            "entities": [e.to_json() for e in self.entities],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
@@ -132,7 +161,7 @@ class Answer:
             language=data["language"], timings_ms=dict(data.get("timings_ms", {})), disclaimer=data.get("disclaimer", ""),
             answerer=data.get("answerer", "extractive"), mode=data.get("mode", "naive"),
             standalone_question=data.get("standalone_question"), unsupported=list(data.get("unsupported", [])),
-            documents=data.get("documents"),
+            documents=data.get("documents"), entities=[EntityRef.from_json(e) for e in data.get("entities", [])],
         )
 
 

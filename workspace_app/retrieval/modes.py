@@ -1,0 +1,322 @@
+"""Query modes: which chunks answer a question, found through the text indexes, the entity graph or both.
+
+    naive   the hybrid search (dense + BM25, RRF) alone
+    local   + chunks mentioning the entities the question names, their neighbours' chunks, and the chunks quoted
+            by the community reports of those entities
+    global  + the chunks quoted by the community reports that best match the question (embedding similarity
+            of the report text, and the share of the question's terms it covers)
+    hybrid  local and global together
+
+A graph mode fuses its graph rankings with the question's search ranking (reciprocal rank fusion, weights
+per mode in `MODE_WEIGHTS`), so chunks that are both about the question's entities and close to its words
+lead. Every mode then adds graph expansion: the chunks before and after the best direct hits (ordinal ±1)
+and chunks mentioning the question's entities, always scored below the last direct hit. Reports never become
+evidence themselves: they contribute the chunks they quote, so every answer cites real passages.
+
+With `seq_ret` (routing by document summaries, QUERY-002), a workspace with many documents first picks the
+documents whose summaries best match the question, and retrieves inside them.
+
+# SEE: LightRAG's local/global/hybrid modes, https://github.com/HKUDS/LightRAG#query-modes
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workspace_app.answer.models import Citation, EntityRef
+from workspace_app.answer.terms import Coverage, content_terms
+from workspace_app.graph.models import CommunityReport, Entity
+from workspace_app.models import Chunk, Workspace
+from workspace_app.retrieval.fusion import fuse_rankings
+from workspace_app.retrieval.hybrid import is_mostly_cjk
+
+MODES = ("naive", "local", "global", "hybrid")
+# RRF weights of each ranking per mode ("search" is the hybrid text search).
+MODE_WEIGHTS: dict[str, dict[str, float]] = {
+    "naive": {"search": 1.0},
+    "local": {"search": 1.0, "entity": 0.6, "neighbour": 0.2, "community": 0.2},
+    "global": {"search": 0.6, "community": 1.0},
+    "hybrid": {"search": 1.0, "entity": 0.5, "neighbour": 0.15, "community": 0.35},
+}
+SEARCH_POOL = 40
+ENTITY_POOL = 40
+REPORTS_PER_QUESTION = 3
+ENTITIES_LISTED = 12
+EXPANSION_FROM = 3
+EXPANSION_SCORE = 0.5
+
+
+@dataclass(frozen=True)
+class ModeHit:
+    """A chunk chosen for the evidence: its score, how it was found ('direct', 'adjacent', 'entity')."""
+
+    chunk: Chunk
+    document_name: str
+    score: float
+    origin: str
+    ranks: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass
+class ModeRetrieval:
+    """What a mode found: direct hits then expansion hits, the entities and reports it used."""
+
+    mode: str
+    hits: list[ModeHit]
+    entities: list[Entity]
+    reports: list[CommunityReport]
+    document_ids: list[str] | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModeOptions:
+    """Knobs of the mode retriever (defaults measured with `python -m bench.graph`)."""
+
+    top_k: int = 8
+    expansion: int = 3
+    seq_ret: bool = False
+    seq_ret_min_documents: int = 6
+    seq_ret_documents: int = 3
+
+
+class ModeRetriever:
+    """Evidence chunks for a question in one of `MODES` over a `WorkspaceService` (with or without a graph)."""
+
+    def __init__(self, service: Any, options: ModeOptions | None = None) -> None:
+        self.service = service
+        self.options = options or ModeOptions()
+
+    @property
+    def graph(self) -> Any | None:
+        """The service's GraphService, or None when this service has no graph."""
+        return getattr(self.service, "graph", None)
+
+    def retrieve(
+        self, workspace_id: str, query: str, mode: str, document_ids: Sequence[str] | None,
+        ready_ids: Sequence[str] = (), top_k: int | None = None,
+    ) -> ModeRetrieval:
+        """The evidence for `query` in `mode`, inside `document_ids` (None: the whole workspace).
+
+        Args:
+            ready_ids: the documents routing may choose from when `document_ids` is None.
+            top_k: direct hits wanted (default `options.top_k`); expansion adds up to `options.expansion`.
+        """
+        top_k = top_k or self.options.top_k
+        timings: dict[str, float] = {}
+        scope = list(document_ids) if document_ids is not None else None
+        if self.options.seq_ret:
+            scope = self._route(workspace_id, query, scope, list(ready_ids), timings)
+        started = time.perf_counter()
+        search = self.service.search(workspace_id, query, SEARCH_POOL if mode != "naive" else top_k, scope)
+        timings["search"] = _ms(started)
+        names = {hit.chunk.document_id: hit.document_name for hit in search.hits}
+        chunks = {hit.chunk.id: hit.chunk for hit in search.hits}
+        rankings = {"search": [hit.chunk.id for hit in search.hits]}
+        entities: list[Entity] = []
+        reports: list[CommunityReport] = []
+        started = time.perf_counter()
+        if self.graph is not None:
+            entities = self._question_entities(workspace_id, query, scope)
+            if mode in ("local", "hybrid"):
+                rankings.update(self._local_rankings(workspace_id, entities, scope))
+                reports += self._entity_reports(workspace_id, entities)
+            if mode in ("global", "hybrid"):
+                reports += [r for r in self._ranked_reports(workspace_id, query) if r not in reports]
+            if reports:
+                rankings["community"] = _report_chunks(reports)
+        timings["graph"] = _ms(started)
+        started = time.perf_counter()
+        direct = self._direct(rankings, MODE_WEIGHTS[mode], chunks, scope, search.hits, top_k)
+        hits = direct + self._expansion(workspace_id, direct, entities, scope)
+        self._name(workspace_id, hits, names)
+        timings["fuse_expand"] = _ms(started)
+        used = entities + [e for e in self._report_entities(workspace_id, reports, mode) if e not in entities]
+        return ModeRetrieval(mode, hits, used[:ENTITIES_LISTED], reports, scope, timings)
+
+    # Graph rankings
+
+    def _question_entities(self, workspace_id: str, query: str, scope: list[str] | None) -> list[Entity]:
+        assert self.graph is not None
+        return list(self.graph.match_question(workspace_id, query, document_ids=scope))[:ENTITIES_LISTED]
+
+    def _local_rankings(self, workspace_id: str, entities: list[Entity], scope: list[str] | None) -> dict[str, list[str]]:
+        """Chunks mentioning the question's entities, and (weaker) those of their nearest neighbours."""
+        assert self.graph is not None
+        if not entities:
+            return {}
+        ids = [e.id for e in entities]
+        found = {"entity": [cid for cid, _ in self.graph.chunks_for_entities(workspace_id, ids, scope, ENTITY_POOL)]}
+        neighbours = [e.id for e, _ in self.graph.neighbours(workspace_id, ids, depth=1, limit=8) if e.id not in ids]
+        if neighbours:
+            found["neighbour"] = [
+                cid for cid, _ in self.graph.chunks_for_entities(workspace_id, neighbours, scope, ENTITY_POOL // 2)
+            ]
+        return found
+
+    def _entity_reports(self, workspace_id: str, entities: list[Entity]) -> list[CommunityReport]:
+        """The community reports of the question's entities (best-ranked community first)."""
+        assert self.graph is not None
+        wanted = {e.community for e in entities if e.community is not None}
+        reports = [r for r in self.graph.communities(workspace_id) if r.id in wanted]
+        return sorted(reports, key=lambda r: -r.rank)[:REPORTS_PER_QUESTION]
+
+    def _ranked_reports(self, workspace_id: str, query: str) -> list[CommunityReport]:
+        """The community reports most similar to the question (embedding for English, term coverage always)."""
+        assert self.graph is not None
+        reports = [r for r in self.graph.communities(workspace_id) if r.sentences or r.chunk_ids]
+        if not reports:
+            return []
+        texts = [f"{r.title}. {r.summary}" for r in reports]
+        coverage = Coverage(content_terms(query, drop_question_words=True), {})
+        scores = np.array([coverage.of(text) for text in texts], dtype=float)
+        if not is_mostly_cjk(query):
+            embedder = self.service.embedder
+            similarity = np.asarray(embedder.embed_passages(texts)) @ embedder.embed_query(query)
+            scores = 0.5 * scores + 0.5 * np.clip(similarity, 0.0, None)
+        order = np.argsort(-scores, kind="stable")[:REPORTS_PER_QUESTION]
+        return [reports[i] for i in order if scores[i] > 0]
+
+    def _report_entities(self, workspace_id: str, reports: list[CommunityReport], mode: str) -> list[Entity]:
+        """The key entities of the reports a global or hybrid answer drew on (three per report)."""
+        if mode not in ("global", "hybrid") or self.graph is None:
+            return []
+        found = []
+        for report in reports:
+            for entity_id in report.entity_ids[:3]:
+                entity = self.graph.get_entity(workspace_id, entity_id)
+                if entity is not None:
+                    found.append(entity)
+        return list(dict.fromkeys(found))
+
+    # Fusion and expansion
+
+    def _direct(
+        self, rankings: dict[str, list[str]], weights: dict[str, float], chunks: dict[str, Chunk],
+        scope: list[str] | None, search_hits: Sequence[Any], top_k: int,
+    ) -> list[ModeHit]:
+        """The top_k chunks of the weighted fusion of the rankings (the search alone in naive mode)."""
+        if list(rankings) == ["search"]:
+            return [ModeHit(h.chunk, h.document_name, h.score, "direct", dict(h.ranks)) for h in search_hits][:top_k]
+        missing = [cid for ids in rankings.values() for cid in ids if cid not in chunks]
+        chunks.update(self.service.catalog.get_chunks(list(dict.fromkeys(missing))))
+        allowed = {
+            method: [cid for cid in ids if cid in chunks and _in_scope(chunks[cid], scope) and chunks[cid].kind != "references"]
+            for method, ids in rankings.items()
+        }
+        fused = fuse_rankings(allowed, self.service.settings.retrieval.rrf_k, {m: weights.get(m, 0.0) for m in allowed})
+        return [ModeHit(chunks[cid], "", score, "direct", ranks) for cid, score, ranks in fused[:top_k]]
+
+    def _expansion(
+        self, workspace_id: str, direct: list[ModeHit], entities: list[Entity], scope: list[str] | None
+    ) -> list[ModeHit]:
+        """Neighbouring chunks of the best direct hits, then chunks of the question's entities, below every hit."""
+        if not direct or self.options.expansion <= 0:
+            return []
+        taken = {hit.chunk.id for hit in direct}
+        wanted: list[tuple[str, str]] = []
+        for hit in direct[:EXPANSION_FROM]:
+            wanted += [(cid, "adjacent") for cid in self._adjacent(hit.chunk)]
+        if entities and self.graph is not None:
+            related = self.graph.chunks_for_entities(workspace_id, [e.id for e in entities], scope, ENTITY_POOL // 4)
+            wanted += [(cid, "entity") for cid, _ in related]
+        chosen = []
+        for cid, origin in wanted:
+            if cid not in taken:
+                taken.add(cid)
+                chosen.append((cid, origin))
+        found = self.service.catalog.get_chunks([cid for cid, _ in chosen])
+        floor = min(hit.score for hit in direct) * EXPANSION_SCORE
+        expanded = []
+        for cid, origin in chosen:
+            chunk = found.get(cid)
+            if chunk is None or chunk.kind == "references" or not _in_scope(chunk, scope):
+                continue
+            expanded.append(ModeHit(chunk, "", floor * (0.9 ** len(expanded)), origin))
+            if len(expanded) == self.options.expansion:
+                break
+        return expanded
+
+    def _adjacent(self, chunk: Chunk) -> list[str]:
+        """Ids of the chunks just before and after this one in its document."""
+        ids = self.service.catalog.document_chunk_ids(chunk.document_id)
+        at = chunk.ordinal if 0 <= chunk.ordinal < len(ids) and ids[chunk.ordinal] == chunk.id else ids.index(chunk.id)
+        return [ids[i] for i in (at - 1, at + 1) if 0 <= i < len(ids)]
+
+    def _name(self, workspace_id: str, hits: list[ModeHit], names: dict[str, str]) -> None:
+        """Fill in document names the search did not already give."""
+        if any(hit.chunk.document_id not in names for hit in hits):
+            names.update({d.id: d.name for d in self.service.catalog.list_documents(workspace_id)})
+        hits[:] = [
+            hit if hit.document_name else ModeHit(hit.chunk, names.get(hit.chunk.document_id, "?"), hit.score, hit.origin, hit.ranks)
+            for hit in hits
+        ]
+
+    # Routing by document summaries (seq_ret)
+
+    def _route(
+        self, workspace_id: str, query: str, scope: list[str] | None, ready_ids: list[str], timings: dict[str, float]
+    ) -> list[str] | None:
+        """The documents whose summaries best match the question, when the scope has many documents."""
+        candidates = scope if scope is not None else ready_ids
+        if self.graph is None or len(candidates) < self.options.seq_ret_min_documents:
+            return scope
+        started = time.perf_counter()
+        summaries = [s for s in self.graph.document_summaries(workspace_id) if s.document_id in set(candidates)]
+        chosen = rank_summaries(self.service.embedder, query, summaries)[: self.options.seq_ret_documents]
+        timings["route"] = _ms(started)
+        return chosen or scope
+
+
+def rank_summaries(embedder: Any, query: str, summaries: Sequence[Any]) -> list[str]:
+    """Document ids ordered by how well their summary matches the question (coverage, plus similarity in English)."""
+    if not summaries:
+        return []
+    coverage = Coverage(content_terms(query, drop_question_words=True), {})
+    scores = np.array([coverage.of(s.text) for s in summaries], dtype=float)
+    if not is_mostly_cjk(query):
+        similarity = np.asarray(embedder.embed_passages([s.text for s in summaries])) @ embedder.embed_query(query)
+        scores = 0.5 * scores + 0.5 * np.clip(similarity, 0.0, None)
+    order = np.argsort(-scores, kind="stable")
+    return [summaries[i].document_id for i in order if scores[i] > 0]
+
+
+def entity_refs(graph: Any | None, found: ModeRetrieval, citations: Sequence[Citation], workspace: Workspace) -> list[EntityRef]:
+    """The entities a mode used, each with the numbers of the citations whose chunk mentions it.
+
+    Entities mentioned by a cited chunk come first; without a graph the list is empty.
+    """
+    if graph is None or not found.entities:
+        return []
+    cited: dict[str, list[int]] = {}
+    for citation in citations:
+        cited.setdefault(citation.chunk_id, []).append(citation.n)
+    refs = []
+    for entity in found.entities:
+        chunks = {m.chunk_id for m in graph.mentions(workspace.id, entity.id, found.document_ids)} if cited else set()
+        numbers = sorted({n for chunk_id in chunks & set(cited) for n in cited[chunk_id]})
+        refs.append(EntityRef(entity.id, entity.name, entity.type, workspace.id, workspace.name, tuple(numbers)))
+    return sorted(refs, key=lambda ref: not ref.citations)
+
+
+def _report_chunks(reports: Sequence[CommunityReport]) -> list[str]:
+    """The chunks reports quote, report by report (their quoted sentences first, then the other chunks)."""
+    ids: list[str] = []
+    for report in reports:
+        ids += [s.chunk_id for s in report.sentences]
+    for report in reports:
+        ids += list(report.chunk_ids[:10])
+    return list(dict.fromkeys(ids))
+
+
+def _in_scope(chunk: Chunk, scope: list[str] | None) -> bool:
+    return scope is None or chunk.document_id in scope
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
