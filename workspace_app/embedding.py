@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ import numpy as np
 from storage.base import EmbeddingCache
 from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from workspace_app.errors import ModelUnavailableError
+from workspace_app.scheduling import QUERY_PRIORITY, PriorityLock
 
 ProgressCallback = Callable[[int, int], None]
 _RECENT_QUERIES = 64
@@ -54,8 +56,9 @@ class Embedder:
         # A Hugging Face tokenizer is not safe to share between threads: `encode` switches padding and
         # truncation on the Rust tokenizer while `count_tokens` calls it without, so concurrent jobs (the
         # worker runs two) got batches padded to different lengths. Counting uses its own copy; each
-        # tokenizer is used by one thread at a time.
-        self._encode_lock = threading.Lock()
+        # tokenizer is used by one thread at a time. Turns on the model go to queries first, then to the
+        # job that started embedding first (see scheduling.py).
+        self._encode_lock = PriorityLock()
         self._count_lock = threading.Lock()
         self._counter: Any = None
 
@@ -119,14 +122,18 @@ class Embedder:
         missing = sorted({k: t for k, t in zip(keys, prefixed, strict=True) if k not in cached}.items())
         if on_progress:
             on_progress(len(texts) - len(missing), len(texts))
-        fresh = self._encode_in_batches([t for _, t in missing], len(texts) - len(missing), len(texts), on_progress)
+        priority = time.monotonic()
+        with self._encode_lock.session(priority):
+            fresh = self._encode_in_batches(
+                [t for _, t in missing], len(texts) - len(missing), len(texts), on_progress, priority
+            )
         new = {key: vector for (key, _), vector in zip(missing, fresh, strict=True)}
         vectors = {**{k: np.asarray(v, dtype=np.float32) for k, v in cached.items()}, **new}
         dimension = self.dimension
         return np.stack([vectors[k] for k in keys]) if keys else np.zeros((0, dimension), dtype=np.float32)
 
     def _encode_in_batches(
-        self, texts: list[str], done: int, total: int, on_progress: ProgressCallback | None
+        self, texts: list[str], done: int, total: int, on_progress: ProgressCallback | None, priority: float
     ) -> list[np.ndarray]:
         # Length-sorted batches waste less padding; progress is reported after each slice. Each slice is cached
         # as soon as it is done, so a job killed mid-document resumes without embedding those passages again.
@@ -135,7 +142,7 @@ class Embedder:
         step = self._settings.batch_size * 4
         for start in range(0, len(order), step):
             ids = order[start : start + step]
-            with self._encode_lock:
+            with self._encode_lock.hold(priority):
                 encoded = self.model.encode(
                     [texts[i] for i in ids], batch_size=self._settings.batch_size,
                     normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
@@ -155,7 +162,7 @@ class Embedder:
             recent = self._recent_queries.get(key)
         if recent is not None:
             return recent.copy()
-        with self._encode_lock:
+        with self._encode_lock.hold(QUERY_PRIORITY):
             vector = self.model.encode(
                 [key], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
             )[0]
