@@ -7,14 +7,15 @@ PIP     := $(VENV)/bin/pip
 STAMP   := $(VENV)/.setup-stamp
 # torch first: pip.conf points at local wheel dirs that hold the CPU build (see ../shared/STACK.md).
 TORCH   := torch==2.13.0
-BROWSER_PACKAGES := chromium chromium-driver fonts-wqy-microhei
+# System packages the tests drive: Chromium (browser tests) and redis-server (the Redis queue backend).
+SYSTEM_PACKAGES := chromium chromium-driver fonts-wqy-microhei redis-server
 # pdf.js inside streamlit-pdf-viewer 0.0.30 is 4.3.136; its CMaps (Chinese pages without embedded fonts) ship
 # only in the npm package of the same version.
 PDFJS := pdfjs-dist@4.3.136
 
-.PHONY: setup run test browser-deps pdf-cmaps
+.PHONY: setup run test system-deps pdf-cmaps
 
-setup: $(STAMP) browser-deps pdf-cmaps
+setup: $(STAMP) system-deps pdf-cmaps
 
 $(STAMP): pyproject.toml
 	@test -x $(PYTHON) || python3 -m venv $(VENV)
@@ -22,14 +23,14 @@ $(STAMP): pyproject.toml
 	$(PIP) install -e '.[dev]'
 	@touch $(STAMP)
 
-# Chromium is only needed by the browser tests; checked on every run because it lives outside the venv.
-browser-deps:
-	@if ! command -v chromium >/dev/null 2>&1; then \
+# Only the tests need these; checked on every run because they live outside the venv.
+system-deps:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then \
 		if [ "$$(id -u)" = 0 ]; then \
-			apt-get update && apt-get install -y $(BROWSER_PACKAGES); \
+			apt-get update && apt-get install -y $(SYSTEM_PACKAGES); \
 		else \
-			echo "chromium is missing (needed by the browser tests); install it with:"; \
-			echo "  sudo apt-get update && sudo apt-get install -y $(BROWSER_PACKAGES)"; \
+			echo "chromium or redis-server is missing (needed by the browser and Redis queue tests); install them with:"; \
+			echo "  sudo apt-get update && sudo apt-get install -y $(SYSTEM_PACKAGES)"; \
 		fi; \
 	fi
 

@@ -325,3 +325,63 @@ def test_cancel_a_running_job_then_retry_it(
     assert service.retry_document("W", report.document_id).status == "queued"
     wait_until(lambda: settled(service, "W"), 240, "the retried document")
     assert_complete(service, cancelled, len(chunk_pdf(path)))
+
+
+# The Redis backend: the same queue code on RedisHuey, with a real redis-server started here.
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A redis-server on a free loopback port, without persistence (installed by `make setup`)."""
+    import shutil
+
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("redis-server is not installed (make setup installs it with apt-get as root)")
+    folder = tmp_path_factory.mktemp("redis")
+    port = free_port()
+    argv = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)]
+    with open(folder / "redis.log", "wb") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    try:
+        import redis
+
+        client = redis.Redis(port=port)
+        wait_until(lambda: _pings(client), 30, "the Redis server")
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def _pings(client: Any) -> bool:
+    try:
+        return bool(client.ping())
+    except Exception:
+        return False
+
+
+def test_redis_backend_queues_jobs_for_two_workers_to_finish_once_each(
+    data_dir: Path, cli: Callable[..., Any], client: Callable[[Path], Any], start_worker: Callable[..., Worker],
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]], chroma_url: str, redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    on_redis = {"WORKSPACE_QUEUE__BACKEND": "redis", "WORKSPACE_QUEUE__REDIS_URL": redis_url}
+    files = [excerpt(*spec) for spec in SMALL]
+    assert cli(data_dir, "workspace", "create", "W", **on_redis).returncode == 0
+    queued = cli(data_dir, "ingest", "-w", "W", "--no-wait", *files, WORKSPACE_CHROMA_URL=chroma_url, **on_redis)
+    assert queued.returncode == 0, queued.stderr
+    ids = [json.loads(line)["document_id"] for line in queued.stdout.splitlines()]
+    for name, value in on_redis.items():
+        monkeypatch.setenv(name, value)
+    service = client(data_dir)
+    assert sorted(service.job_queue().pending_document_ids()) == sorted(ids)  # the jobs live in Redis
+    assert not (data_dir / "queue.sqlite").exists()  # nothing fell back to the SQLite queue
+
+    workers = [start_worker(data_dir, WORKSPACE_QUEUE__WORKER_THREADS="1", **on_redis) for _ in range(2)]
+    wait_until(lambda: settled(service, "W") and not service.job_queue().pending_document_ids(), 300, "all jobs")
+
+    for path in files:
+        assert_complete(service, service.get_document("W", path.name), len(chunk_pdf(path)))
+    ready = [jobs_done(worker, "ready") for worker in workers]
+    assert sorted(ready[0] + ready[1]) == sorted(ids)  # each exactly once
