@@ -102,7 +102,7 @@ def _pattern_concept(term: str) -> Concept | None:
         return None
     for suffix, kind in ZH_SUFFIXES:
         if term.endswith(suffix) and len(term) > len(suffix):
-            return Concept(term, term, kind)
+            return Concept(term, term, kind, "pattern")
     return None
 
 

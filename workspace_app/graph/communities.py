@@ -44,7 +44,7 @@ def weighted_graph(entity_ids: Iterable[str], relations: Sequence[Relation], min
 
 def detect_communities(graph: nx.Graph) -> Partition:
     """Louvain communities of the connected entities (isolated ones get none) and their coarser grouping."""
-    connected = graph.subgraph([node for node in graph if graph.degree(node) > 0])
+    connected = graph.subgraph([node for node in graph if graph.degree(node) > 0]).copy()  # Louvain is slow on views
     if connected.number_of_nodes() == 0:
         return Partition({}, {})
     groups = nx.community.louvain_communities(connected, weight="weight", seed=SEED)

@@ -10,7 +10,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from workspace_app.graph.junk import GENERIC_MODIFIERS, STOPWORDS, is_junk_phrase
+from workspace_app.graph.junk import (
+    CLINICAL_STEMS,
+    GENERIC_MODIFIERS,
+    NOUNS_IN_ING,
+    STOPWORDS,
+    VAGUE_HEADS,
+    VERBS,
+    is_junk_phrase,
+)
 from workspace_app.graph.lexicon import SAFE_SHORT, Concept, Lexicon, case_key, normalize_key, singular
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -19,7 +27,7 @@ _MAX_ABBREVIATION_WORDS = 4
 
 DRUG_SUFFIXES = (
     "olol", "alol", "ilol", "pril", "sartan", "statin", "parin", "xaban", "gatran", "dipine", "gliflozin", "glutide",
-    "grel", "arone", "afil", "zosin", "semide", "thiazide", "tidine", "prazole", "mab", "cept", "kinase", "teplase",
+    "grel", "arone", "afil", "zosin", "semide", "thiazide", "tidine", "prazole", "umab", "ximab", "teplase",
 )
 _DRUG_NOT = frozenset({"cholesterol", "ezetimibe", "parin", "heparin", "chemical", "pressure"})
 HEADS = {
@@ -94,7 +102,7 @@ class EnglishMatcher:
             if width > 1 and not _joined(text, tokens, index, last):
                 continue
             concept = self._abbreviation(tokens, index, width)
-            if concept is None and lower[index] in self._first and width <= self._max_words:
+            if concept is None and width <= self._max_words and (lower[index] in self._first or (width == 1 and singular(lower[index]) in self._first)):
                 key = " ".join([*lower[index:last], singular(lower[last])])
                 concept = self._forms.get(key)
             if concept is not None:
@@ -128,7 +136,8 @@ class EnglishMatcher:
             if kind is None:
                 continue
             first = _modifiers_start(text, tokens, lower, taken, index)
-            if first < index:
+            # A phrase starting inside a hyphenated compound ("first-line therapy") is a fragment.
+            if first < index and not text[: tokens[first][0]].rstrip(" ").endswith(("-", "/")):
                 match = self._make(text, tokens, first, index, kind)
                 if not is_junk_phrase(match.concept.key):
                     found.append(match)
@@ -138,7 +147,7 @@ class EnglishMatcher:
     def _make(text: str, tokens: list[tuple[int, int, str]], first: int, last: int, kind: str) -> Match:
         start, end = tokens[first][0], tokens[last][1]
         key = normalize_key(text[start:end])
-        return Match(start, end, text[start:end], Concept(key, key, kind))
+        return Match(start, end, text[start:end], Concept(key, key, kind, "pattern"))
 
 
 def _joined(text: str, tokens: list[tuple[int, int, str]], first: int, last: int) -> bool:
@@ -150,8 +159,9 @@ def _joined(text: str, tokens: list[tuple[int, int, str]], first: int, last: int
 
 
 def _is_drug_name(token: str, word: str) -> bool:
+    # Lower case only: capitalised words with these endings are mostly author names (Ciccarone).
     return (
-        len(word) >= 6 and word.isalpha() and (token.islower() or token.istitle())
+        len(word) >= 7 and token.isalpha() and token.islower()
         and word.endswith(DRUG_SUFFIXES) and word not in _DRUG_NOT and word not in STOPWORDS
     )
 
@@ -164,7 +174,8 @@ def _modifiers_start(
     while first > 0 and head - first < 3:
         previous = first - 1
         word = lower[previous]
-        if taken[previous] or not _is_modifier(tokens[previous][2], word) or not _joined(text, tokens, previous, first):
+        gap = text[tokens[previous][1] : tokens[first][0]]
+        if taken[previous] or not _is_modifier(tokens[previous][2], word) or gap not in (" ", "-", "\n"):
             break
         first = previous
     while first < head and lower[first] in GENERIC_MODIFIERS:
@@ -173,6 +184,44 @@ def _modifiers_start(
 
 
 def _is_modifier(token: str, word: str) -> bool:
-    if word in STOPWORDS or len(word) < 3 or not word.isalpha():
+    if word in STOPWORDS or word in VERBS or len(word) < 3 or not word.isalpha():
+        return False
+    if word.endswith("ing") and word not in NOUNS_IN_ING or word.endswith(("ed", "ly")):
         return False
     return token.islower() or (token.isupper() and len(token) <= 5)
+
+
+def candidate_phrases(text: str, matches: list[Match]) -> list[tuple[int, int, str]]:
+    """Runs of 2-4 plain lower-case content words outside the matches, as (start, end, key): the noun
+    phrases whose frequency in the document may make them concepts."""
+    covered = [(m.start, m.end) for m in matches]
+    found = []
+    run: list[tuple[int, int, str]] = []
+    for match in _TOKEN.finditer(text):
+        token = (match.start(), match.end(), match.group(0))
+        inside = any(start <= token[0] < end for start, end in covered)
+        joined = not run or text[run[-1][1] : token[0]] in (" ", "-")
+        if not inside and joined and _is_phrase_word(token[2]):
+            run.append(token)
+            continue
+        found.extend(_phrase(text, run))
+        run = [token] if not inside and _is_phrase_word(token[2]) else []
+    found.extend(_phrase(text, run))
+    return found
+
+
+def _phrase(text: str, run: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    while run and run[0][2] in GENERIC_MODIFIERS:
+        run = run[1:]
+    if not 2 <= len(run) <= 4 or run[-1][2].endswith(("al", "ar", "ic", "ous", "ive", "ary")):
+        return []
+    if singular(run[-1][2]) in VAGUE_HEADS:
+        return []
+    start, end = run[0][0], run[-1][1]
+    key = normalize_key(text[start:end])
+    fragment = text[:start].rstrip(" ").endswith(("-", "/"))
+    return [] if fragment or is_junk_phrase(key) or not CLINICAL_STEMS.search(key) else [(start, end, key)]
+
+
+def _is_phrase_word(token: str) -> bool:
+    return token.islower() and token.isalpha() and _is_modifier(token, token)

@@ -9,15 +9,14 @@ and groups the keys found by sentence for co-occurrence weighting.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from workspace_app.answer.sentences import split_sentences
 from workspace_app.graph.chinese import ChineseMatcher, find_pairings
-from workspace_app.graph.english import _HEAD_TYPE, EnglishMatcher, Match
-from workspace_app.graph.junk import is_junk_phrase
+from workspace_app.graph.english import _HEAD_TYPE, EnglishMatcher, Match, candidate_phrases
+from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase
 from workspace_app.graph.lexicon import (
     Concept,
     Lexicon,
@@ -33,16 +32,8 @@ from workspace_app.ingest.abbreviations import find_abbreviations
 from workspace_app.models import Chunk
 
 ProgressCallback = Callable[[int, int], None]
-# Word stems that mark a defined term as clinical when neither the lexicon nor a pattern types it.
-_MEDICAL = re.compile(
-    r"(cardi|vascul|arter|ven(ous|a\b)|thromb|lipid|lipo|glyc|gluc|renal|kidney|hepat|pulmon|myocard|atri|ventric|"
-    r"valv|coronar|aort|mitral|tricusp|sinus|nod(e|al)|rhythm|pacing|ischem|infarct|stroke|embol|hemorrh|bleed|"
-    r"pressure|tension|diabet|insulin|obes|cholesterol|statin|inhibit|block|antagon|agonist|syncop|apnea|"
-    r"sarcom|amyloid|fibrill|tachy|brady|conduct|ejection|septal|outflow|gradient|therap|surg|ablat|implant|"
-    r"stent|graft|diure|anticoag|platelet|heart|cardiac|blood|plasma|serum|oxygen|exercise|smok|nicotin|diet)",
-    re.IGNORECASE,
-)
-
+MIN_PATTERN_COUNT = 2  # a pattern find named once in a whole document is more often noise than a concept
+MIN_PHRASE_COUNT = 4
 # "left ventricular (LV)" defines an adjective, not a concept.
 _ADJECTIVE_ENDINGS = ("ar", "al", "ic", "ous", "ive", "ary", "ed")
 
@@ -75,18 +66,24 @@ class LexiconEntityExtractor:
         """Entities of every body chunk, grouped by sentence."""
         body = [chunk for chunk in chunks if chunk.kind == "body"]
         defined, forms, chinese = self.document_terms(body, abbreviations or {})
-        english_matcher = EnglishMatcher(self._lexicon, defined, forms)
+        english = EnglishMatcher(self._lexicon, defined, forms)
         chinese_matcher = ChineseMatcher(self._lexicon, chinese) if any(has_cjk(c.text) for c in body) else None
-        found = []
+        texts, matches, phrases = [], [], []
         for done, chunk in enumerate(body, start=1):
             text = clean_text(chunk.text)
-            matches = english_matcher.find(text)
+            found = english.find(text)
             if chinese_matcher is not None and has_cjk(text):
-                matches = sorted([*matches, *chinese_matcher.find(text)], key=lambda m: m.start)
-            found.append(chunk_entities(chunk.id, text, matches))
+                found = sorted([*found, *chinese_matcher.find(text)], key=lambda m: m.start)
+            texts.append(text)
+            matches.append(found)
+            phrases.append(candidate_phrases(text, found))
             if on_progress and (done % 50 == 0 or done == len(body)):
                 on_progress(done, len(body))
-        return found
+        kept = _frequent_enough(matches, phrases)
+        return [
+            chunk_entities(chunk.id, text, sorted([*(m for m in found if _keep(m, kept)), *_phrase_matches(text, spans, kept)], key=lambda m: m.start))
+            for chunk, text, found, spans in zip(body, texts, matches, phrases, strict=True)
+        ]
 
     def document_terms(
         self, body: Sequence[Chunk], workspace: Mapping[str, str]
@@ -133,9 +130,28 @@ class LexiconEntityExtractor:
         if is_junk_phrase(key) or len(key.split()) > 7:
             return None
         kind = _HEAD_TYPE.get(singular(key.split()[-1]))
-        if kind is None and (not _MEDICAL.search(key) or key.endswith(_ADJECTIVE_ENDINGS)):
+        if kind is None and (not CLINICAL_STEMS.search(key) or key.endswith(_ADJECTIVE_ENDINGS)):
             return None
-        return Concept(key, key, kind or "concept")
+        return Concept(key, key, kind or "concept", "defined")
+
+
+def _frequent_enough(matches: Sequence[Sequence[Match]], phrases: Sequence[Sequence[tuple[int, int, str]]]) -> set[str]:
+    """Keys of pattern finds seen at least twice and noun phrases seen at least four times in the document."""
+    counts: Counter[str] = Counter(m.concept.key for found in matches for m in found if m.concept.source == "pattern")
+    kept = {key for key, count in counts.items() if count >= MIN_PATTERN_COUNT}
+    phrase_counts: Counter[str] = Counter(key for spans in phrases for _, _, key in spans)
+    return kept | {f"phrase:{key}" for key, count in phrase_counts.items() if count >= MIN_PHRASE_COUNT}
+
+
+def _keep(match: Match, kept: set[str]) -> bool:
+    return match.concept.source != "pattern" or match.concept.key in kept
+
+
+def _phrase_matches(text: str, spans: Sequence[tuple[int, int, str]], kept: set[str]) -> list[Match]:
+    return [
+        Match(start, end, text[start:end], Concept(key, key, "concept", "phrase"))
+        for start, end, key in spans if f"phrase:{key}" in kept
+    ]
 
 
 def chunk_entities(chunk_id: str, text: str, matches: Sequence[Match]) -> ChunkEntities:

@@ -33,8 +33,23 @@ GENERIC_MODIFIERS = _words(
     treatment therapeutic medical management selected isolated combined combination adjunctive alternative
     conventional traditional usual intensive aggressive conservative invasive noninvasive effective
     ineffective successful unsuccessful relevant important multiple single individual independent all any
-    each every this that such these those which whose"""
+    each every this that such these those which whose repeat particular key value service many highly less
+    longer average substantial minimum regular serial maximal maximally index"""
 )
+
+# Verbs that run into a head noun ("perform surgery", "warrant intervention"): a phrase never starts there.
+VERBS = _words(
+    """perform performs require requires warrant warrants justify guide guides target targets promote provide
+    take takes initiate evaluate develop develops except unless despite prevent prevents determine discontinue
+    interrupt indicate indicates request requests estimate select introduce continue consider recommend avoid
+    reduce increase improve achieve treat manage assess undergo undergone receive add start stop maintain
+    allow allows enable suggest suggests need needs make makes help support include involve involves than
+    forestall uncover exclude establish escalate alleviate alleviates represent represents prohibit precede
+    track slow given sole true frank level type onset lifelong lifetime earlier numerous uncommon complex
+    immediate robust proven available careful iii another several whose"""
+)
+# Words ending in -ing that are nouns, not verbs, in front of a head noun ("pacing lead", "screening test").
+NOUNS_IN_ING = _words("pacing imaging screening bleeding recording training counseling monitoring testing")
 
 # Phrases made only of these words (after modifiers) are not concepts: "the disease", "clinical trial".
 _GENERIC_PHRASE_WORDS = _words(
@@ -45,12 +60,23 @@ _GENERIC_PHRASE_WORDS = _words(
     recommendation recommendations statement"""
 )
 
+# Word stems that mark a term as clinical when neither the lexicon nor a head-noun pattern types it.
+CLINICAL_STEMS = re.compile(
+    r"(cardi|vascul|arter|ven(ous|a\b)|vein|thromb|lipid|lipo|glyc|gluc|renal|kidney|hepat|pulmon|myocard|atri|"
+    r"ventric|valv|coronar|aort|mitral|tricusp|sinus|nod(e|al)|rhythm|pacing|ischem|infarct|stroke|embol|hemorrh|"
+    r"bleed|pressure|tension|diabet|insulin|obes|cholesterol|statin|inhibit|block|antagon|agonist|syncop|apnea|"
+    r"sarcom|amyloid|fibrill|tachy|brady|conduct|ejection|septal|outflow|gradient|therap|surg|ablat|implant|"
+    r"stent|graft|diure|anticoag|platelet|heart|cardiac|blood|plasma|serum|oxygen|exercise|smok|nicotin|diet|"
+    r"fatty|creatin|kinase|virus|immun|weight|shunt|fistula|baffle|conduit|lesion|stenos|regurg|perfusion)",
+    re.IGNORECASE,
+)
 _ORGANISATION = re.compile(
     r"\b(association|college|society|institute|committee|foundation|organization|organisation|administration|"
-    r"journal|trialists|academy|alliance|agency|network|federation|council|university|hospital|center|centre|"
+    r"journal|trialists?|academy|alliance|agency|network|federation|council|university|hospital|center|centre|"
     r"department|task force|writing group|review|guideline|guidelines|statement|statements|question|questions|"
     r"industry|interval|ratio|odds|hazard|confidence|units?|version|table|figure|supplement|appendix|"
-    r"copyright|doi|et al|trial|study|investigators|registry|cohort|survey)\b",
+    r"copyright|doi|et al|trial|study|investigators|registry|cohort|survey|meta|analys[ie]s|analyse|"
+    r"document|price|cost|government|reviewer|provider|evidence|discussion|population)\b",
     re.IGNORECASE,
 )
 _FURNITURE = re.compile(
@@ -71,6 +97,14 @@ ZH_BAD_PREFIXES = ("相关", "其他", "上述", "合并", "该", "本", "此", 
                    "在", "为", "是", "患", "有", "无", "发生", "出现", "存在", "诊断", "治疗", "预防", "评估", "继发",
                    "减少", "增加", "降低", "升高", "避免", "防止", "控制", "改善", "使用", "应用", "给予", "进行",
                    "置入", "植入", "术后", "术前", "围术期")
+
+
+# Heads that make a frequent noun phrase too vague to be a concept ("cardiovascular condition", "cardiac cause").
+VAGUE_HEADS = _words(
+    """condition event cause etiology issue finding factor outcome effect benefit approach strategy option
+    status decision feature aspect change difference role value need use consideration concern context setting
+    estimate estimator measure measurement increase decrease reduction"""
+)
 
 
 def is_junk_phrase(key: str) -> bool:

@@ -22,12 +22,15 @@ _LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi",
 # Two-letter abbreviations that mean one thing in cardiology text; others need a definition in the document.
 SAFE_SHORT = frozenset({"AF", "HF", "MI", "VT", "VF", "BP", "CT", "EF", "DM", "ICD", "PCI"})
 _SPLIT_LIGATURE = re.compile(r"\b(fi|fl|ff) (?=[a-z]{3,})")
+_LINE_HYPHEN = re.compile(r"\b([a-z]{2,})- (?!(?:and|or|to|in|and/or)\b)([a-z]{2,})")
 _SINGULAR_KEEP = ("ss", "us", "is", "ics", "sis", "xis", "ous", "as", "os")
 
 
 def clean_text(text: str) -> str:
-    """NFKC text with ligatures and typographic quotes replaced, and "fi brillation" (a split ligature) joined."""
-    return _SPLIT_LIGATURE.sub(r"\1", unicodedata.normalize("NFKC", text.translate(_LIGATURES)))
+    """NFKC text with ligatures and typographic quotes replaced; "fi brillation" (a split ligature) and
+    "electrocar- diographic" (a line-end hyphen kept by the PDF) joined."""
+    text = _SPLIT_LIGATURE.sub(r"\1", unicodedata.normalize("NFKC", text.translate(_LIGATURES)))
+    return _LINE_HYPHEN.sub(r"\1\2", text)
 
 
 def singular(word: str) -> str:
@@ -79,6 +82,7 @@ class Concept:
     key: str
     name: str
     type: str
+    source: str = "lexicon"  # or "defined" (the document defines it), "pattern", "phrase", "llm"
 
 
 @dataclass

@@ -146,7 +146,8 @@ def _entity(item: Any) -> FoundEntity | None:
     concept = _known(name)
     if concept is None:
         kind = str(item.get("type") or "concept").lower()
-        concept = Concept(name if has_cjk(name) else normalize_key(name), name, kind if kind in ENTITY_TYPES else "concept")
+        key = name if has_cjk(name) else normalize_key(name)
+        concept = Concept(key, name, kind if kind in ENTITY_TYPES else "concept", "llm")
     description = " ".join(str(item.get("description") or "").split())[:300]
     return FoundEntity(concept.key, concept.name, concept.type, 1, (name,), description)
 
