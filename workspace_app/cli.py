@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--workspace", "-w", required=True)
         command.add_argument("document")
 
+    graph = commands.add_parser("graph", help="the entity graph of a workspace")
+    graph_commands = graph.add_subparsers(dest="action", required=True)
+    export = graph_commands.add_parser("export", help="GraphML of documents, chunks, entities and their relations")
+    export.add_argument("--workspace", "-w", required=True)
+    export.add_argument("--out", type=Path, default=None, help="file to write (default: standard output)")
+
     worker = commands.add_parser("worker", help="take ingestion jobs from the queue and run them")
     worker.add_argument("--threads", type=int, default=None, help="jobs at once (default: settings)")
 
@@ -250,6 +256,20 @@ def _retry(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _graph(args: argparse.Namespace, settings: Settings) -> int:
+    service = _service(settings)
+    workspace = service.get_workspace(args.workspace)
+    if service.graph is None:
+        raise WorkspaceError("This service was built without an entity graph.")
+    data = service.graph.export_graphml(workspace.id)
+    if args.out is None:
+        sys.stdout.buffer.write(data)
+    else:
+        args.out.write_bytes(data)
+        print(json.dumps({"workspace": workspace.name, "out": str(args.out), "bytes": len(data)}, ensure_ascii=False))
+    return 0
+
+
 def _worker(args: argparse.Namespace, settings: Settings) -> int:
     from workspace_app.worker import run_worker
 
@@ -274,6 +294,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "remove": _remove,
     "cancel": _cancel,
     "retry": _retry,
+    "graph": _graph,
     "worker": _worker,
     "serve": _serve,
 }

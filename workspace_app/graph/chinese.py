@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from workspace_app.graph.english import Match
-from workspace_app.graph.junk import is_junk_chinese
+from workspace_app.graph.junk import ZH_BAD_PREFIXES, ZH_CUT, ZH_STOP, is_junk_chinese
 from workspace_app.graph.lexicon import Concept, Lexicon
 
 _RUN_CHARS = "\u3400-\u4dbf\u4e00-\u9fffA-Za-z0-9\u0370-\u03ff\u2160-\u216b\\-"
@@ -140,7 +140,10 @@ def find_pairings(text: str) -> list[Pairing]:
 def _trailing_term(run: str) -> str | None:
     """The concept at the end of a Chinese run: its last jieba words, without leading function words."""
     words = [word for word, _, _ in _base_tokenizer().tokenize(run)]
-    while words and (is_junk_chinese(words[0]) and len(words) > 1):
+    cuts = [index for index, word in enumerate(words) if word in ZH_CUT]
+    if cuts:
+        words = words[cuts[-1] + 1 :]
+    while len(words) > 1 and (words[0] in ZH_STOP or words[0].startswith(ZH_BAD_PREFIXES)):
         words = words[1:]
     term = "".join(words[-6:])
     while len(term) > 16 and len(words) > 1:

@@ -34,7 +34,8 @@ GENERIC_MODIFIERS = _words(
     conventional traditional usual intensive aggressive conservative invasive noninvasive effective
     ineffective successful unsuccessful relevant important multiple single individual independent all any
     each every this that such these those which whose repeat particular key value service many highly less
-    longer average substantial minimum regular serial maximal maximally index"""
+    longer average substantial minimum regular serial maximal maximally index pharmacological pharmacologic
+    nonpharmacological nonpharmacologic preventive preventative diagnostic operative elective prophylactic"""
 )
 
 # Verbs that run into a head noun ("perform surgery", "warrant intervention"): a phrase never starts there.
@@ -91,6 +92,11 @@ ZH_STOP = _words(
     """的 了 和 与 及 或 在 对 于 为 是 将 被 把 从 以 等 中 其 该 本 此 这 那 各 每 有 无 可 应 需 患者 病人 研究 指南
     共识 推荐 建议 证据 治疗 检查 疾病 相关 其他 上述 合并 多种 主要 常见 部分 一般 一种 这些 目前 临床 并发症 手术
     外科手术 病症 病因 病情 病程 病史 发病 症状 炎症 重症 急症 危重症"""
+)
+# Words a Chinese term never runs across: where a term written before "（English）" starts.
+ZH_CUT = (ZH_STOP - {"的"}) | _words(
+    """针对 对于 关于 采用 使用 包括 以及 通过 根据 由于 属于 作为 称为 定义为 即 均 也 都 仅 已 所 则 并 而 但 如果
+    若 因此 其中 显示 提示 表明 发现 认为 见 例如 比如 合并 伴 伴有 导致 引起 增加 降低 减少 评估 诊断 治疗 预防"""
 )
 ZH_BAD_PREFIXES = ("相关", "其他", "上述", "合并", "该", "本", "此", "这", "各种", "常见", "主要", "多种", "一些",
                    "部分", "所有", "其", "伴", "伴有", "导致", "引起", "包括", "如", "与", "和", "或", "及", "的", "对",

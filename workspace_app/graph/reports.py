@@ -9,6 +9,7 @@ the sentences naming most of them.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ KEY_ENTITIES = 8
 KEY_RELATIONS = 8
 MAX_SENTENCES = 4
 _MIN_SENTENCE, _MAX_SENTENCE = 40, 400
+_CAPTION = re.compile(r"^(表|图|Table|Figure|Fig\.)\s*\d", re.IGNORECASE)
+_TERMINAL = frozenset(".。!！?？;；")
 ChunkLoader = Callable[[Sequence[str]], Mapping[str, ChunkInfo]]
 
 
@@ -95,8 +98,11 @@ def _best_sentence(text: str, key: Sequence[EntityView]) -> tuple[int, str] | No
         longest = _MAX_SENTENCE // 2 if has_cjk(quoted) else _MAX_SENTENCE
         if not _MIN_SENTENCE // (2 if has_cjk(quoted) else 1) <= len(quoted) <= longest:
             continue
-        score = sum(1 for entity in key if _names(span.text, entity))
-        if score >= 1 and (best is None or score > best[0]):
+        if _CAPTION.match(quoted):
+            continue
+        # Entities named, then a whole sentence (ends with punctuation) over a table row run together.
+        score = 2 * sum(1 for entity in key if _names(span.text, entity)) + (quoted[-1] in _TERMINAL)
+        if score >= 2 and (best is None or score > best[0]):
             best = (score, quoted)
     return best
 

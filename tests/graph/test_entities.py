@@ -1,0 +1,151 @@
+"""Offline entity extraction on real guideline pages (English and Chinese): known concepts found and typed,
+abbreviations and Chinese names merged with their English long form, variants merged, junk rejected."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workspace_app.graph.entities import LexiconEntityExtractor
+from workspace_app.graph.lexicon import normalize_key
+from workspace_app.graph.models import ChunkEntities, FoundEntity
+from workspace_app.ingest.references import looks_like_references
+from workspace_app.models import Chunk
+
+
+def chunks_of(drafts: list[Any], document_id: str = "doc") -> list[Chunk]:
+    """Chunks as the pipeline stores them (ids, order, reference lists marked) from chunk drafts."""
+    return [
+        Chunk(
+            id=f"{document_id}-{i:05d}", document_id=document_id, ordinal=i, text=d.text, section=d.section,
+            page_start=d.page_start, page_end=d.page_end, token_count=d.token_count,
+            kind="references" if looks_like_references(d.text) else "body",
+        )
+        for i, d in enumerate(drafts)
+    ]
+
+
+def extract(chunk_pdf: Callable[[Path], list[Any]], path: Path) -> list[ChunkEntities]:
+    return LexiconEntityExtractor().extract(chunks_of(chunk_pdf(path)))
+
+
+def merged(found: list[ChunkEntities]) -> dict[str, FoundEntity]:
+    """Entities over all chunks by key (type and name of the first find, surfaces of all)."""
+    entities: dict[str, FoundEntity] = {}
+    surfaces: dict[str, set[str]] = {}
+    for chunk in found:
+        for entity in chunk.entities:
+            entities.setdefault(entity.key, entity)
+            surfaces.setdefault(entity.key, set()).update(entity.surfaces)
+    return {k: FoundEntity(e.key, e.name, e.type, e.count, tuple(sorted(surfaces[k]))) for k, e in entities.items()}
+
+
+@pytest.fixture(scope="module")
+def hcm(excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]]) -> dict[str, FoundEntity]:
+    """Pages 38-39 of the HCM guideline: pharmacologic management of obstructive HCM."""
+    return merged(extract(chunk_pdf, excerpt("ommen-2024-hcm.pdf", 38, 39)))
+
+
+def test_drugs_and_diseases_on_an_english_page(hcm: dict[str, FoundEntity]) -> None:
+    expected = {
+        "mavacamten": "drug", "verapamil": "drug", "disopyramide": "drug", "beta blocker": "drug class",
+        "hypertrophic cardiomyopathy": "disease", "left ventricular outflow tract obstruction": "disease",
+    }
+    for key, kind in expected.items():
+        assert key in hcm, f"{key} not found; found {sorted(hcm)[:40]}"
+        assert hcm[key].type == kind
+
+
+def test_case_plural_hyphen_and_abbreviation_variants_merge_into_one_entity(hcm: dict[str, FoundEntity]) -> None:
+    assert {"Beta blockers", "beta blocker", "beta blockers", "beta-blocker"} <= set(hcm["beta blocker"].surfaces)
+    assert {"Obstructive HCM", "obstructive HCM"} <= set(hcm["obstructive hypertrophic cardiomyopathy"].surfaces)
+    assert "LVOTO" in hcm["left ventricular outflow tract obstruction"].surfaces
+    assert not any(key.startswith("beta blocker") and key != "beta blocker" for key in hcm)
+    assert "pharmacological therapy" not in hcm, "a qualifier and a generic head are not a concept"
+
+
+@pytest.mark.parametrize(
+    "variants",
+    [("Beta-Blockers", "beta blocker", "beta blockers"), ("ACE Inhibitors", "ACE inhibitor"), ("therapies", "therapy")],
+)
+def test_case_plural_and_hyphen_variants_share_a_key(variants: tuple[str, ...]) -> None:
+    assert len({normalize_key(v) for v in variants}) == 1
+
+
+def test_drugs_on_a_chinese_page_merge_with_their_english_names(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]]
+) -> None:
+    found = merged(extract(chunk_pdf, excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 7)))
+    for key, chinese in {"aspirin": "阿司匹林", "clopidogrel": "氯吡格雷", "ticagrelor": "替格瑞洛"}.items():
+        assert key in found and found[key].type == "drug"
+        assert chinese in found[key].surfaces
+    assert "dual antiplatelet therapy" in found
+
+
+def test_chinese_term_abbreviation_and_english_long_form_are_one_entity(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]]
+) -> None:
+    found = merged(extract(chunk_pdf, excerpt("zh-hfpef-consensus-2023.pdf", 1, 2)))
+    hfref = found["heart failure with reduced ejection fraction"]
+    assert {"HFrEF", "射血分数降低的心力衰竭"} <= set(hfref.surfaces)
+    assert hfref.type == "disease"
+    assert {"HFpEF", "射血分数保留的心力衰竭"} <= set(found["heart failure with preserved ejection fraction"].surfaces)
+
+
+def test_a_pairing_the_lexicon_does_not_know_links_chinese_english_and_abbreviation(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]]
+) -> None:
+    """非瓣膜性房颤（non valvular atrial fi brillation，NVAF）: the document's own pairing (split ligature too)."""
+    found = merged(extract(chunk_pdf, excerpt("zh-acute-af-ed-2024.pdf", 3, 3)))
+    nvaf = found["non valvular atrial fibrillation"]
+    assert "非瓣膜性房颤" in nvaf.surfaces
+    assert nvaf.type == "disease"
+
+
+def test_a_definition_in_the_text_links_an_unknown_abbreviation(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]]
+) -> None:
+    """"slower sinoatrial conduction times (SACT)" (bradycardia guideline p. 25): not in the lexicon."""
+    found = merged(extract(chunk_pdf, excerpt("kusumoto-2018-bradycardia.pdf", 25, 25)))
+    sact = found["sinoatrial conduction time"]
+    assert "SACT" in sact.surfaces
+
+
+JUNK = re.compile(
+    r"^(et al|table|figure|fig|circulation|jacc|journal|doi|http|www|page|copyright|mg|ml|mmhg|kg|the|and|of|with)\b"
+    r"|^[\d\s.,%/()-]+$",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "first", "last", "references"),
+    [("shen-2017-syncope.pdf", 48, 49, True), ("grundy-2018-cholesterol.pdf", 1, 2, False)],
+)
+def test_no_junk_from_reference_lists_title_pages_and_tables(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]], name: str, first: int, last: int,
+    references: bool,
+) -> None:
+    """The end of the body text and the reference list (syncope pp. 48-49), and a title page with authors, journals and DOIs (cholesterol pp. 1-2)."""
+    chunks = chunks_of(chunk_pdf(excerpt(name, first, last)))
+    found = LexiconEntityExtractor().extract(chunks)
+    body = sum(c.kind == "body" for c in chunks)
+    assert len(found) == body and (body < len(chunks)) == references, "reference lists are not read"
+    names = {e.name for chunk in found for e in chunk.entities}
+    assert names, "the body text still has concepts"
+    junk = sorted(n for n in names if JUNK.search(n) or len(n) < 3 and not n.isupper())
+    assert not junk, junk
+    capitalised_words = [n for n in names if re.fullmatch(r"[A-Z][a-z]+", n)]
+    assert not capitalised_words, f"author-like names: {capitalised_words}"
+
+
+def test_sentence_groups_only_hold_keys_of_the_chunk(hcm: dict[str, FoundEntity], excerpt: Callable[..., Path],
+                                                     chunk_pdf: Callable[[Path], list[Any]]) -> None:
+    for chunk in extract(chunk_pdf, excerpt("ommen-2024-hcm.pdf", 38, 39)):
+        keys = {e.key for e in chunk.entities}
+        assert all(set(group) <= keys for group in chunk.sentences)
+        assert sum(e.count for e in chunk.entities) >= len(keys)

@@ -1,0 +1,162 @@
+"""The entity graph of a workspace built by ingestion (real PDFs, SQLite catalog, embedded Chroma): consistent
+after adding and removing documents, reports quoting real chunks, NetworkX views, GraphML, the CLI export."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+HCM = "hcm-p38-39.pdf"
+DAPT = "dapt-p7-8.pdf"
+HFPEF = "hfpef-p1-2.pdf"
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Any:
+    """A workspace with an English and a Chinese excerpt, ingested through the pipeline (graph stage included)."""
+    built = build(tmp_path_factory.mktemp("graph") / "data")
+    built.create_workspace("Graph")
+    for source, name in ((excerpt("ommen-2024-hcm.pdf", 38, 39), HCM), (excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 8), DAPT)):
+        report = built.ingest_file("Graph", source, name)
+        assert report.status == "ready", report
+    return built
+
+
+def workspace_id(service: Any) -> str:
+    return str(service.get_workspace("Graph").id)
+
+
+def graph_rows(service: Any, table: str, document_id: str | None = None) -> int:
+    """Rows of a graph table in the catalog file (for the workspace, or for one document)."""
+    with sqlite3.connect(service.settings.storage.data_dir / "catalog.sqlite") as db:
+        if document_id is None:
+            return int(db.execute(f"SELECT COUNT(*) FROM {table} WHERE workspace_id = ?", (workspace_id(service),)).fetchone()[0])
+        return int(db.execute(f"SELECT COUNT(*) FROM {table} WHERE document_id = ?", (document_id,)).fetchone()[0])
+
+
+def assert_consistent(service: Any) -> None:
+    """Every entity is mentioned, every relation and report names existing entities, reports cite real chunks."""
+    ws = workspace_id(service)
+    entities = {e.id: e for e in service.graph.entities(ws)}
+    mentioned = {m.entity_id for e in entities for m in service.graph.mentions(ws, e)}
+    assert set(entities) == mentioned, "no entity without mentions"
+    for relation in service.graph.relations(ws):
+        assert relation.source in entities and relation.target in entities
+    ready = {d.id for d in service.list_documents("Graph")}
+    chunks = service.catalog.get_chunks([m.chunk_id for e in entities for m in service.graph.mentions(ws, e)])
+    assert {c.document_id for c in chunks.values()} <= ready
+    for report in [*service.graph.communities(ws, 0), *service.graph.communities(ws, 1)]:
+        assert set(report.entity_ids) <= set(entities)
+        quoted = service.catalog.get_chunks([s.chunk_id for s in report.sentences])
+        for sentence in report.sentences:
+            assert sentence.text in quoted[sentence.chunk_id].text, "a report quotes the chunk it cites"
+    communities = {e.community for e in entities.values() if e.community is not None}
+    assert communities == {r.id for r in service.graph.communities(ws, 0)}
+
+
+def test_ingestion_builds_the_graph_of_both_languages(service: Any) -> None:
+    ws = workspace_id(service)
+    names = {e.name for e in service.graph.entities(ws)}
+    assert {"mavacamten", "hypertrophic cardiomyopathy", "aspirin", "ticagrelor"} <= names
+    documents = {d.name: d for d in service.list_documents("Graph")}
+    aspirin = service.graph.find_entities(ws, "阿司匹林")[0]
+    assert aspirin.name == "aspirin" and "阿司匹林" in aspirin.aliases
+    assert {m.document_id for m in service.graph.mentions(ws, aspirin.id)} == {documents[DAPT].id}
+    top = service.graph.entities(ws, limit=5)
+    assert [e.degree for e in top] == sorted((e.degree for e in top), reverse=True) and top[0].degree > 0
+    assert_consistent(service)
+
+
+def test_relations_keep_their_evidence_chunks(service: Any) -> None:
+    ws = workspace_id(service)
+    relation = service.graph.relations(ws)[0]
+    assert relation.type == "co-occurs" and relation.weight >= 1
+    chunks = service.catalog.get_chunks(list(relation.chunk_ids))
+    assert len(chunks) == len(relation.chunk_ids) > 0
+    for chunk_id in relation.chunk_ids:
+        mentioned = {m.entity_id for m in service.graph.store.mentions(ws, [relation.source, relation.target])
+                     if m.chunk_id == chunk_id}
+        assert mentioned == {relation.source, relation.target}, "both entities are mentioned in each evidence chunk"
+
+
+def test_queries_for_modes(service: Any) -> None:
+    ws = workspace_id(service)
+    named = service.graph.match_question(ws, "Is mavacamten used in obstructive HCM?")
+    assert {"mavacamten", "obstructive hypertrophic cardiomyopathy"} <= {e.name for e in named}
+    assert "hypertrophic cardiomyopathy" not in {e.name for e in service.graph.match_question(ws, "What about PCI?")}
+    mavacamten = next(e for e in named if e.name == "mavacamten")
+    neighbours = service.graph.neighbours(ws, [mavacamten.id])
+    assert neighbours and all(weight > 0 for _, weight in neighbours)
+    chunks = service.graph.chunks_for_entities(ws, [mavacamten.id])
+    texts = service.catalog.get_chunks([c for c, _ in chunks])
+    assert all("mavacamten" in texts[c].text.lower() for c, _ in chunks)
+    summaries = {s.document_id: s for s in service.graph.document_summaries(ws)}
+    assert set(summaries) == {d.id for d in service.list_documents("Graph")}
+    for summary in summaries.values():
+        assert summary.entity_ids and summary.text
+        quoted = service.catalog.get_chunks(list(summary.chunk_ids))
+        assert all(c.document_id == summary.document_id for c in quoted.values())
+
+
+def test_networkx_views_and_graphml_export(service: Any, tmp_path: Path) -> None:
+    ws = workspace_id(service)
+    entities = service.graph.entities(ws)
+    view = service.graph.entity_graph(ws)
+    assert view.number_of_nodes() == len(entities)
+    node = view.nodes[entities[0].id]
+    assert {node["name"], node["type"]} == {entities[0].name, entities[0].type}
+    full = service.graph.full_graph(ws)
+    kinds = {data["kind"] for _, _, data in full.edges(data=True)}
+    assert kinds == {"contains", "next", "mentions", "related"}
+    path = tmp_path / "graph.graphml"
+    path.write_bytes(service.graph.export_graphml(ws))
+    parsed = nx.read_graphml(path)
+    assert parsed.number_of_nodes() == full.number_of_nodes()
+    assert sum(1 for _, data in parsed.nodes(data=True) if data["kind"] == "entity") == len(entities)
+
+
+def test_removing_a_document_leaves_no_orphans_and_recomputes_communities(service: Any, excerpt: Callable[..., Path]) -> None:
+    ws = workspace_id(service)
+    report = service.ingest_file("Graph", excerpt("zh-hfpef-consensus-2023.pdf", 1, 2), HFPEF)
+    assert report.status == "ready"
+    hfpef = service.graph.find_entities(ws, "HFpEF")
+    assert hfpef and hfpef[0].documents == 1
+    assert graph_rows(service, "graph_mentions", report.document_id) > 0
+    assert graph_rows(service, "graph_relations", report.document_id) > 0
+    assert_consistent(service)
+    service.remove_document("Graph", HFPEF)
+    for table in ("graph_mentions", "graph_relations", "graph_document_summaries"):
+        assert graph_rows(service, table, report.document_id) == 0, table
+    assert service.graph.find_entities(ws, "HFpEF") == []
+    assert_consistent(service)
+
+
+def test_indexing_a_document_again_changes_nothing(service: Any) -> None:
+    ws = workspace_id(service)
+    before = [(e.id, e.mentions, e.degree) for e in service.graph.entities(ws)]
+    document = service.get_document("Graph", HCM)
+    chunks = service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id))
+    service.graph.index_document(document, sorted(chunks.values(), key=lambda c: c.ordinal))
+    assert [(e.id, e.mentions, e.degree) for e in service.graph.entities(ws)] == before
+
+
+def test_cli_exports_graphml_and_workspace_deletion_drops_the_graph(
+    tmp_path: Path, build: Callable[..., Any], excerpt: Callable[..., Path], cli: Callable[..., Any]
+) -> None:
+    data = tmp_path / "data"
+    own = build(data)
+    own.create_workspace("Export")
+    assert own.ingest_file("Export", excerpt("ommen-2024-hcm.pdf", 38, 39), HCM).status == "ready"
+    out = tmp_path / "export.graphml"
+    result = cli(data, "graph", "export", "--workspace", "Export", "--out", out, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert any(d.get("name") == "mavacamten" for _, d in nx.read_graphml(out).nodes(data=True))
+    own.delete_workspace("Export")
+    with sqlite3.connect(data / "catalog.sqlite") as db:
+        for table in ("graph_entities", "graph_mentions", "graph_relations", "graph_communities"):
+            assert db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
