@@ -1,13 +1,12 @@
 """Communities of the entity graph: Louvain (networkx, fixed seed) at two levels.
 
-Level 0 is Louvain's best partition of the entity graph; level 1 groups level-0 communities by running
-Louvain again, at a lower resolution, on the graph of communities (kept only when it merges some). Ids are
-numbered by size, largest first, so they are stable for an unchanged graph.
+Level 0 is the first pass of Louvain (the finest communities), level 1 the final pass (the partition of best
+modularity), which groups whole level-0 communities. Ids are numbered by size, largest first, so they are
+stable for an unchanged graph.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -17,7 +16,6 @@ from workspace_app.graph.models import Relation
 
 SEED = 42
 MIN_WEIGHT = 1.0  # one sentence together, or four chunks: what counts as "related" for degree and communities
-_COARSE_RESOLUTION = 0.5
 
 
 @dataclass(frozen=True)
@@ -43,32 +41,22 @@ def weighted_graph(entity_ids: Iterable[str], relations: Sequence[Relation], min
 
 
 def detect_communities(graph: nx.Graph) -> Partition:
-    """Louvain communities of the connected entities (isolated ones get none) and their coarser grouping."""
+    """Louvain communities of the connected entities (isolated ones get none) and their coarser grouping.
+
+    Level 0 is Louvain's first pass (the finest communities); level 1 its last (the best modularity), into which
+    the level-0 communities nest.
+    """
     connected = graph.subgraph([node for node in graph if graph.degree(node) > 0]).copy()  # Louvain is slow on views
     if connected.number_of_nodes() == 0:
         return Partition({}, {})
-    groups = nx.community.louvain_communities(connected, weight="weight", seed=SEED)
-    community = _numbered(groups)
-    return Partition(community, _parents(connected, community))
+    levels = list(nx.community.louvain_partitions(connected, weight="weight", seed=SEED))
+    community = _numbered(levels[0])
+    if len(levels) < 2 or len(levels[-1]) >= len(levels[0]):
+        return Partition(community, {})
+    coarse = _numbered(levels[-1])
+    return Partition(community, {cid: coarse[member] for member, cid in community.items()})
 
 
 def _numbered(groups: Iterable[Iterable[str]]) -> dict[str, int]:
-    ordered = sorted((sorted(group) for group in groups), key=lambda members: (-len(members), members[0]))
-    return {member: index for index, members in enumerate(ordered) for member in members}
-
-
-def _parents(graph: nx.Graph, community: dict[str, int]) -> dict[int, int]:
-    """Level-1 parent of each level-0 community (Louvain on the community graph); empty when nothing merges."""
-    coarse = nx.Graph()
-    coarse.add_nodes_from(set(community.values()))
-    weights: dict[tuple[int, int], float] = defaultdict(float)
-    for a, b, weight in graph.edges(data="weight"):
-        ca, cb = community[a], community[b]
-        if ca != cb:
-            weights[(min(ca, cb), max(ca, cb))] += weight
-    coarse.add_weighted_edges_from((a, b, w) for (a, b), w in weights.items())
-    groups = nx.community.louvain_communities(coarse, weight="weight", resolution=_COARSE_RESOLUTION, seed=SEED)
-    if len(groups) >= coarse.number_of_nodes():
-        return {}
     ordered = sorted((sorted(group) for group in groups), key=lambda members: (-len(members), members[0]))
     return {member: index for index, members in enumerate(ordered) for member in members}

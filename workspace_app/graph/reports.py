@@ -26,6 +26,7 @@ KEY_RELATIONS = 8
 MAX_SENTENCES = 4
 _MIN_SENTENCE, _MAX_SENTENCE = 40, 400
 _CAPTION = re.compile(r"^(表|图|Table|Figure|Fig\.)\s*\d", re.IGNORECASE)
+_GLOSSARY = re.compile(r"\bindicates\b|search (words|terms)|\bkeywords?\b", re.IGNORECASE)
 _TERMINAL = frozenset(".。!！?？;；")
 ChunkLoader = Callable[[Sequence[str]], Mapping[str, ChunkInfo]]
 
@@ -98,13 +99,25 @@ def _best_sentence(text: str, key: Sequence[EntityView]) -> tuple[int, str] | No
         longest = _MAX_SENTENCE // 2 if has_cjk(quoted) else _MAX_SENTENCE
         if not _MIN_SENTENCE // (2 if has_cjk(quoted) else 1) <= len(quoted) <= longest:
             continue
-        if _CAPTION.match(quoted):
+        if _CAPTION.match(quoted) or _is_list(quoted):
             continue
         # Entities named, then a whole sentence (ends with punctuation) over a table row run together.
         score = 2 * sum(1 for entity in key if _names(span.text, entity)) + (quoted[-1] in _TERMINAL)
         if score >= 2 and (best is None or score > best[0]):
             best = (score, quoted)
     return best
+
+
+def _is_list(sentence: str) -> bool:
+    """Keyword lists, abbreviation glossaries and table rows run together are not sentences to quote."""
+    digits = sum(ch.isdigit() for ch in sentence)
+    if has_cjk(sentence):
+        glossary = sentence.count("为") >= 3 or "证据级别" in sentence
+        return sentence.rstrip()[-1] not in "。！？；" or glossary or digits * 8 > len(sentence)
+    words = len(sentence.split())
+    separators = sentence.count(",") + sentence.count(";")
+    fragment = not (sentence[0].isupper() or sentence[0].isdigit())
+    return fragment or separators * 4 > words or digits * 8 > len(sentence) or _GLOSSARY.search(sentence) is not None
 
 
 def _names(sentence: str, entity: EntityView) -> bool:
