@@ -7,9 +7,10 @@
             of the report text, and the share of the question's terms it covers)
     hybrid  local and global together
 
-A graph mode fuses its graph rankings with the question's search ranking (reciprocal rank fusion, weights
-per mode in `MODE_WEIGHTS`), so chunks that are both about the question's entities and close to its words
-lead. Every mode then adds graph expansion: the chunks before and after the best direct hits (ordinal ±1)
+A graph mode merges its graph rankings into one and fuses it with the question's search ranking (reciprocal
+rank fusion; `GRAPH_PARTS`, `GRAPH_WEIGHT`): the graph promotes passages of the question's most specific
+entities and of the matching communities within the search's good region, and brings in passages the search
+missed. Every mode then adds graph expansion: the chunks before and after the best direct hits (ordinal ±1)
 and chunks mentioning the question's entities, always scored below the last direct hit. Reports never become
 evidence themselves: they contribute the chunks they quote, so every answer cites real passages.
 
@@ -21,6 +22,7 @@ documents whose summaries best match the question, and retrieves inside them.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,13 +38,22 @@ from workspace_app.retrieval.fusion import fuse_rankings
 from workspace_app.retrieval.hybrid import is_mostly_cjk
 
 MODES = ("naive", "local", "global", "hybrid")
-# RRF weights of each ranking per mode ("search" is the hybrid text search).
-MODE_WEIGHTS: dict[str, dict[str, float]] = {
-    "naive": {"search": 1.0},
-    "local": {"search": 1.0, "entity": 0.6, "neighbour": 0.2, "community": 0.2},
-    "global": {"search": 0.6, "community": 1.0},
-    "hybrid": {"search": 1.0, "entity": 0.5, "neighbour": 0.15, "community": 0.35},
+# The graph's rankings of a mode are merged into one graph ranking (each chunk at its best weighted position,
+# `GRAPH_PARTS`), which joins the search ranking by RRF with the mode's `GRAPH_WEIGHT` and k=`FUSION_K`.
+# Measured on the dev questions (`python -m bench.graph`): summing the entity, neighbour and community rankings
+# as separate RRF inputs let well-connected passages that name common entities, but not the answer, overtake
+# the best search hit; a graph weighted like the search did the same. One merged graph ranking as a boost below
+# the search keeps the search's accuracy and helps refusals.
+GRAPH_PARTS: dict[str, dict[str, float]] = {
+    "naive": {},
+    "local": {"entity": 1.0, "neighbour": 0.3, "community": 0.3},
+    "global": {"community": 1.0},
+    "hybrid": {"entity": 1.0, "neighbour": 0.3, "community": 0.6},
 }
+GRAPH_WEIGHT = {"naive": 0.0, "local": 0.3, "global": 0.5, "hybrid": 0.3}
+# A small constant: with k=60 a chunk deep in the search ranking overtook the best search hit on the strength
+# of the graph alone; with k=10 the graph reorders the search's good region and adds what the search missed.
+FUSION_K = 10
 SEARCH_POOL = 40
 ENTITY_POOL = 40
 REPORTS_PER_QUESTION = 3
@@ -117,22 +128,26 @@ class ModeRetriever:
         timings["search"] = _ms(started)
         names = {hit.chunk.document_id: hit.document_name for hit in search.hits}
         chunks = {hit.chunk.id: hit.chunk for hit in search.hits}
-        rankings = {"search": [hit.chunk.id for hit in search.hits]}
+        search_ids = [hit.chunk.id for hit in search.hits]
         entities: list[Entity] = []
         reports: list[CommunityReport] = []
+        parts: dict[str, list[str]] = {}
         started = time.perf_counter()
         if self.graph is not None:
             entities = self._question_entities(workspace_id, query, scope)
             if mode in ("local", "hybrid"):
-                rankings.update(self._local_rankings(workspace_id, entities, scope))
+                parts.update(self._local_rankings(workspace_id, entities, scope, search_ids))
                 reports += self._entity_reports(workspace_id, entities)
             if mode in ("global", "hybrid"):
                 reports += [r for r in self._ranked_reports(workspace_id, query) if r not in reports]
             if reports:
-                rankings["community"] = _report_chunks(reports)
+                parts["community"] = by_search_rank(_report_chunks(reports), search_ids)
         timings["graph"] = _ms(started)
         started = time.perf_counter()
-        direct = self._direct(rankings, MODE_WEIGHTS[mode], chunks, scope, search.hits, top_k)
+        rankings = {"search": search_ids}
+        if parts and GRAPH_WEIGHT[mode] > 0:
+            rankings["graph"] = merge_by_best_position(parts, GRAPH_PARTS[mode])
+        direct = self._direct(rankings, {"search": 1.0, "graph": GRAPH_WEIGHT[mode]}, chunks, scope, search.hits, top_k)
         hits = direct + self._expansion(workspace_id, direct, entities, scope)
         self._name(workspace_id, hits, names)
         timings["fuse_expand"] = _ms(started)
@@ -145,19 +160,41 @@ class ModeRetriever:
         assert self.graph is not None
         return list(self.graph.match_question(workspace_id, query, document_ids=scope))[:ENTITIES_LISTED]
 
-    def _local_rankings(self, workspace_id: str, entities: list[Entity], scope: list[str] | None) -> dict[str, list[str]]:
-        """Chunks mentioning the question's entities, and (weaker) those of their nearest neighbours."""
+    def _local_rankings(
+        self, workspace_id: str, entities: list[Entity], scope: list[str] | None, search: list[str]
+    ) -> dict[str, list[str]]:
+        """Chunks mentioning the question's entities, and (weaker) those of their nearest neighbours.
+
+        Chunks naming more of the entities come first; among chunks naming as many, the search's order decides.
+        """
         assert self.graph is not None
         if not entities:
             return {}
         ids = [e.id for e in entities]
-        found = {"entity": [cid for cid, _ in self.graph.chunks_for_entities(workspace_id, ids, scope, ENTITY_POOL)]}
+        found = {"entity": self._entity_ranking(workspace_id, entities, scope, search)}
         neighbours = [e.id for e, _ in self.graph.neighbours(workspace_id, ids, depth=1, limit=8) if e.id not in ids]
         if neighbours:
-            found["neighbour"] = [
-                cid for cid, _ in self.graph.chunks_for_entities(workspace_id, neighbours, scope, ENTITY_POOL // 2)
-            ]
+            related = self.graph.chunks_for_entities(workspace_id, neighbours, scope, ENTITY_POOL // 2)
+            found["neighbour"] = by_search_rank([cid for cid, _ in related], search)
         return found
+
+    def _entity_ranking(
+        self, workspace_id: str, entities: list[Entity], scope: list[str] | None, search: list[str]
+    ) -> list[str]:
+        """Chunks by the specificity of the question's entities they name, then by the search's order.
+
+        An entity's weight falls with its mentions in the workspace: a passage naming "paroxysmal atrial
+        fibrillation" outranks one naming only "atrial fibrillation", which half the workspace mentions.
+        """
+        assert self.graph is not None
+        scores: dict[str, float] = {}
+        for entity in entities:
+            weight = 1.0 / math.log(2.0 + max(entity.mentions, 1))
+            for mention in self.graph.mentions(workspace_id, entity.id, scope):
+                scores[mention.chunk_id] = scores.get(mention.chunk_id, 0.0) + weight
+        rank = {cid: i for i, cid in enumerate(search)}
+        ordered = sorted(scores, key=lambda cid: (-round(scores[cid], 6), rank.get(cid, len(rank)), cid))
+        return ordered[:ENTITY_POOL]
 
     def _entity_reports(self, workspace_id: str, entities: list[Entity]) -> list[CommunityReport]:
         """The community reports of the question's entities (best-ranked community first)."""
@@ -209,7 +246,7 @@ class ModeRetriever:
             method: [cid for cid in ids if cid in chunks and _in_scope(chunks[cid], scope) and chunks[cid].kind != "references"]
             for method, ids in rankings.items()
         }
-        fused = fuse_rankings(allowed, self.service.settings.retrieval.rrf_k, {m: weights.get(m, 0.0) for m in allowed})
+        fused = fuse_rankings(allowed, FUSION_K, {m: weights.get(m, 0.0) for m in allowed})
         return [ModeHit(chunks[cid], "", score, "direct", ranks) for cid, score, ranks in fused[:top_k]]
 
     def _expansion(
@@ -302,6 +339,28 @@ def entity_refs(graph: Any | None, found: ModeRetrieval, citations: Sequence[Cit
         numbers = sorted({n for chunk_id in chunks & set(cited) for n in cited[chunk_id]})
         refs.append(EntityRef(entity.id, entity.name, entity.type, workspace.id, workspace.name, tuple(numbers)))
     return sorted(refs, key=lambda ref: not ref.citations)
+
+
+def merge_by_best_position(parts: dict[str, list[str]], weights: dict[str, float]) -> list[str]:
+    """One ranking from several: each chunk placed by its best weighted position, (position + 1) / weight.
+
+    A maximum, not a sum: a passage every graph ranking lists (a hub naming the most common entities) gains
+    nothing over one that a single ranking puts first.
+    """
+    best: dict[str, float] = {}
+    for name, ids in parts.items():
+        weight = weights.get(name, 0.0)
+        if weight <= 0:
+            continue
+        for position, cid in enumerate(ids):
+            best[cid] = min(best.get(cid, math.inf), (position + 1) / weight)
+    return sorted(best, key=lambda cid: best[cid])
+
+
+def by_search_rank(chunk_ids: Sequence[str], search: Sequence[str]) -> list[str]:
+    """The chunks in the search's order first, then the others in their own order."""
+    rank = {cid: i for i, cid in enumerate(search)}
+    return sorted(chunk_ids, key=lambda cid: rank.get(cid, len(rank)))
 
 
 def _report_chunks(reports: Sequence[CommunityReport]) -> list[str]:
