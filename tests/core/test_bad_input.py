@@ -14,7 +14,7 @@ from typing import Any
 
 import pymupdf
 import pytest
-from keyword_index import keyword_rows, orphan_keyword_rows
+from keyword_index import keyword_rows
 
 GOOD = "arnett-2014-guideline-strategies.pdf"
 ODD_NAME = "../../etc/ünï code\u202e.pdf"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from keyword_index import keyword_rows, orphan_keyword_rows
+from keyword_index import keyword_rows
 
 NAME = "mosca-2011-women-cvd.pdf"  # 20 pages
 

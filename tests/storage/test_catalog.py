@@ -5,11 +5,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from keyword_index import keyword_rows
+
 from storage.catalog import SqliteCatalog
 from storage.migrations import MIGRATIONS
 from workspace_app.models import Chunk, Document, Rect
 from workspace_app.retrieval.lexical import query_terms
-from keyword_index import keyword_rows, orphan_keyword_rows
 
 # The catalog schema as the first commit (fd9d3ce) wrote it, at schema_version 1.
 FIRST_SCHEMA = [

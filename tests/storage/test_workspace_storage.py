@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from keyword_index import keyword_rows, orphan_keyword_rows
 
 from storage.vectors import open_chroma
 from workspace_app.errors import DocumentNotFoundError, WorkspaceError, WorkspaceExistsError, WorkspaceNotFoundError
 from workspace_app.retrieval.lexical import query_terms
-from keyword_index import keyword_rows, orphan_keyword_rows
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"
 QUERY = "guidelines for patients with multiple chronic conditions and comorbidities"

@@ -7,6 +7,7 @@ boxes of the lines it covers so the UI can draw exactly that chunk.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -93,7 +94,7 @@ def _sentence_bounds(text: str) -> list[int]:
 
 def _cut(unit: Unit, bounds: list[int]) -> list[Unit]:
     pieces = []
-    for start, end in zip(bounds, bounds[1:], strict=False):
+    for start, end in itertools.pairwise(bounds):
         text = unit.text[start:end]
         lead = len(text) - len(text.lstrip())
         text = text.strip()
@@ -167,9 +168,8 @@ def _draft(units: list[Unit], section: str) -> ChunkDraft:
     lines: list[TextLine] = []
     for unit in units:
         for span in unit.spans:
-            if not lines or lines[-1] is not span.line:
-                if all(span.line is not seen for seen in lines[-4:]):
-                    lines.append(span.line)
+            if (not lines or lines[-1] is not span.line) and all(span.line is not seen for seen in lines[-4:]):
+                lines.append(span.line)
     rects = [Rect(line.page, line.x0, line.y0, line.x1, line.y1) for line in lines]
     pages = [r.page for r in rects] or [1]
     tokens = sum(u.tokens for u in units) + len(units) - 1

@@ -18,7 +18,7 @@ _PROSE = re.compile(
 )
 _ZH_CLASS = r"Ⅲ|Ⅱa|Ⅱb|Ⅰ|IIa|IIb|III|I"
 _ZH_PAIR = re.compile(rf"[（(]\s*({_ZH_CLASS})\s*[，,、]\s*([ABC])\s*[）)]")
-_ZH_TABLE = re.compile(rf"推荐(?:级别|类别)\s*(?:证据(?:级别|水平|等级))?\s*([ⅠⅡⅢ][ab]?)\s*(?:证据(?:级别|水平|等级))?\s*([ABC])(?![\w])")
+_ZH_TABLE = re.compile(r"推荐(?:级别|类别)\s*(?:证据(?:级别|水平|等级))?\s*([ⅠⅡⅢ][ab]?)\s*(?:证据(?:级别|水平|等级))?\s*([ABC])(?![\w])")
 _ZH_CELLS = re.compile(r"(?<![\w])([ⅠⅡⅢ][ab]?)\s+([ABC])(?![\w])")
 _ZH_CLASS_ONLY = re.compile(rf"({_ZH_CLASS})\s*类")
 _ZH_LEVEL_ONLY = re.compile(r"([ABC])\s*级")
