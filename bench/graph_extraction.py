@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +124,14 @@ def _cached_workspace() -> Path:
     return target
 
 
+def _machine() -> dict[str, Any]:
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
+    return {
+        "platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()], "git_commit": commit.stdout.strip(),
+    }
+
+
 def main() -> None:
     """Run the benchmark and print the per-document table and top-30 lists."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -130,7 +142,7 @@ def main() -> None:
     data_dir = args.data_dir or _cached_workspace()
     service = _service(data_dir)
     workspace = args.workspace or service.list_workspaces()[0].name
-    stats = extraction_stats(service, workspace)
+    stats = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": _machine(), **extraction_stats(service, workspace)}
     for row in stats["documents"]:
         print(f"\n{row['document']}: {row['entities']} entities, {row['relations']} relations, "
               f"{row['communities']} communities, {row['graph_s']} s ({row['graph_steps_s']})")
