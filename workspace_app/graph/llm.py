@@ -13,6 +13,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -25,6 +26,7 @@ from workspace_app.models import Chunk
 
 log = logging.getLogger(__name__)
 PROMPT_VERSION = "graph-extract-v1"
+CONCURRENT_REQUESTS = 4
 SUMMARY_VERSION = "graph-summary-v1"
 EXTRACTION_PROMPT = (
     "You extract a knowledge graph from clinical guideline text. Return only JSON of the form "
@@ -63,7 +65,6 @@ class LlmEntityExtractor:
         self._cache = cache
         self._offline = offline or LexiconEntityExtractor()
         self._answerer = LlmAnswerer(settings)
-        self.calls = 0
 
     def extract(
         self, chunks: Sequence[Chunk], abbreviations: Mapping[str, str] | None = None,
@@ -73,11 +74,12 @@ class LlmEntityExtractor:
         offline = {found.chunk_id: found for found in self._offline.extract(chunks, abbreviations)}
         body = [chunk for chunk in chunks if chunk.kind == "body"]
         merged = []
-        for done, chunk in enumerate(body, start=1):
-            reply = self._reply(chunk.text)
-            merged.append(merge_reply(offline[chunk.id], reply) if reply else offline[chunk.id])
-            if on_progress:
-                on_progress(done, len(body))
+        # A few requests at once: the server, not this process, is the bottleneck.
+        with ThreadPoolExecutor(max_workers=CONCURRENT_REQUESTS) as pool:
+            for done, (chunk, reply) in enumerate(zip(body, pool.map(self._reply, [c.text for c in body]), strict=True), start=1):
+                merged.append(merge_reply(offline[chunk.id], reply) if reply else offline[chunk.id])
+                if on_progress:
+                    on_progress(done, len(body))
         return merged
 
     def _reply(self, text: str) -> dict[str, Any] | None:
@@ -97,7 +99,6 @@ class LlmEntityExtractor:
 
     def complete(self, system: str, user: str) -> str:
         """One chat completion's text."""
-        self.calls += 1
         response = self._answerer.client.chat.completions.create(
             model=self._settings.model, temperature=0,
             messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,7 @@ class GraphService:
         self.extractor: EntityExtractor = extractor or LexiconEntityExtractor()
         self.summarizer = summarizer
         self.timings: dict[str, float] = {}  # seconds of the last index_document's steps (for benchmarks)
+        self._lock = threading.RLock()
 
     # Building
 
@@ -61,20 +63,26 @@ class GraphService:
         found = self.extractor.extract(chunks, abbreviations, on_progress)
         graph = build_document_graph(document.id, found, {c.id: c.page_start for c in chunks})
         extracted = time.perf_counter()
-        self.store.replace_document_graph(document.workspace_id, graph)
-        stored = time.perf_counter()
-        self.refresh(document.workspace_id)
+        with self._lock:  # the last refresh of concurrent jobs (worker threads) sees every stored document
+            self.store.replace_document_graph(document.workspace_id, graph)
+            stored = time.perf_counter()
+            self.refresh(document.workspace_id)
         self.timings = {
             "extract_s": extracted - started, "store_s": stored - extracted, "refresh_s": time.perf_counter() - stored,
         }
 
     def remove_document(self, workspace_id: str, document_id: str) -> None:
         """Drop a document's graph rows, the entities only it mentioned, and refresh."""
-        self.store.delete_document_graph(document_id)
-        self.refresh(workspace_id)
+        with self._lock:
+            self.store.delete_document_graph(document_id)
+            self.refresh(workspace_id)
 
     def refresh(self, workspace_id: str) -> None:
         """Recompute entity numbers, communities, reports and document summaries from the stored rows."""
+        with self._lock:
+            self._refresh(workspace_id)
+
+    def _refresh(self, workspace_id: str) -> None:
         stats = self.store.mention_stats(workspace_id)
         entities = {e.id: e for e in self.store.entity_rows(workspace_id) if e.id in stats}
         relations = [r for r in self.store.relations(workspace_id) if r.source in entities and r.target in entities]
