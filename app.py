@@ -19,11 +19,11 @@ from workspace_app.service import WorkspaceService
 
 log = logging.getLogger("workspace_app.ui")
 
-# Graph joins this list when it is built.
 PAGES = [
     st.Page("pages/workspaces.py", title="Workspaces", icon=":material/folder_open:", default=True),
     st.Page("pages/sources.py", title="Sources", icon=":material/description:"),
     st.Page("pages/chat.py", title="Chat", icon=":material/forum:"),
+    st.Page("pages/graph.py", title="Graph", icon=":material/hub:"),
     st.Page("pages/notes.py", title="Notes", icon=":material/bookmark:"),
 ]
 

@@ -13,7 +13,7 @@ import streamlit as st
 
 from components.text import escape_markdown
 from workspace_app.answer.export import grading_text
-from workspace_app.answer.models import Answer, Citation
+from workspace_app.answer.models import Answer, Citation, EntityRef
 
 AnswerActionKind = Literal["cite", "save"]
 
@@ -61,6 +61,7 @@ def render_answer(answer: Answer, *, key: str, can_save: bool = True) -> AnswerA
     action = render_chips(answer.citations, key=key)
     if answer.citations:
         render_citation_list(answer.citations, key=f"{key}-list")
+    render_entities(answer.entities, answer.mode)
     st.caption(escape_markdown(answer.disclaimer))
     if can_save and not answer.refused and st.button(
         "Save to notes", key=f"{key}-save", icon=":material/bookmark_add:", type="tertiary"
@@ -81,6 +82,21 @@ def render_chips(citations: list[Citation], *, key: str) -> AnswerAction | None:
             ):
                 action = AnswerAction("cite", citation.n)
     return action
+
+
+def entities_line(entities: list[EntityRef]) -> str:
+    """'aspirin (drug) \\[1\\] · stroke (disease)': each entity with its type and the citations mentioning it, escaped."""
+    parts = []
+    for entity in entities:
+        marks = "".join(f"\\[{n}\\]" for n in entity.citations)
+        parts.append(f"{escape_markdown(entity.name)} ({escape_markdown(entity.type)})" + (f" {marks}" if marks else ""))
+    return " · ".join(parts)
+
+
+def render_entities(entities: list[EntityRef], mode: str) -> None:
+    """The graph entities the answer drew on, under the answer (nothing for an answer without any)."""
+    if entities:
+        st.caption(f"Entities used ({escape_markdown(mode)} mode): {entities_line(entities)}")
 
 
 def render_citation_list(citations: list[Citation], *, key: str) -> None:

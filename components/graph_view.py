@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import networkx as nx
@@ -42,6 +42,7 @@ _REMOTE_TAG = re.compile(
     r"<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>|<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script>",
     re.IGNORECASE | re.DOTALL,
 )
+_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>")
 # Marks when vis-network first drew and when its layout settled (the browser test and bench.graph read them).
 _DRAWN_MARKER = """<script>
 (function () {
@@ -57,7 +58,7 @@ _DRAWN_MARKER = """<script>
 class GraphView:
     """The page to put in an iframe and what it shows."""
 
-    html: str
+    html: str = field(repr=False)
     shown_nodes: int
     shown_edges: int
     total_nodes: int
@@ -159,8 +160,8 @@ def build_network_html(
 
 
 def strip_remote_resources(page: str) -> str:
-    """The page without `<link>`/`<script>` tags that load anything from another host."""
-    return _REMOTE_TAG.sub("", page)
+    """The page without `<link>`/`<script>` tags that load anything from another host (nor empty headings)."""
+    return _EMPTY_HEADING.sub("", _REMOTE_TAG.sub("", page))
 
 
 def _options(nodes: int) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown
 from components.workspace_gate import render_workspace_gate
 from workspace_app.answer.models import Answer, Chat, ChatMessage, Citation
-from workspace_app.answers import AnswerService
+from workspace_app.answers import MODES, AnswerService
 from workspace_app.errors import WorkspaceError
 from workspace_app.models import Workspace
 from workspace_app.service import WorkspaceService
@@ -27,6 +27,12 @@ log = logging.getLogger("workspace_app.ui")
 CHAT = "chat"
 CITED = "cited"
 INPUT_KEY = "chat-input"
+MODE_KEY = "chat-mode"
+DEFAULT_MODE = "hybrid"
+MODE_HELP = (
+    "naive: text search only · local: the entities your question names, their neighbours and communities · "
+    "global: the community reports closest to the question · hybrid: local and global with text search"
+)
 
 
 def render_page(service: WorkspaceService, answers: AnswerService) -> None:
@@ -43,6 +49,7 @@ def render_page(service: WorkspaceService, answers: AnswerService) -> None:
         export = answers.export_chat(workspace.id, current.id) if current else None
         action = render_chat_picker(chats, current, export, key="chats")
         render_scope(service.list_documents(workspace.id))
+        st.segmented_control("Query mode", MODES, default=DEFAULT_MODE, key=MODE_KEY, help=MODE_HELP)
         st.caption(f"Answers by the {'language model' if answers.answerer_name == 'llm' else 'offline extractive'} answerer.")
     if action:
         apply_chat_action(answers, workspace, action)
@@ -122,7 +129,7 @@ def _answer(answers: AnswerService, workspace: Workspace, chat: Chat | None, que
     written = ""
     try:
         with st.spinner("Searching the sources…"):
-            for event in answers.ask_stream(workspace.id, question, history):
+            for event in answers.ask_stream(workspace.id, question, history, mode=selected_mode()):
                 if isinstance(event, Answer):
                     return event
                 written += event
@@ -135,6 +142,12 @@ def _answer(answers: AnswerService, workspace: Workspace, chat: Chat | None, que
         placeholder.empty()
         st.error(GENERIC_ERROR, icon=":material/error:")
     return None
+
+
+def selected_mode() -> str:
+    """The query mode picked in the sidebar (the default when none is selected)."""
+    mode = st.session_state.get(MODE_KEY)
+    return mode if mode in MODES else DEFAULT_MODE
 
 
 def _render_panel(answers: AnswerService, workspace: Workspace, messages: list[ChatMessage]) -> None:

@@ -1,0 +1,187 @@
+"""Graph page: the current workspace's entity graph, to explore and to trace back to the PDFs.
+
+Filters (sources, types, communities, minimum degree) and the colour toggle sit in the sidebar with the GraphML
+download. Finding an entity centres the network on its neighbourhood and lists the passages that mention it;
+opening one shows the PDF page with the passage outlined and the sentence naming the entity drawn strongly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import streamlit as st
+
+from components.feedback import report_errors
+from components.graph_view import (
+    ColourBy,
+    build_network_html,
+    filter_graph,
+    neighbourhood,
+    render_graph_view,
+)
+from components.pdf_panel import render_pdf_panel
+from components.text import escape_markdown, plural
+from components.workspace_gate import render_workspace_gate
+from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
+from workspace_app.answers import AnswerService
+from workspace_app.graph.models import ENTITY_TYPES, Entity
+from workspace_app.models import Workspace
+from workspace_app.service import WorkspaceService
+
+ENTITY = "graph-entity"
+OPENED = "graph-opened"
+SEARCH_KEY = "graph-search"
+PICK_KEY = "graph-pick"
+MAX_NODES = 150
+PASSAGES = 20
+
+
+def render_page(service: WorkspaceService, answers: AnswerService) -> None:
+    """Filters, the network, the chosen entity's passages and the PDF panel."""
+    st.title("Graph")
+    workspace = render_workspace_gate(service.get_workspace, purpose="its entity graph is drawn here")
+    if workspace is None:
+        return
+    graph_service = getattr(service, "graph", None)
+    if graph_service is None:
+        st.info("This installation has no entity graph.", icon=":material/hub:")
+        return
+    ready = [d for d in service.list_documents(workspace.id) if d.status == "ready"]
+    with st.sidebar:
+        st.subheader("Graph")
+        chosen_ids = _document_filter(ready)
+    graph = nx.Graph()
+    with report_errors():
+        graph = graph_service.entity_graph(workspace.id, chosen_ids)
+    if graph.number_of_nodes() == 0:
+        _empty_state(workspace, bool(ready))
+        return
+    titles = {report.id: report.title for report in graph_service.communities(workspace.id)}
+    with st.sidebar:
+        shown, colour_by = _graph_filters(graph, titles)
+        st.download_button(
+            "Download GraphML", data=graph_service.export_graphml(workspace.id), file_name=f"{workspace.name}.graphml",
+            mime="application/graphml+xml", key="graph-graphml", icon=":material/download:",
+        )
+    centre = _entity_picker(graph_service, workspace, shown, chosen_ids)
+    network, side = st.columns([3, 2], gap="large")
+    with network:
+        view_graph = shown
+        if centre is not None:
+            view_graph = neighbourhood(shown if centre.id in shown else graph, centre.id)
+            st.caption(f"Centred on **{escape_markdown(centre.name)}** and its {plural(view_graph.number_of_nodes() - 1, 'neighbour')}.")
+        view = build_network_html(
+            view_graph, colour_by=colour_by, max_nodes=MAX_NODES, centre=centre.id if centre else None,
+            community_titles=titles,
+        )
+        render_graph_view(view, key="graph-view")
+    with side:
+        if centre is None:
+            st.info("Find or pick an entity to see the passages that mention it.", icon=":material/search:")
+        else:
+            _entity_side(service, answers, workspace, centre, chosen_ids, titles)
+
+
+def _empty_state(workspace: Workspace, has_sources: bool) -> None:
+    if has_sources:
+        st.info(
+            f"**{escape_markdown(workspace.name)}** has no entity graph yet: its sources were ingested before the "
+            "graph existed, or no clinical concepts were found in them. Re-ingest a source on the Sources page.",
+            icon=":material/hub:",
+        )
+    else:
+        st.info("No entity graph yet: add PDFs on the Sources page; the graph is built as they are ingested.", icon=":material/hub:")
+    st.page_link("pages/sources.py", label="Go to Sources", icon=":material/arrow_forward:")
+
+
+def _document_filter(ready: list[Any]) -> list[str] | None:
+    """The sources to draw (None: all of them)."""
+    names = {d.id: d.name for d in ready}
+    picked = st.multiselect("Sources", list(names), format_func=lambda i: names[i], key="graph-documents",
+                            placeholder="All sources")
+    return list(picked) or None
+
+
+def _graph_filters(graph: nx.Graph, titles: dict[int, str]) -> tuple[nx.Graph, ColourBy]:
+    """Type, community and degree filters and the colour toggle; returns the filtered graph and the colouring."""
+    present_types = [t for t in ENTITY_TYPES if any(d.get("type") == t for _, d in graph.nodes(data=True))]
+    types = st.multiselect("Types", present_types, key="graph-types", placeholder="All types")
+    communities = sorted({int(c) for _, c in graph.nodes(data="community") if c is not None})
+    chosen = st.multiselect(
+        "Communities", communities, format_func=lambda c: titles.get(c, f"community {c}"), key="graph-communities",
+        placeholder="All communities",
+    )
+    top = max((degree for _, degree in graph.degree()), default=0)
+    min_degree = st.slider("Minimum degree", 0, max(top, 1), 0, key="graph-min-degree")
+    colour = st.segmented_control("Colour by", ("type", "community"), default="type", key="graph-colour")
+    shown = filter_graph(graph, types=types or None, communities=chosen or None, min_degree=min_degree)
+    return shown, "community" if colour == "community" else "type"
+
+
+def _entity_picker(graph_service: Any, workspace: Workspace, shown: nx.Graph, document_ids: list[str] | None) -> Entity | None:
+    """Search by name or alias, or pick among the best-connected entities; the chosen one is the centre."""
+    text = st.text_input("Find an entity", key=SEARCH_KEY, placeholder="e.g. aspirin, HFrEF, 房颤", max_chars=100)
+    candidates: list[Entity] = []
+    with report_errors():
+        if text.strip():
+            candidates = graph_service.find_entities(workspace.id, text.strip(), limit=20)
+        else:
+            best = sorted(shown.nodes, key=lambda n: -shown.degree(n))[:50]
+            candidates = [e for e in (graph_service.get_entity(workspace.id, n) for n in best) if e is not None]
+    if text.strip() and not candidates:
+        st.caption(f"No entity matches “{escape_markdown(text.strip())}”.")
+    by_id = {e.id: e for e in candidates}
+    current = st.session_state.get(ENTITY)
+    if current and current not in by_id:
+        entity = graph_service.get_entity(workspace.id, current)
+        if entity is not None:
+            by_id = {entity.id: entity, **by_id}
+    picked = st.selectbox(
+        "Entity", list(by_id), index=list(by_id).index(current) if current in by_id else None,
+        format_func=lambda i: f"{by_id[i].name} ({by_id[i].type})", key=PICK_KEY, placeholder="Pick an entity",
+    )
+    if picked != current:
+        st.session_state[ENTITY] = picked
+        st.session_state.pop(OPENED, None)
+    return by_id.get(picked) if picked else None
+
+
+def _entity_side(
+    service: WorkspaceService, answers: AnswerService, workspace: Workspace, entity: Entity,
+    document_ids: list[str] | None, titles: dict[int, str],
+) -> None:
+    """The entity's facts, the passages mentioning it (each opens the PDF), and the opened passage."""
+    st.subheader(escape_markdown(entity.name))
+    facts = [escape_markdown(entity.type), plural(entity.mentions, "mention"), plural(entity.documents, "source")]
+    if entity.community is not None:
+        facts.append(escape_markdown(titles.get(entity.community, f"community {entity.community}")))
+    st.caption(" · ".join(facts))
+    if entity.aliases:
+        st.caption("Also: " + ", ".join(escape_markdown(a) for a in entity.aliases[:8]))
+    passages: list[EntityPassage] = []
+    with report_errors():
+        passages = entity_passages(service, workspace.id, entity, document_ids, PASSAGES)
+    opened = _passage_list(passages)
+    if opened is not None:
+        citation = passage_citation(service, opened)
+        excerpt = None
+        with report_errors():
+            excerpt = answers.citation_excerpt(workspace.id, citation)
+        render_pdf_panel(citation, excerpt, key="graph-pdf")
+
+
+def _passage_list(passages: list[EntityPassage]) -> EntityPassage | None:
+    """One row per passage (document, page, the naming sentence) with a button opening it; the opened one."""
+    st.markdown(f"**Mentioned in {plural(len(passages), 'passage')}**" + (f" (first {PASSAGES})" if len(passages) == PASSAGES else ""))
+    with st.container(height=320, key="graph-passages"):
+        for i, passage in enumerate(passages):
+            page = f"p. {passage.chunk.page_start}"
+            if st.button(f"{escape_markdown(passage.document_name)} · {page}", key=f"graph-passage-{i}", icon=":material/picture_as_pdf:", type="tertiary"):
+                st.session_state[OPENED] = passage.chunk.id
+            st.caption(escape_markdown(passage.sentence.text[:240]))
+    wanted = st.session_state.get(OPENED)
+    return next((p for p in passages if p.chunk.id == wanted), None)
+
+
+render_page(st.session_state["service"], st.session_state["answers"])

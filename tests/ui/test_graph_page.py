@@ -1,0 +1,164 @@
+"""The Graph page through Streamlit's AppTest on a real workspace (two guideline excerpts with their entity graph):
+the network in an iframe with nothing fetched from outside, filters, colour toggle, entity search, the passages
+of an entity opening the PDF panel, the GraphML download, the empty state and escaping of hostile names."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from storage.factory import build_answer_service
+
+REPO = Path(__file__).resolve().parents[2]
+APP = REPO / "app.py"
+if str(REPO) not in sys.path:  # components/ belongs to the Streamlit app, not to the installed packages
+    sys.path.insert(0, str(REPO))
+
+from components.graph_view import build_network_html, cap_graph, filter_graph, strip_remote_resources
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Path:
+    """'Cardiology' with pages 8-9 of the syncope guideline and 10-11 of the women's guideline; 'Empty' with none."""
+    folder = tmp_path_factory.mktemp("graph")
+    service = build(folder / "data")
+    service.create_workspace("Cardiology")
+    service.create_workspace("Empty")
+    for doc, first, last in (("shen-2017-syncope.pdf", 8, 9), ("mosca-2011-women-cvd.pdf", 10, 11)):
+        assert service.ingest_file("Cardiology", excerpt(doc, first, last)).status == "ready"
+    return folder / "data"
+
+
+@pytest.fixture
+def service(data_dir: Path, build: Callable[..., Any]) -> Any:
+    """A service on the app's data dir, to check what the page shows."""
+    return build(data_dir)
+
+
+@pytest.fixture
+def open_graph(data_dir: Path, service: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], AppTest]]:
+    """open_graph(workspace): the Graph page with that workspace current."""
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
+    monkeypatch.chdir(data_dir.parent)
+
+    def _open(workspace: str) -> AppTest:
+        st.cache_resource.clear()
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.session_state["workspace"] = service.get_workspace(workspace).id
+        at.run()
+        at.switch_page("pages/graph.py").run()
+        assert not at.exception, at.exception
+        return at
+
+    yield _open
+    st.cache_resource.clear()
+
+
+def iframe_html(at: AppTest) -> str:
+    """The HTML given to the page's iframe (st.iframe with an HTML string)."""
+    frames = at.get("iframe")
+    assert len(frames) == 1, [element.type for element in at.main]
+    proto = frames[0].proto
+    return str(getattr(proto, "srcdoc", "") or getattr(proto, "src", ""))
+
+
+def captions(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def test_the_network_is_drawn_offline_with_the_cap_and_legend(open_graph: Callable[[str], AppTest], service: Any) -> None:
+    at = open_graph("Cardiology")
+    graph = service.graph.entity_graph(service.get_workspace("Cardiology").id)
+    html = iframe_html(at)
+    assert "vis.Network(" in html and "cdn.jsdelivr" not in html and 'src="http' not in html and 'href="http' not in html
+    assert f"{graph.number_of_nodes()} entities" in captions(at) or "best-connected" in captions(at)
+    assert 'id="legend"' in html
+    downloads = at.get("download_button")
+    assert len(downloads) == 1 and downloads[0].proto.id.endswith("graph-graphml")
+    assert downloads[0].proto.label == "Download GraphML"
+
+
+def test_filters_and_colour_toggle_change_the_network(open_graph: Callable[[str], AppTest], service: Any) -> None:
+    at = open_graph("Cardiology")
+    graph = service.graph.entity_graph(service.get_workspace("Cardiology").id)
+    diseases = [n for n, d in graph.nodes(data=True) if d["type"] == "disease"]
+    at.multiselect(key="graph-types").set_value(["disease"]).run()
+    assert not at.exception
+    html = iframe_html(at)
+    assert f"{len(diseases)} entities" in captions(at)
+    assert "\\ndisease \\u00b7" in html and "\\ndrug \\u00b7" not in html  # the tooltips' type lines
+    top = max(degree for _, degree in filter_graph(graph, types=["disease"]).degree())
+    at.slider(key="graph-min-degree").set_value(top).run()
+    kept = filter_graph(graph, types=["disease"], min_degree=top).number_of_nodes()
+    assert f"{kept} entities" in captions(at) or f"{kept} entity" in captions(at)
+    before = iframe_html(at)
+    at.segmented_control(key="graph-colour").set_value("community").run()
+    assert not at.exception and iframe_html(at) != before
+
+
+def test_search_centres_on_an_entity_and_its_passages_open_the_pdf(open_graph: Callable[[str], AppTest], service: Any) -> None:
+    at = open_graph("Cardiology")
+    workspace = service.get_workspace("Cardiology")
+    target = service.graph.find_entities(workspace.id, "orthostatic hypotension", limit=1)[0]
+    at.text_input(key="graph-search").input("orthostatic hypotension").run()
+    picker = at.selectbox(key="graph-pick")
+    assert target.id in picker.options or any(target.name in option for option in picker.options)
+    picker.select(target.id).run()
+    assert not at.exception
+    assert any(target.name in s.value for s in at.subheader)
+    assert "Centred on" in "\n".join(c.value for c in at.caption)
+    centre_graph = nx.ego_graph(service.graph.entity_graph(workspace.id), target.id)
+    assert f"{centre_graph.number_of_nodes()} entities" in captions(at)
+    passages = [b for b in at.button if b.key and b.key.startswith("graph-passage-")]
+    mentions = service.graph.mentions(workspace.id, target.id)
+    assert len(passages) == min(len(mentions), 20) > 0
+    passages[0].click().run()
+    assert not at.exception
+    assert "the passage is outlined" in captions(at)
+
+
+def test_a_workspace_without_a_graph_shows_the_empty_state(open_graph: Callable[[str], AppTest]) -> None:
+    at = open_graph("Empty")
+    assert not at.get("iframe")
+    assert any("No entity graph yet" in info.value for info in at.info)
+
+
+def test_hostile_entity_names_are_escaped_and_large_graphs_capped() -> None:
+    graph = nx.Graph()
+    hostile = '<img src=x onerror="alert(1)"> <a href="javascript:alert(2)">x</a> </script>'
+    graph.add_node("evil", name=hostile, type="drug", community=1, mentions=3)
+    for i in range(300):
+        graph.add_node(f"n{i}", name=f"entity {i}", type="disease", community=i % 5, mentions=1)
+        graph.add_edge("n0" if i else "n1", f"n{i}", weight=1.0)
+    graph.add_edge("evil", "n5", weight=2.0)
+    view = build_network_html(graph, max_nodes=50, centre="evil")
+    assert view.capped and view.shown_nodes == 50 and view.total_nodes == 301
+    assert "<img" not in view.html and "<a href" not in view.html and 'alert(1)"' not in view.html
+    graph.nodes["evil"]["name"] = "harmless"
+    baseline = build_network_html(graph, max_nodes=50, centre="evil").html
+    assert view.html.count("</script>") == baseline.count("</script>")  # nothing closes a script early
+    assert "evil" in cap_graph(graph, 10, keep=["evil"]) and "n0" in cap_graph(graph, 10)
+    assert strip_remote_resources('<link href="https://cdn.x/b.css" rel="stylesheet"><script src="//cdn.x/b.js"></script>ok') == "ok"
+
+
+def test_the_chat_page_answers_in_the_chosen_mode_and_lists_the_entities(
+    open_graph: Callable[[str], AppTest], service: Any
+) -> None:
+    at = open_graph("Cardiology")
+    at.switch_page("pages/chat.py").run()
+    assert at.segmented_control(key="chat-mode").value == "hybrid"
+    at.segmented_control(key="chat-mode").set_value("local").run()
+    at.chat_input(key="chat-input").set_value("How is delayed orthostatic hypotension defined?").run()
+    assert not at.exception
+    chats = build_answer_service(service).list_chats("Cardiology")
+    answer = build_answer_service(service).chat_messages("Cardiology", chats[0].id)[-1].answer
+    assert answer.mode == "local" and answer.citations and answer.entities
+    shown = captions(at)
+    assert "Entities used (local mode):" in shown and answer.entities[0].name in shown
