@@ -18,6 +18,7 @@ from workspace_app.graph.chinese import ChineseMatcher, find_pairings
 from workspace_app.graph.english import _HEAD_TYPE, EnglishMatcher, Match, candidate_phrases
 from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase
 from workspace_app.graph.lexicon import (
+    SAFE_SHORT,
     Concept,
     Lexicon,
     case_key,
@@ -122,7 +123,7 @@ class LexiconEntityExtractor:
 
     def resolve(self, long_form: str, short: str | None = None) -> Concept | None:
         """The concept a defined long form names: the lexicon's, a typed pattern, a clinical term, or None."""
-        key = normalize_key(long_form)
+        key = normalize_key(self._expanded(long_form))
         if key in self._lexicon.forms:
             return self._lexicon.forms[key]
         if short and case_key(short) in self._lexicon.abbreviations:
@@ -133,6 +134,16 @@ class LexiconEntityExtractor:
         if kind is None and (not CLINICAL_STEMS.search(key) or key.endswith(_ADJECTIVE_ENDINGS)):
             return None
         return Concept(key, key, kind or "concept", "defined")
+
+
+    def _expanded(self, long_form: str) -> str:
+        """The long form with known abbreviations inside spelled out ("persistent AF" -> "persistent atrial fibrillation")."""
+        words = long_form.split()
+        for index, word in enumerate(words):
+            concept = self._lexicon.abbreviations.get(case_key(word))
+            if concept is not None and (len(word) > 2 or word in SAFE_SHORT):
+                words[index] = concept.name
+        return " ".join(words)
 
 
 def _frequent_enough(matches: Sequence[Sequence[Match]], phrases: Sequence[Sequence[tuple[int, int, str]]]) -> set[str]:
