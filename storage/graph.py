@@ -108,10 +108,15 @@ class SqliteGraphStore:
         return {key: (count, len(docs), tuple(sorted(forms))) for key, (count, docs, forms) in totals.items()}
 
     def relations(
-        self, workspace_id: str, entity_ids: Sequence[str] | None = None, document_ids: Sequence[str] | None = None
+        self, workspace_id: str, entity_ids: Sequence[str] | None = None, document_ids: Sequence[str] | None = None,
+        min_weight: float = 0.0,
     ) -> list[Relation]:
-        """Relations summed over documents (strongest first); with `entity_ids`, those touching any of them."""
-        sql = "SELECT source, target, type, weight, chunk_ids FROM graph_relations WHERE workspace_id = ?"
+        """Relations summed over documents (strongest first) weighing at least `min_weight`; with `entity_ids`,
+        those touching any of them."""
+        sql = (
+            "SELECT source, target, type, SUM(weight) AS total, GROUP_CONCAT(chunk_ids, ' ') FROM graph_relations "
+            "WHERE workspace_id = ?"
+        )
         params: list[Any] = [workspace_id]
         if entity_ids is not None:
             sql += f" AND (source IN ({_marks(entity_ids)}) OR target IN ({_marks(entity_ids)}))"
@@ -119,21 +124,31 @@ class SqliteGraphStore:
         if document_ids is not None:
             sql += f" AND document_id IN ({_marks(document_ids)})"
             params += list(document_ids)
-        summed: dict[tuple[str, str, str], list[Any]] = {}
-        for row in self._query(sql, params):
-            entry = summed.setdefault((row[0], row[1], row[2]), [0.0, []])
-            entry[0] += row[3]
-            if len(entry[1]) < _MAX_EVIDENCE:
-                entry[1].extend(row[4].split()[: _MAX_EVIDENCE - len(entry[1])])
-        found = [Relation(s, t, kind, round(w, 3), tuple(ids)) for (s, t, kind), (w, ids) in summed.items()]
-        return sorted(found, key=lambda r: (-r.weight, r.source, r.target))
+        sql += " GROUP BY source, target, type HAVING total >= ? ORDER BY total DESC, source, target"
+        params.append(min_weight)
+        return [
+            Relation(row[0], row[1], row[2], round(row[3], 3), tuple(dict.fromkeys(row[4].split()))[:_MAX_EVIDENCE])
+            for row in self._query(sql, params)
+        ]
+
+    def graph_version(self, workspace_id: str) -> tuple[int, int]:
+        """Changes whenever a document's graph rows are replaced or deleted: (highest mention rowid, mentions)."""
+        row = self._query(
+            "SELECT COALESCE(MAX(rowid), 0), COUNT(*) FROM graph_mentions WHERE workspace_id = ?", (workspace_id,)
+        )[0]
+        return int(row[0]), int(row[1])
 
     def save_refresh(
         self, workspace_id: str, stats: Mapping[str, EntityStats], reports: Sequence[CommunityReport],
-        summaries: Sequence[DocumentSummary],
-    ) -> None:
-        """Store recomputed entity numbers, communities and summaries; drop entities without mentions."""
+        summaries: Sequence[DocumentSummary], version: tuple[int, int] | None = None,
+    ) -> bool:
+        """Store recomputed entity numbers, communities and summaries and drop entities without mentions; False
+        (nothing written) when the graph changed since `version` was read, e.g. by another worker process."""
         with self._catalog._tx() as db:
+            if version is not None and tuple(db.execute(
+                "SELECT COALESCE(MAX(rowid), 0), COUNT(*) FROM graph_mentions WHERE workspace_id = ?", (workspace_id,)
+            ).fetchone()) != version:
+                return False
             db.execute(
                 "DELETE FROM graph_entities WHERE workspace_id = ? AND id NOT IN "
                 "(SELECT DISTINCT entity_id FROM graph_mentions WHERE workspace_id = ?)",
@@ -158,6 +173,7 @@ class SqliteGraphStore:
                 "INSERT INTO graph_document_summaries (workspace_id, document_id, summary) VALUES (?, ?, ?)",
                 [(workspace_id, s.document_id, json.dumps(asdict(s), ensure_ascii=False)) for s in summaries],
             )
+        return True
 
     def mentions(
         self, workspace_id: str, entity_ids: Sequence[str] | None, document_ids: Sequence[str] | None = None

@@ -160,3 +160,20 @@ def test_cli_exports_graphml_and_workspace_deletion_drops_the_graph(
     with sqlite3.connect(data / "catalog.sqlite") as db:
         for table in ("graph_entities", "graph_mentions", "graph_relations", "graph_communities"):
             assert db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
+
+
+def test_a_refresh_that_raced_with_another_writer_is_not_saved(service: Any) -> None:
+    """A second worker process may store or drop a document while this one computes communities."""
+    ws = workspace_id(service)
+    store = service.graph.store
+    version = store.graph_version(ws)
+    document = service.get_document("Graph", DAPT)
+    store.delete_document_graph(document.id)  # what the other process did meanwhile
+    assert store.graph_version(ws) != version
+    reports = service.graph.communities(ws)
+    assert store.save_refresh(ws, {}, [], [], version) is False
+    assert service.graph.communities(ws) == reports, "the stale result was not written"
+    chunks = service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id))
+    service.graph.index_document(document, sorted(chunks.values(), key=lambda c: c.ordinal))
+    assert service.graph.find_entities(ws, "ticagrelor")
+    assert_consistent(service)

@@ -46,7 +46,7 @@ def community_report(
     relations: Mapping[tuple[str, str], Relation], load_chunks: ChunkLoader, parent: int | None = None,
 ) -> CommunityReport:
     """The extractive level-0 report of one community."""
-    inside = graph.subgraph(members)
+    inside = graph.subgraph(members).copy()  # networkx views filter every lookup: copy once
     ranked = sorted(members, key=lambda e: (-inside.degree(e, weight="weight"), -entities[e].mentions, e))
     key = ranked[:KEY_ENTITIES]
     strongest = sorted(inside.edges(data="weight"), key=lambda edge: (-edge[2], edge[0], edge[1]))[:KEY_RELATIONS]

@@ -31,6 +31,8 @@ from workspace_app.models import Chunk, Document
 log = logging.getLogger(__name__)
 ProgressCallback = Callable[[int, int], None]
 Summarizer = Callable[[CommunityReport], str]
+# Another process (a second worker) may store a document while this one refreshes; then it computes again.
+_REFRESH_ATTEMPTS = 3
 
 
 class _Documents(Protocol):
@@ -80,12 +82,17 @@ class GraphService:
     def refresh(self, workspace_id: str) -> None:
         """Recompute entity numbers, communities, reports and document summaries from the stored rows."""
         with self._lock:
-            self._refresh(workspace_id)
+            for _ in range(_REFRESH_ATTEMPTS):
+                if self._refresh(workspace_id, self.store.graph_version(workspace_id)):
+                    return
+            log.warning("the graph of workspace %s kept changing during its refresh; the next one catches up", workspace_id)
 
-    def _refresh(self, workspace_id: str) -> None:
+    def _refresh(self, workspace_id: str, version: tuple[int, int]) -> bool:
         stats = self.store.mention_stats(workspace_id)
         entities = {e.id: e for e in self.store.entity_rows(workspace_id) if e.id in stats}
-        relations = [r for r in self.store.relations(workspace_id) if r.source in entities and r.target in entities]
+        relations = [
+            r for r in self.store.relations(workspace_id, min_weight=MIN_WEIGHT) if r.source in entities and r.target in entities
+        ]
         graph = weighted_graph(entities, relations)
         partition = detect_communities(graph)
         views = {e: EntityView(entities[e].name, entities[e].type, stats[e][0], stats[e][2]) for e in entities}
@@ -95,7 +102,7 @@ class GraphService:
             e: EntityStats(stats[e][0], stats[e][1], graph.degree(e), partition.community.get(e), _aliases(entities[e].name, stats[e][2]))
             for e in entities
         }
-        self.store.save_refresh(workspace_id, new_stats, reports, summaries)
+        return self.store.save_refresh(workspace_id, new_stats, reports, summaries, version)
 
     def _reports(
         self, graph: nx.Graph, community: Mapping[str, int], parent: Mapping[int, int],
@@ -181,9 +188,9 @@ class GraphService:
         seen = set(entity_ids)
         for _ in range(max(depth, 1)):
             step: set[str] = set()
-            for relation in self.store.relations(workspace_id, sorted(frontier)):
+            for relation in self.store.relations(workspace_id, sorted(frontier), min_weight=MIN_WEIGHT):
                 for a, b in ((relation.source, relation.target), (relation.target, relation.source)):
-                    if a in frontier and b not in seen and relation.weight >= MIN_WEIGHT:
+                    if a in frontier and b not in seen:
                         scores[b] += relation.weight
                         step.add(b)
             seen |= step
@@ -221,9 +228,9 @@ class GraphService:
         return self.store.document_summaries(workspace_id)
 
     def entity_graph(self, workspace_id: str, document_ids: Sequence[str] | None = None) -> nx.Graph:
-        """Entities and `related` edges (restricted to entities of some documents when given)."""
+        """Entities and their `related` edges of weight >= 1 (the ones degree counts), optionally of some documents."""
         entities = self.store.entity_rows(workspace_id, document_ids=document_ids)
-        return entity_graph(entities, self.store.relations(workspace_id, document_ids=document_ids))
+        return entity_graph(entities, self.store.relations(workspace_id, document_ids=document_ids, min_weight=MIN_WEIGHT))
 
     def full_graph(self, workspace_id: str) -> nx.MultiDiGraph:
         """Document -contains-> Chunk, Chunk -next-> Chunk, Chunk -mentions-> Entity, Entity -related-> Entity."""
