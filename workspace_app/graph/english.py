@@ -49,7 +49,7 @@ HEADS = {
     "drug class": ("inhibitor", "blocker", "antagonist", "agonist", "anticoagulant", "statin"),
     "device": ("pacemaker", "defibrillator", "stent", "device", "monitor", "recorder"),
 }
-_HEAD_TYPE = {head: kind for kind, heads in HEADS.items() for head in heads}
+HEAD_TYPES = {head: kind for kind, heads in HEADS.items() for head in heads}
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class EnglishMatcher:
             if _is_drug_name(tokens[index][2], word):
                 found.append(self._make(text, tokens, index, index, "drug"))
                 continue
-            kind = _HEAD_TYPE.get(singular(word))
+            kind = HEAD_TYPES.get(singular(word))
             if kind is None:
                 continue
             first = _modifiers_start(text, tokens, lower, taken, index)

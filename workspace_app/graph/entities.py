@@ -15,7 +15,7 @@ from typing import Protocol
 
 from workspace_app.answer.sentences import split_sentences
 from workspace_app.graph.chinese import ChineseMatcher, find_pairings
-from workspace_app.graph.english import _HEAD_TYPE, EnglishMatcher, Match, candidate_phrases
+from workspace_app.graph.english import HEAD_TYPES, EnglishMatcher, Match, candidate_phrases
 from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase
 from workspace_app.graph.lexicon import (
     SAFE_SHORT,
@@ -130,7 +130,7 @@ class LexiconEntityExtractor:
             return self._lexicon.abbreviations[case_key(short)]
         if is_junk_phrase(key) or len(key.split()) > 7:
             return None
-        kind = _HEAD_TYPE.get(singular(key.split()[-1]))
+        kind = HEAD_TYPES.get(singular(key.split()[-1]))
         if kind is None and (not CLINICAL_STEMS.search(key) or key.endswith(_ADJECTIVE_ENDINGS)):
             return None
         return Concept(key, key, kind or "concept", "defined")
