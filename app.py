@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 import streamlit as st
+from PIL import Image, ImageDraw
 
 from components.feedback import GENERIC_ERROR
 from storage.factory import build_answer_service, build_service
@@ -40,9 +41,18 @@ def get_answers() -> AnswerService:
     return build_answer_service(get_service())
 
 
+@st.cache_resource(show_spinner=False)
+def favicon() -> Image.Image:
+    """A plain square served by this app: Material icons as favicons (also each page's icon) load from
+    fonts.gstatic.com, which an offline app must not call."""
+    image = Image.new("RGB", (32, 32), "#1d4ed8")
+    ImageDraw.Draw(image).rectangle((8, 7, 24, 25), outline="#ffffff", width=3)
+    return image
+
+
 def main() -> None:
     """Configure the page, make the service available to the pages, run the chosen page."""
-    st.set_page_config(page_title="Workspace", page_icon=":material/menu_book:", layout="wide")
+    st.set_page_config(page_title="Workspace", page_icon=favicon(), layout="wide")
     page = st.navigation(PAGES, position="top")
     try:
         st.session_state["service"] = get_service()

@@ -49,7 +49,7 @@ def render_page(service: WorkspaceService, answers: AnswerService) -> None:
         return
     ready = [d for d in service.list_documents(workspace.id) if d.status == "ready"]
     with st.sidebar:
-        st.subheader("Graph")
+        st.subheader("Filters")
         chosen_ids = _document_filter(ready)
     graph = nx.Graph()
     with report_errors():

@@ -1,0 +1,107 @@
+"""A user in Chromium with every request to another host blocked: open the Graph page of a workspace ingested by
+the CLI, see vis-network draw the entity graph on its canvas inside the iframe, find an entity and open a
+passage that mentions it in the PDF viewer (screenshot graph.png in tmp_path). No outside request is attempted."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+from test_sources_browser import CHROMIUM_ARGS, CLI, free_port, healthy
+
+pytestmark = pytest.mark.browser
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+# Canvas pixels that are not blank: vis-network really drew the network.
+PAINTED_PIXELS = """() => {
+  const canvas = document.querySelector('#mynetwork canvas');
+  if (!canvas) { return 0; }
+  const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let painted = 0;
+  for (let i = 3; i < data.length; i += 4) { if (data[i] > 0) { painted++; } }
+  return painted;
+}"""
+
+
+@pytest.fixture
+def graph_app(tmp_path: Path, cli: Callable[..., Any], excerpt: Callable[..., Path]) -> Iterator[str]:
+    """`workspace-app serve` on a data dir where the CLI already ingested a syncope guideline excerpt."""
+    if shutil.which("chromium") is None:
+        pytest.skip("Debian's chromium is not installed (make setup installs it)")
+    data = tmp_path / "data"
+    assert cli(data, "workspace", "create", "Cardiology").returncode == 0
+    done = cli(data, "ingest", "--workspace", "Cardiology", excerpt("shen-2017-syncope.pdf", 8, 9))
+    assert done.returncode == 0, done.stderr
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with open(tmp_path / "serve.log", "wb") as log:
+        process = subprocess.Popen(
+            [str(CLI), "--data-dir", str(data), "serve", "--port", str(port)], cwd=tmp_path, stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 90
+        while not healthy(url):
+            assert process.poll() is None, (tmp_path / "serve.log").read_text()
+            assert time.monotonic() < deadline, "serve did not become healthy"
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str, tmp_path: Path) -> None:
+    from playwright.sync_api import Route, expect, sync_playwright
+
+    outside: list[str] = []
+
+    def local_only(route: Route) -> None:
+        if urlparse(route.request.url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1500, "height": 1100})
+        context.route("**/*", local_only)
+        page = context.new_page()
+        page.goto(graph_app)
+        page.get_by_role("button", name="Open").click()
+        page.get_by_role("link", name="Graph").click()
+        expect(page.get_by_role("heading", name="Graph", exact=True)).to_be_visible()
+
+        network = page.frame_locator("iframe[srcdoc*='vis.Network']")
+        expect(network.locator("body[data-drawn-ms]")).to_be_attached(timeout=60_000)
+        expect(network.locator("#mynetwork canvas")).to_be_visible()
+        painted = network.locator("body").evaluate(f"() => ({PAINTED_PIXELS})()")
+        assert painted > 2_000, f"only {painted} pixels drawn on the canvas"
+        expect(page.get_by_text("relations").first).to_be_visible()
+
+        page.locator(".st-key-graph-search input").fill("orthostatic hypotension")
+        page.locator(".st-key-graph-search input").press("Enter")
+        page.locator(".st-key-graph-pick").click()
+        page.get_by_role("option", name="orthostatic hypotension (disease)").click()
+        expect(page.get_by_text("Centred on")).to_be_visible()
+        page.locator("[class*='st-key-graph-passage-0'] button").click()
+        viewer = page.frame_locator("iframe[src*='streamlit_pdf_viewer'], iframe[title*='streamlit_pdf_viewer']").first
+        expect(viewer.locator("[id^='annotation-quote-1-']").first).to_be_attached(timeout=60_000)
+        expect(page.get_by_text("the passage is outlined")).to_be_visible()
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(tmp_path / "graph.png"), full_page=True)
+        browser.close()
+    assert outside == [], f"requests to other hosts were attempted: {outside}"
+    assert (tmp_path / "graph.png").stat().st_size > 20_000
