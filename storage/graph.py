@@ -154,6 +154,12 @@ class SqliteGraphStore:
                 "(SELECT DISTINCT entity_id FROM graph_mentions WHERE workspace_id = ?)",
                 (workspace_id, workspace_id),
             )
+            # A document whose chunks were replaced (a re-run that failed before its graph stage) keeps no relations.
+            db.execute(
+                "DELETE FROM graph_relations WHERE workspace_id = ? AND document_id NOT IN "
+                "(SELECT DISTINCT document_id FROM graph_mentions WHERE workspace_id = ?)",
+                (workspace_id, workspace_id),
+            )
             db.executemany(
                 "UPDATE graph_entities SET mentions = ?, documents = ?, degree = ?, community = ?, aliases = ? "
                 "WHERE workspace_id = ? AND id = ?",

@@ -177,3 +177,18 @@ def test_a_refresh_that_raced_with_another_writer_is_not_saved(service: Any) -> 
     service.graph.index_document(document, sorted(chunks.values(), key=lambda c: c.ordinal))
     assert service.graph.find_entities(ws, "ticagrelor")
     assert_consistent(service)
+
+
+def test_a_document_whose_chunks_were_replaced_keeps_no_graph_rows_after_a_refresh(service: Any) -> None:
+    """A re-run replaces the chunks (mentions go with them) and may fail before its graph stage."""
+    ws = workspace_id(service)
+    document = service.get_document("Graph", HCM)
+    chunks = sorted(service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id)).values(), key=lambda c: c.ordinal)
+    service.catalog.replace_chunks(document.id, ws, chunks)
+    assert graph_rows(service, "graph_mentions", document.id) == 0
+    service.graph.refresh(ws)
+    assert graph_rows(service, "graph_relations", document.id) == 0
+    assert not service.graph.find_entities(ws, "mavacamten")
+    assert_consistent(service)
+    service.graph.index_document(document, chunks)
+    assert service.graph.find_entities(ws, "mavacamten")

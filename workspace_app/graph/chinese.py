@@ -27,6 +27,7 @@ _PAIR = re.compile(
     r"(?:[,，;；]\s*([A-Za-z][A-Za-z0-9\-/]{1,12}))?\s*[）)]"
 )
 _LOCK = threading.Lock()
+_NOT_A_PROCEDURE = ("技术", "学术", "艺术", "战术", "算术")  # "…术" words that are not operations
 ZH_SUFFIXES = (
     ("综合征", "disease"), ("心律失常", "disease"), ("衰竭", "disease"), ("梗死", "disease"), ("狭窄", "disease"),
     ("阻滞", "disease"), ("反流", "disease"), ("栓塞", "disease"), ("血症", "disease"), ("心肌病", "disease"),
@@ -99,6 +100,8 @@ class ChineseMatcher:
 
 def _pattern_concept(term: str) -> Concept | None:
     if len(term) < 3 or len(term) > 12 or is_junk_chinese(term) or not _is_chinese(term):
+        return None
+    if term.endswith(_NOT_A_PROCEDURE):
         return None
     for suffix, kind in ZH_SUFFIXES:
         if term.endswith(suffix) and len(term) > len(suffix):

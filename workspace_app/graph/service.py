@@ -89,15 +89,17 @@ class GraphService:
 
     def _refresh(self, workspace_id: str, version: tuple[int, int]) -> bool:
         stats = self.store.mention_stats(workspace_id)
+        chunk_mentions = self._chunk_mentions(workspace_id)
         entities = {e.id: e for e in self.store.entity_rows(workspace_id) if e.id in stats}
         relations = [
-            r for r in self.store.relations(workspace_id, min_weight=MIN_WEIGHT) if r.source in entities and r.target in entities
+            r for r in self.store.relations(workspace_id, document_ids=sorted(chunk_mentions), min_weight=MIN_WEIGHT)
+            if r.source in entities and r.target in entities
         ]
         graph = weighted_graph(entities, relations)
         partition = detect_communities(graph)
         views = {e: EntityView(entities[e].name, entities[e].type, stats[e][0], stats[e][2]) for e in entities}
         reports = self._reports(graph, partition.community, partition.parent, views, relations)
-        summaries = document_summaries(self._chunk_mentions(workspace_id), views, self.store.chunk_info)
+        summaries = document_summaries(chunk_mentions, views, self.store.chunk_info)
         new_stats = {
             e: EntityStats(stats[e][0], stats[e][1], graph.degree(e), partition.community.get(e), _aliases(entities[e].name, stats[e][2]))
             for e in entities
