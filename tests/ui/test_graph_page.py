@@ -21,7 +21,7 @@ APP = REPO / "app.py"
 if str(REPO) not in sys.path:  # components/ belongs to the Streamlit app, not to the installed packages
     sys.path.insert(0, str(REPO))
 
-from components.graph_view import build_network_html, cap_graph, filter_graph, strip_remote_resources
+from components.graph_view import build_network_html, cap_edges, cap_graph, filter_graph, strip_remote_resources
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +145,11 @@ def test_hostile_entity_names_are_escaped_and_large_graphs_capped() -> None:
     baseline = build_network_html(graph, max_nodes=50, centre="evil").html
     assert view.html.count("</script>") == baseline.count("</script>")  # nothing closes a script early
     assert "evil" in cap_graph(graph, 10, keep=["evil"]) and "n0" in cap_graph(graph, 10)
+    dense = nx.complete_graph(40)
+    nx.set_edge_attributes(dense, {(u, v): float(u + v) for u, v in dense.edges}, "weight")
+    thin = cap_edges(dense, 60)
+    assert thin.number_of_edges() == 60 and all(thin.degree(n) > 0 for n in thin)
+    assert thin.has_edge(38, 39) and not thin.has_edge(0, 2)  # the heaviest kept, a light one dropped
     assert strip_remote_resources('<link href="https://cdn.x/b.css" rel="stylesheet"><script src="//cdn.x/b.js"></script>ok') == "ok"
 
 

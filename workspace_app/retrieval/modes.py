@@ -269,7 +269,7 @@ class ModeRetriever:
                 chosen.append((cid, origin))
         found = self.service.catalog.get_chunks([cid for cid, _ in chosen])
         floor = min(hit.score for hit in direct) * EXPANSION_SCORE
-        expanded = []
+        expanded: list[ModeHit] = []
         for cid, origin in chosen:
             chunk = found.get(cid)
             if chunk is None or chunk.kind == "references" or not _in_scope(chunk, scope):
