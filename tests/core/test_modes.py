@@ -133,3 +133,14 @@ def test_seq_ret_routes_to_the_documents_whose_summaries_match(answers: Any, dev
         assert {hit.chunk.document_id for hit in found.hits} == {gold}
     few = ModeRetriever(answers.service, ModeOptions(seq_ret=True, seq_ret_min_documents=4))
     assert few.retrieve(workspace.id, dev["gdev-022"]["question"], "hybrid", None, list(documents.values())).document_ids is None
+
+
+def test_local_mode_puts_passages_of_the_most_specific_entity_first(answers: Any, dev: dict[str, dict[str, Any]]) -> None:
+    workspace = answers.service.get_workspace("Dev")
+    found = answers.modes.retrieve(workspace.id, dev["gdev-033"]["question"], "local", None, top_k=8)
+    assert {"paroxysmal atrial fibrillation", "atrial fibrillation"} <= {e.name for e in found.entities}
+    specific = min(found.entities, key=lambda e: e.mentions)
+    mentioned = {m.chunk_id for m in answers.service.graph.mentions(workspace.id, specific.id)}
+    graph_first = next(hit for hit in found.hits if hit.ranks.get("graph") == 1)
+    assert graph_first.chunk.id in mentioned
+    assert found.hits[0].chunk.id in mentioned and "阵发性房颤" in found.hits[0].chunk.text
