@@ -273,8 +273,9 @@ def check_targets(results: dict[str, Any]) -> dict[str, Any]:
             checked[f"ask p95 ms, {mode}"] = {"target": f"< {limit:g}", "value": value, "met": value < limit}
         hybrid = modes["metrics"]["hybrid"]["all"]["first-citation page accuracy"]
         naive = modes["metrics"]["naive"]["all"]["first-citation page accuracy"]
-        checked["hybrid first-citation page accuracy >= naive"] = {
-            "target": f">= {naive}", "value": hybrid, "met": hybrid is not None and naive is not None and hybrid >= naive,
+        checked["hybrid first-citation page accuracy"] = {
+            "target": f">= naive's {naive}", "value": hybrid,
+            "met": hybrid is not None and naive is not None and hybrid >= naive,
         }
     extraction = results.get("extraction") or {}
     share = extraction.get("share_of_ingestion")
@@ -337,7 +338,7 @@ def markdown_report(results: dict[str, Any]) -> str:
                       f"| requests to other hosts | {len(browser['outside_requests'])} |"]
     if results.get("targets"):
         lines += ["", "| target | value | met |", "|---|---|---|"]
-        for name, check in results["targets"].items():
+        for name, check in check_targets(results).items():
             lines.append(f"| {name} {check['target']} | {check['value']} | {'yes' if check['met'] else 'NO'} |")
     return "\n".join(lines)
 
