@@ -90,7 +90,7 @@ class RetrievalSettings(_Group):
     seq_ret: bool = Field(
         False,
         description="Route questions by document summaries first (QUERY-002): in a scope of"
-        " 6 or more sources, retrieve inside the 3 whose summaries match the question best.",
+        " 6 or more sources, retrieve inside the 3 whose summaries and entity mentions match the question best.",
     )
 
 

@@ -61,6 +61,7 @@ REPORTS_PER_QUESTION = 3
 ENTITIES_LISTED = 12
 EXPANSION_FROM = 3
 EXPANSION_SCORE = 0.5
+ROUTING_ENTITY_WEIGHT = 1.0
 
 
 @dataclass(frozen=True)
@@ -300,28 +301,52 @@ class ModeRetriever:
     def _route(
         self, workspace_id: str, query: str, scope: list[str] | None, ready_ids: list[str], timings: dict[str, float]
     ) -> list[str] | None:
-        """The documents whose summaries best match the question, when the scope has many documents."""
+        """The documents best matching the question, when the scope has many documents.
+
+        A document's score is its summary's match (normalised to the best) plus `ROUTING_ENTITY_WEIGHT` times
+        how much it mentions the question's entities (specific entities weigh more; normalised likewise).
+        """
         candidates = scope if scope is not None else ready_ids
         if self.graph is None or len(candidates) < self.options.seq_ret_min_documents:
             return scope
         started = time.perf_counter()
         summaries = [s for s in self.graph.document_summaries(workspace_id) if s.document_id in set(candidates)]
-        chosen = rank_summaries(self.service.embedder, query, summaries)[: self.options.seq_ret_documents]
+        by_summary = _normalised(summary_scores(self.service.embedder, query, summaries))
+        by_entities = _normalised(self._entity_document_scores(workspace_id, query, candidates))
+        scores = {d: by_summary.get(d, 0.0) + ROUTING_ENTITY_WEIGHT * by_entities.get(d, 0.0) for d in candidates}
+        chosen = sorted((d for d in candidates if scores[d] > 0), key=lambda d: -scores[d])[: self.options.seq_ret_documents]
         timings["route"] = _ms(started)
         return chosen or scope
 
+    def _entity_document_scores(self, workspace_id: str, query: str, candidates: list[str]) -> dict[str, float]:
+        """Per document, the question's entities it mentions: sum of specificity x log(1 + mentions there)."""
+        assert self.graph is not None
+        scores: dict[str, float] = {}
+        for entity in self.graph.match_question(workspace_id, query, document_ids=candidates):
+            weight = 1.0 / math.log(2.0 + max(entity.mentions, 1))
+            counts: dict[str, int] = {}
+            for mention in self.graph.mentions(workspace_id, entity.id, candidates):
+                counts[mention.document_id] = counts.get(mention.document_id, 0) + mention.count
+            for document_id, count in counts.items():
+                scores[document_id] = scores.get(document_id, 0.0) + weight * math.log1p(count)
+        return scores
 
-def rank_summaries(embedder: Any, query: str, summaries: Sequence[Any]) -> list[str]:
-    """Document ids ordered by how well their summary matches the question (coverage, plus similarity in English)."""
+
+def summary_scores(embedder: Any, query: str, summaries: Sequence[Any]) -> dict[str, float]:
+    """How well each document's summary matches the question (term coverage, plus similarity in English)."""
     if not summaries:
-        return []
+        return {}
     coverage = Coverage(content_terms(query, drop_question_words=True), {})
     scores = np.array([coverage.of(s.text) for s in summaries], dtype=float)
     if not is_mostly_cjk(query):
         similarity = np.asarray(embedder.embed_passages([s.text for s in summaries])) @ embedder.embed_query(query)
         scores = 0.5 * scores + 0.5 * np.clip(similarity, 0.0, None)
-    order = np.argsort(-scores, kind="stable")
-    return [summaries[i].document_id for i in order if scores[i] > 0]
+    return {s.document_id: float(score) for s, score in zip(summaries, scores, strict=True)}
+
+
+def _normalised(scores: dict[str, float]) -> dict[str, float]:
+    top = max(scores.values(), default=0.0)
+    return {key: value / top for key, value in scores.items()} if top > 0 else {}
 
 
 def entity_refs(graph: Any | None, found: ModeRetrieval, citations: Sequence[Citation], workspace: Workspace) -> list[EntityRef]:
