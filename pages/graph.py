@@ -127,8 +127,9 @@ def _entity_picker(graph_service: Any, workspace: Workspace, shown: nx.Graph, do
         if text.strip():
             candidates = graph_service.find_entities(workspace.id, text.strip(), limit=20)
         else:
+            known = {e.id: e for e in graph_service.entities(workspace.id, document_ids=document_ids)}
             best = sorted(shown.nodes, key=lambda n: -shown.degree(n))[:50]
-            candidates = [e for e in (graph_service.get_entity(workspace.id, n) for n in best) if e is not None]
+            candidates = [known[n] for n in best if n in known]
     if text.strip() and not candidates:
         st.caption(f"No entity matches “{escape_markdown(text.strip())}”.")
     by_id = {e.id: e for e in candidates}

@@ -14,8 +14,8 @@ missed. Every mode then adds graph expansion: the chunks before and after the be
 and chunks mentioning the question's entities, always scored below the last direct hit. Reports never become
 evidence themselves: they contribute the chunks they quote, so every answer cites real passages.
 
-With `seq_ret` (routing by document summaries, QUERY-002), a workspace with many documents first picks the
-documents whose summaries best match the question, and retrieves inside them.
+With `seq_ret` (routing by document summaries, QUERY-002, see `routing.py`), a scope of many documents first
+picks the documents whose summaries and entity mentions best match the question, and retrieves inside them.
 
 # SEE: LightRAG's local/global/hybrid modes, https://github.com/HKUDS/LightRAG#query-modes
 """
@@ -36,6 +36,7 @@ from workspace_app.graph.models import CommunityReport, Entity
 from workspace_app.models import Chunk, Workspace
 from workspace_app.retrieval.fusion import fuse_rankings
 from workspace_app.retrieval.hybrid import is_mostly_cjk
+from workspace_app.retrieval.routing import route_documents
 
 MODES = ("naive", "local", "global", "hybrid")
 # The graph's rankings of a mode are merged into one graph ranking (each chunk at its best weighted position,
@@ -61,7 +62,6 @@ REPORTS_PER_QUESTION = 3
 ENTITIES_LISTED = 12
 EXPANSION_FROM = 3
 EXPANSION_SCORE = 0.5
-ROUTING_ENTITY_WEIGHT = 1.0
 
 
 @dataclass(frozen=True)
@@ -301,52 +301,14 @@ class ModeRetriever:
     def _route(
         self, workspace_id: str, query: str, scope: list[str] | None, ready_ids: list[str], timings: dict[str, float]
     ) -> list[str] | None:
-        """The documents best matching the question, when the scope has many documents.
-
-        A document's score is its summary's match (normalised to the best) plus `ROUTING_ENTITY_WEIGHT` times
-        how much it mentions the question's entities (specific entities weigh more; normalised likewise).
-        """
+        """The documents best matching the question, when the scope has many documents (else the scope)."""
         candidates = scope if scope is not None else ready_ids
         if self.graph is None or len(candidates) < self.options.seq_ret_min_documents:
             return scope
         started = time.perf_counter()
-        summaries = [s for s in self.graph.document_summaries(workspace_id) if s.document_id in set(candidates)]
-        by_summary = _normalised(summary_scores(self.service.embedder, query, summaries))
-        by_entities = _normalised(self._entity_document_scores(workspace_id, query, candidates))
-        scores = {d: by_summary.get(d, 0.0) + ROUTING_ENTITY_WEIGHT * by_entities.get(d, 0.0) for d in candidates}
-        chosen = sorted((d for d in candidates if scores[d] > 0), key=lambda d: -scores[d])[: self.options.seq_ret_documents]
+        chosen = route_documents(self.graph, self.service.embedder, workspace_id, query, candidates)
         timings["route"] = _ms(started)
-        return chosen or scope
-
-    def _entity_document_scores(self, workspace_id: str, query: str, candidates: list[str]) -> dict[str, float]:
-        """Per document, the question's entities it mentions: sum of specificity x log(1 + mentions there)."""
-        assert self.graph is not None
-        scores: dict[str, float] = {}
-        for entity in self.graph.match_question(workspace_id, query, document_ids=candidates):
-            weight = 1.0 / math.log(2.0 + max(entity.mentions, 1))
-            counts: dict[str, int] = {}
-            for mention in self.graph.mentions(workspace_id, entity.id, candidates):
-                counts[mention.document_id] = counts.get(mention.document_id, 0) + mention.count
-            for document_id, count in counts.items():
-                scores[document_id] = scores.get(document_id, 0.0) + weight * math.log1p(count)
-        return scores
-
-
-def summary_scores(embedder: Any, query: str, summaries: Sequence[Any]) -> dict[str, float]:
-    """How well each document's summary matches the question (term coverage, plus similarity in English)."""
-    if not summaries:
-        return {}
-    coverage = Coverage(content_terms(query, drop_question_words=True), {})
-    scores = np.array([coverage.of(s.text) for s in summaries], dtype=float)
-    if not is_mostly_cjk(query):
-        similarity = np.asarray(embedder.embed_passages([s.text for s in summaries])) @ embedder.embed_query(query)
-        scores = 0.5 * scores + 0.5 * np.clip(similarity, 0.0, None)
-    return {s.document_id: float(score) for s, score in zip(summaries, scores, strict=True)}
-
-
-def _normalised(scores: dict[str, float]) -> dict[str, float]:
-    top = max(scores.values(), default=0.0)
-    return {key: value / top for key, value in scores.items()} if top > 0 else {}
+        return chosen[: self.options.seq_ret_documents] or scope
 
 
 def entity_refs(graph: Any | None, found: ModeRetrieval, citations: Sequence[Citation], workspace: Workspace) -> list[EntityRef]:
