@@ -293,8 +293,10 @@ def extraction_lines(extraction: dict[str, Any]) -> list[str]:
         lines.append(f"| {doc['document']} | {doc['chunks']} | {doc['entities']} | {doc['relations']} | "
                      f"{doc['communities']} | {doc['graph_s']} | {'–' if share is None else f'{share:.3f}'} |")
     share = extraction.get("share_of_ingestion")
+    levels = extraction["workspace_communities"]
+    communities = " / ".join(f"{count} (level {level})" for level, count in levels.items()) if isinstance(levels, dict) else levels
     lines.append(f"| **workspace** | | {extraction['workspace_entities']} | {extraction['workspace_relations']} | "
-                 f"{extraction['workspace_communities']} | {extraction['graph_s']} | {'–' if share is None else f'{share:.3f}'} |")
+                 f"{communities} | {extraction['graph_s']} | {'–' if share is None else f'{share:.3f}'} |")
     lines += ["", "<details><summary>Top-30 entities by degree per PDF</summary>", ""]
     for doc in extraction["documents"]:
         names = ", ".join(f"{e['name']} ({e['type']}, {e['degree']})" for e in doc["top"])
