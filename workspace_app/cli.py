@@ -223,6 +223,9 @@ def _print_answer(answer: Any) -> None:
         pages = f"p.{c.page_start}" + (f"-{c.page_end}" if c.page_end != c.page_start else "")
         grading = f" ({grading_text(c)})" if grading_text(c) else ""
         print(f"[{c.n}] {c.document} {pages}{grading}: {c.quote[:160]!r}")
+    if answer.entities:
+        named = ", ".join(f"{e.name} ({e.type})" + "".join(f"[{n}]" for n in e.citations) for e in answer.entities)
+        print(f"\nEntities ({answer.mode} mode, workspace {answer.entities[0].workspace}): {named}")
     print(f"\n{answer.disclaimer}\n")
 
 

@@ -92,6 +92,8 @@ def test_graph_modes_list_the_entities_they_used_and_keep_them(answers: Any, dev
     answers.record_answer("Dev", chat.id, answer)
     kept = answers.chat_messages("Dev", chat.id)[0].answer
     assert kept.entities == answer.entities and kept.mode == "hybrid"
+    exported = answers.export_chat("Dev", chat.id)
+    assert "**Entities (hybrid mode)**:" in exported and "orthostatic hypotension (disease)" in exported
     assert Answer.from_record(json.loads(json.dumps(answer.to_record()))).entities == answer.entities
 
 

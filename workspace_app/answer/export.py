@@ -25,6 +25,11 @@ def answer_markdown(answer: Answer) -> str:
         lines += ["**Citations**", ""]
         lines += [citation_line(c) for c in answer.citations]
         lines.append("")
+    if answer.entities:
+        named = ", ".join(
+            f"{escape(e.name)} ({escape(e.type)})" + "".join(f" [{n}]" for n in e.citations) for e in answer.entities
+        )
+        lines += [f"**Entities ({escape(answer.mode)} mode)**: {named}", ""]
     if answer.disclaimer:
         lines.append(f"*{escape(answer.disclaimer)}*")
     return "\n".join(lines).rstrip()
