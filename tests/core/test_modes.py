@@ -81,6 +81,8 @@ def test_graph_modes_list_the_entities_they_used_and_keep_them(answers: Any, dev
     names = {e.name.lower() for e in answer.entities}
     assert any("orthostatic hypotension" in name for name in names), names
     assert all(e.workspace_id == workspace.id and e.workspace == "Dev" and e.type in ENTITY_TYPES for e in answer.entities)
+    named = {e.id for e in answers.service.graph.match_question(workspace.id, dev["gdev-002"]["question"])}
+    assert all(e.id in named or e.citations for e in answer.entities)  # report entities only when cited
     cited = [e for e in answer.entities if e.citations]
     assert cited, "no listed entity is traced to a citation"
     by_n = {c.n: c for c in answer.citations}

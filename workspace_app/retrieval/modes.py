@@ -77,7 +77,10 @@ class ModeHit:
 
 @dataclass
 class ModeRetrieval:
-    """What a mode found: direct hits then expansion hits, the entities and reports it used."""
+    """What a mode found: direct hits then expansion hits, the entities and reports it used.
+
+    `entities` are the entities the question names, then the key entities of the reports drawn on.
+    """
 
     mode: str
     hits: list[ModeHit]
@@ -85,6 +88,7 @@ class ModeRetrieval:
     reports: list[CommunityReport]
     document_ids: list[str] | None
     timings: dict[str, float] = field(default_factory=dict)
+    named: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -154,7 +158,8 @@ class ModeRetriever:
         self._name(workspace_id, hits, names)
         timings["fuse_expand"] = _ms(started)
         used = entities + [e for e in self._report_entities(workspace_id, reports, mode) if e not in entities]
-        return ModeRetrieval(mode, hits, used[:ENTITIES_LISTED], reports, scope, timings)
+        named = frozenset(e.id for e in entities)
+        return ModeRetrieval(mode, hits, used[:ENTITIES_LISTED], reports, scope, timings, named)
 
     # Graph rankings
 
@@ -314,6 +319,7 @@ class ModeRetriever:
 def entity_refs(graph: Any | None, found: ModeRetrieval, citations: Sequence[Citation], workspace: Workspace) -> list[EntityRef]:
     """The entities a mode used, each with the numbers of the citations whose chunk mentions it.
 
+    The question's entities are always listed; a report's key entity only when a cited chunk mentions it.
     Entities mentioned by a cited chunk come first; without a graph the list is empty.
     """
     if graph is None or not found.entities:
@@ -325,6 +331,8 @@ def entity_refs(graph: Any | None, found: ModeRetrieval, citations: Sequence[Cit
     for entity in found.entities:
         chunks = {m.chunk_id for m in graph.mentions(workspace.id, entity.id, found.document_ids)} if cited else set()
         numbers = sorted({n for chunk_id in chunks & set(cited) for n in cited[chunk_id]})
+        if not numbers and entity.id not in found.named:
+            continue
         refs.append(EntityRef(entity.id, entity.name, entity.type, workspace.id, workspace.name, tuple(numbers)))
     return sorted(refs, key=lambda ref: not ref.citations)
 
