@@ -320,3 +320,28 @@ def test_pdf_with_an_empty_user_password_parses(guidelines: Path) -> None:
     parsed = parse_pdf(guidelines / "zh-dapt-chd-consensus-2021.pdf", "zh-dapt")
     assert parsed.page_count == 23
     assert "双联抗血小板" in "".join(p.text for p in parsed.paragraphs)
+
+
+def test_dingbat_bullets_read_as_bullets_not_letters(excerpt: Callable[[str, int, int], Path]) -> None:
+    """shen-2017 p8-9 draws list bullets as "n" in a dingbat font; read as text they were "n Initial OH"."""
+    path = excerpt("shen-2017-syncope.pdf", 8, 9)
+    with pymupdf.open(path) as pdf:
+        drawn = [
+            span["text"] for page in pdf for block in page.get_text("dict")["blocks"]
+            for line in block.get("lines", []) for span in line["spans"] if span["font"] == "AdvPS6658"
+        ]
+    assert drawn and set(drawn) == {"n"}  # the layer really holds "n" in that font
+    text = "\n".join(paragraph.text for paragraph in parse_pdf(path, path.name).paragraphs)
+    for item in ("Initial (immediate) OH", "Classic OH", "Delayed OH", "Neurogenic OH"):
+        assert f"• {item}" in text
+    assert not re.search(r"(?:^|\s)n (?:Initial|Classic|Delayed|Neurogenic) ", text)
+
+
+def test_an_italic_variable_n_is_not_taken_for_a_bullet() -> None:
+    from workspace_app.ingest.pdf import _line_text
+
+    fonts = {"Dingbats"}
+    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " = 40 patients", "font": "Times"}], fonts) == (
+        "n = 40 patients"
+    )
+    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " Classic OH", "font": "Times"}], fonts) == "• Classic OH"

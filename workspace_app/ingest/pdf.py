@@ -25,6 +25,10 @@ _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymu
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|[.\-,]B$|[.\-]Bd|HTK|Hei", re.IGNORECASE)
 _EDGE_SHARE = 0.085
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# Dingbat fonts draw list bullets with plain letters ("n" is a square in Zapf Dingbats, "l" a disc, "u" a
+# diamond); read as text they put a stray "n " before every list item.
+_BULLET_GLYPHS = frozenset("nlquvw■▪●•◦")
+_NOT_AFTER_BULLET = re.compile(r"\s*[=<>≤≥)\]:,.a-z]")
 
 PageCallback = Callable[[int, int], None]
 
@@ -106,6 +110,7 @@ def _read_pages(doc: pymupdf.Document, display_name: str, on_page: PageCallback 
 
 
 def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
+    bullet_fonts = _bullet_fonts(raw)
     for number, block in enumerate(raw.get("blocks", [])):
         if block.get("type") != 0:
             continue
@@ -116,13 +121,36 @@ def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
             spans = [span for span in line["spans"] if span["text"].strip()]
             if not spans:
                 continue
-            text = _clean("".join(span["text"] for span in line["spans"]))
+            text = _clean(_line_text(line["spans"], bullet_fonts))
             if not text:
                 continue
             main = max(spans, key=lambda span: len(span["text"].strip()))
             x0, y0, x1, y1 = line["bbox"]
             bold = bool(main["flags"] & pymupdf.TEXT_FONT_BOLD) or bool(_BOLD_FONT.search(main["font"]))
             yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number)
+
+
+def _bullet_fonts(raw: dict[str, Any]) -> set[str]:
+    """Fonts that draw nothing on the page but one bullet-like character: dingbat fonts used for lists."""
+    drawn: dict[str, set[str]] = {}
+    for block in raw.get("blocks", []):
+        for line in block.get("lines", []):
+            for span in line["spans"]:
+                if text := span["text"].strip():
+                    drawn.setdefault(span["font"], set()).add(text)
+    return {font for font, texts in drawn.items() if texts <= _BULLET_GLYPHS and "ital" not in font.lower()}
+
+
+def _line_text(spans: list[dict[str, Any]], bullet_fonts: set[str]) -> str:
+    """The line's text, with a dingbat bullet that starts it written as "•" (not when what follows reads like
+    an italic variable: "n = 40", "n)")."""
+    parts = [span["text"] for span in spans]
+    first = next((i for i, span in enumerate(spans) if span["text"].strip()), None)
+    if first is not None and spans[first]["font"] in bullet_fonts:
+        rest = "".join(parts[first + 1 :])
+        if not _NOT_AFTER_BULLET.match(rest):
+            parts[first] = parts[first].replace(parts[first].strip(), "•")
+    return "".join(parts)
 
 
 def _clean(text: str) -> str:
