@@ -289,6 +289,7 @@ def check_exact(service: Any, data_dir: Path, expected: dict[str, int]) -> dict[
                         "expected": want,
                         "vectors": vectors,
                         "keyword_rows": fts,
+                        "error": document.error,
                     }
                 )
         total = db.execute("SELECT COUNT(*), COUNT(DISTINCT id) FROM chunks").fetchone()

@@ -39,6 +39,7 @@ _PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.9
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25
+_INDEX_ATTEMPTS = 3
 
 
 class JobInterrupted(Exception):
@@ -203,13 +204,19 @@ def _chunk(document: Document, ordinal: int, draft: ChunkDraft) -> Chunk:
 
 
 def _index_vectors(document: Document, records: list[Chunk], embedded: list[list[float]], vectors: VectorIndex) -> None:
-    vectors.delete_document(document.workspace_id, document.id)
+    """Replace the document's vectors and check the count. A worker killed while it wrote vectors can leave a
+    request that the Chroma server applies late, in the middle of the next run's writes; the next attempt,
+    a moment later, puts the set right."""
     metadatas: list[dict[str, str | int]] = [
         {"document_id": document.id, "page_start": c.page_start, "ordinal": c.ordinal} for c in records
     ]
-    vectors.upsert(document.workspace_id, [c.id for c in records], embedded, metadatas)
-    stored = vectors.count(document.workspace_id, document.id)
-    if stored != len(records):
-        raise IngestionError(
-            f"{document.name}: {stored} of {len(records)} vectors were stored. Retry the document."
-        )
+    stored = 0
+    for attempt in range(1, _INDEX_ATTEMPTS + 1):
+        vectors.delete_document(document.workspace_id, document.id)
+        vectors.upsert(document.workspace_id, [c.id for c in records], embedded, metadatas)
+        stored = vectors.count(document.workspace_id, document.id)
+        if stored == len(records):
+            return
+        log.warning("%s: %d of %d vectors stored (attempt %d)", document.name, stored, len(records), attempt)
+        time.sleep(attempt)
+    raise IngestionError(f"{document.name}: {stored} of {len(records)} vectors were stored. Retry the document.")
