@@ -159,10 +159,8 @@ class AnswerService:
         """Evidence blocks numbered from 1: the mode's direct hits, then its graph expansion (scored lower)."""
         started = time.perf_counter()
         found = self.modes.retrieve(scope.workspace.id, query, mode, scope.document_ids, scope.ready_ids, self.evidence_blocks)
-        timings["retrieve"] = _ms(started)
-        timings.update({f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
-        blocks = [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(found.hits, start=1)]
-        return blocks, found
+        timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
+        return [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(found.hits, start=1)], found
 
     def _idf(self, question: str, scope: _Scope) -> dict[str, float]:
         terms = content_terms(question, drop_question_words=True)
