@@ -138,6 +138,13 @@ class SqliteGraphStore:
         )[0]
         return int(row[0]), int(row[1])
 
+    def refreshed_version(self, workspace_id: str) -> tuple[int, int] | None:
+        """The `graph_version` the stored communities and summaries were computed from (None: never)."""
+        rows = self._query(
+            "SELECT mentions_max, mentions_count FROM graph_refreshed WHERE workspace_id = ?", (workspace_id,)
+        )
+        return (int(rows[0][0]), int(rows[0][1])) if rows else None
+
     def save_refresh(
         self, workspace_id: str, stats: Mapping[str, EntityStats], reports: Sequence[CommunityReport],
         summaries: Sequence[DocumentSummary], version: tuple[int, int] | None = None,
@@ -145,10 +152,17 @@ class SqliteGraphStore:
         """Store recomputed entity numbers, communities and summaries and drop entities without mentions; False
         (nothing written) when the graph changed since `version` was read, e.g. by another worker process."""
         with self._catalog._tx() as db:
-            if version is not None and tuple(db.execute(
+            current = tuple(db.execute(
                 "SELECT COALESCE(MAX(rowid), 0), COUNT(*) FROM graph_mentions WHERE workspace_id = ?", (workspace_id,)
-            ).fetchone()) != version:
+            ).fetchone())
+            if version is not None and current != version:
                 return False
+            db.execute(
+                "INSERT INTO graph_refreshed (workspace_id, mentions_max, mentions_count) VALUES (?, ?, ?) "
+                "ON CONFLICT (workspace_id) DO UPDATE SET mentions_max = excluded.mentions_max, "
+                "mentions_count = excluded.mentions_count",
+                (workspace_id, *current),
+            )
             db.execute(
                 "DELETE FROM graph_entities WHERE workspace_id = ? AND id NOT IN "
                 "(SELECT DISTINCT entity_id FROM graph_mentions WHERE workspace_id = ?)",

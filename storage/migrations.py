@@ -204,4 +204,13 @@ MIGRATIONS: list[list[Step]] = [
             PRIMARY KEY (model, key)
         )""",
     ],
+    # 8: which state of the mentions the stored communities, reports and summaries were computed from, so a
+    # batch of uploads refreshes them once (at the end, or on the first read) instead of after every document.
+    [
+        """CREATE TABLE graph_refreshed (
+            workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+            mentions_max INTEGER NOT NULL,
+            mentions_count INTEGER NOT NULL
+        )""",
+    ],
 ]

@@ -192,3 +192,37 @@ def test_a_document_whose_chunks_were_replaced_keeps_no_graph_rows_after_a_refre
     assert_consistent(service)
     service.graph.index_document(document, chunks)
     assert service.graph.find_entities(ws, "mavacamten")
+
+
+def test_a_batch_refreshes_once_and_no_query_reads_a_stale_graph(service: Any) -> None:
+    """Documents stored with refresh=False (more of the batch on their way) leave the communities stale; the
+    first query refreshes them, so it answers as if every document had refreshed."""
+    ws = workspace_id(service)
+    document = service.get_document("Graph", DAPT)
+    chunks = sorted(service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id)).values(), key=lambda c: c.ordinal)
+    service.graph.store.delete_document_graph(document.id)
+    service.graph.refresh(ws)
+    assert not service.graph.find_entities(ws, "ticagrelor")
+    without = {r.id for r in service.graph.communities(ws)}
+
+    service.graph.index_document(document, chunks, refresh=False)
+    assert service.graph.is_stale(ws)
+    assert service.graph.store.communities(ws, 0) and {r.id for r in service.graph.store.communities(ws, 0)} == without
+    assert service.graph.find_entities(ws, "ticagrelor"), "the query refreshed first"
+    assert not service.graph.is_stale(ws)
+    assert_consistent(service)
+
+
+def test_the_pipeline_leaves_the_refresh_to_the_last_document_of_a_batch(
+    tmp_path: Path, build: Callable[..., Any], excerpt: Callable[..., Path]
+) -> None:
+    own = build(tmp_path / "data")
+    own.create_workspace("Batch")
+    first, _ = own.add_document("Batch", excerpt("ommen-2024-hcm.pdf", 38, 39), HCM)
+    own.add_document("Batch", excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 8), DAPT)  # queued: the batch goes on
+    ws = own.get_workspace("Batch").id
+    own.run_ingestion(first)
+    assert own.graph.is_stale(ws), "the first document of the batch did not refresh"
+    assert own.ingest_file("Batch", excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 8), DAPT).status == "ready"
+    assert not own.graph.is_stale(ws), "the last one did"
+    assert own.graph.find_entities(ws, "mavacamten") and own.graph.find_entities(ws, "ticagrelor")

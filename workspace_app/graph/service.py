@@ -1,8 +1,11 @@
 """The graph facade (`WorkspaceService.graph`): index a document's entities, refresh communities, query.
 
 `index_document` is the ingestion pipeline's `graph` stage; `refresh` recomputes everything derived
-(entity numbers, communities, reports, document summaries) from the stored mentions and relations, so nothing
-stale is ever kept; `remove_document` drops a document's rows and refreshes.
+(entity numbers, communities, reports, document summaries) from the stored mentions and relations;
+`remove_document` drops a document's rows and refreshes. While a batch of documents of one workspace is being
+ingested the pipeline stores each document's rows without refreshing (`refresh=False`); the last document of
+the batch refreshes, and every query first refreshes a workspace whose mentions changed since its last
+refresh, so nothing stale is ever read.
 """
 
 from __future__ import annotations
@@ -58,8 +61,12 @@ class GraphService:
 
     # Building
 
-    def index_document(self, document: Document, chunks: Sequence[Chunk], on_progress: ProgressCallback | None = None) -> None:
-        """Extract and store one document's entities and relations (replacing earlier ones), then refresh."""
+    def index_document(
+        self, document: Document, chunks: Sequence[Chunk], on_progress: ProgressCallback | None = None,
+        refresh: bool = True,
+    ) -> None:
+        """Extract and store one document's entities and relations (replacing earlier ones), then refresh
+        (unless `refresh` is False: more documents of the workspace are on their way)."""
         started = time.perf_counter()
         abbreviations = self.documents.workspace_abbreviations(document.workspace_id)
         found = self.extractor.extract(chunks, abbreviations, on_progress)
@@ -68,7 +75,8 @@ class GraphService:
         with self._lock:  # the last refresh of concurrent jobs (worker threads) sees every stored document
             self.store.replace_document_graph(document.workspace_id, graph)
             stored = time.perf_counter()
-            self.refresh(document.workspace_id)
+            if refresh:
+                self.refresh(document.workspace_id)
         self.timings = {
             "extract_s": extracted - started, "store_s": stored - extracted, "refresh_s": time.perf_counter() - stored,
         }
@@ -127,6 +135,14 @@ class GraphService:
         level1 = [parent_report(pid, group, views) for pid, group in sorted(children.items())]
         return [*level0, *level1]
 
+    def is_stale(self, workspace_id: str) -> bool:
+        """Whether mentions changed since the stored communities, reports and summaries were computed."""
+        return self.store.refreshed_version(workspace_id) != self.store.graph_version(workspace_id)
+
+    def _fresh(self, workspace_id: str) -> None:
+        if self.is_stale(workspace_id):
+            self.refresh(workspace_id)
+
     def _summarized(self, report: CommunityReport) -> CommunityReport:
         assert self.summarizer is not None
         try:
@@ -148,17 +164,20 @@ class GraphService:
         community: int | None = None, min_degree: int = 0, limit: int | None = None,
     ) -> list[Entity]:
         """Entities by degree, then mentions (descending), filtered by documents, types, community, degree."""
+        self._fresh(workspace_id)
         return self.store.entity_rows(
             workspace_id, document_ids=document_ids, types=types, community=community, min_degree=min_degree, limit=limit
         )
 
     def get_entity(self, workspace_id: str, entity_id: str) -> Entity | None:
         """One entity by id."""
+        self._fresh(workspace_id)
         found = self.store.entity_rows(workspace_id, entity_ids=[entity_id])
         return found[0] if found else None
 
     def find_entities(self, workspace_id: str, text: str, limit: int = 10) -> list[Entity]:
         """Entities whose name or an alias contains the text (exact matches first), for a search box."""
+        self._fresh(workspace_id)
         needle = text.strip().lower()
         if not needle:
             return []
@@ -174,6 +193,7 @@ class GraphService:
 
     def match_question(self, workspace_id: str, question: str, document_ids: Sequence[str] | None = None) -> list[Entity]:
         """Entities the question names (by name or alias, as whole words; Chinese by substring), best first."""
+        self._fresh(workspace_id)
         words = f" {normalize_key(question)} "
         found = []
         for entity in self.store.entity_rows(workspace_id, document_ids=document_ids):
@@ -185,6 +205,7 @@ class GraphService:
 
     def neighbours(self, workspace_id: str, entity_ids: Sequence[str], depth: int = 1, limit: int = 50) -> list[tuple[Entity, float]]:
         """Entities related to these (up to `depth` steps), with the summed weight that links them, strongest first."""
+        self._fresh(workspace_id)
         scores: dict[str, float] = defaultdict(float)
         frontier = set(entity_ids)
         seen = set(entity_ids)
@@ -223,19 +244,23 @@ class GraphService:
 
     def communities(self, workspace_id: str, level: int = 0) -> list[CommunityReport]:
         """Community reports of a level (0: Louvain communities, 1: groups of them)."""
+        self._fresh(workspace_id)
         return self.store.communities(workspace_id, level)
 
     def document_summaries(self, workspace_id: str) -> list[DocumentSummary]:
         """A summary node per document: key sentences and key entities."""
+        self._fresh(workspace_id)
         return self.store.document_summaries(workspace_id)
 
     def entity_graph(self, workspace_id: str, document_ids: Sequence[str] | None = None) -> nx.Graph:
         """Entities and their `related` edges of weight >= 1 (the ones degree counts), optionally of some documents."""
+        self._fresh(workspace_id)
         entities = self.store.entity_rows(workspace_id, document_ids=document_ids)
         return entity_graph(entities, self.store.relations(workspace_id, document_ids=document_ids, min_weight=MIN_WEIGHT))
 
     def full_graph(self, workspace_id: str) -> nx.MultiDiGraph:
         """Document -contains-> Chunk, Chunk -next-> Chunk, Chunk -mentions-> Entity, Entity -related-> Entity."""
+        self._fresh(workspace_id)
         names = {d.id: d.name for d in self.documents.list_documents(workspace_id)}
         chunks = self.store.workspace_chunks(workspace_id)
         return full_graph(

@@ -143,7 +143,9 @@ def ingest_document(
         track("indexing", 1, 1)
         if graph is not None:
             track("graph", 0, 1)
-            graph.index_document(document, records, lambda d, t: track("graph", d, t))
+            graph.index_document(
+                document, records, lambda d, t: track("graph", d, t), refresh=not _batch_continues(documents, document)
+            )
             track("graph", 1, 1)
     except JobInterrupted:
         raise
@@ -162,6 +164,11 @@ def ingest_document(
     found = documents.find_document(document.workspace_id, document.id)
     assert found is not None
     return found
+
+
+def _batch_continues(documents: DocumentRepository, document: Document) -> bool:
+    """Whether other documents of the workspace are queued or running: the last of them refreshes the graph."""
+    return any(d.id != document.id and d.is_active for d in documents.list_documents(document.workspace_id))
 
 
 def embedding_text(chunk: Chunk) -> str:
