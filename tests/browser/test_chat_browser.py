@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_sources_browser import CHROMIUM_ARGS, app_url  # noqa: F401  (the fixture starting the real app)
+from served import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +39,7 @@ def ask_and_open_first_citation(page: Any, question: str, answers_before: int) -
 
 
 def test_ask_click_citation_and_see_the_highlighted_page(
-    app_url: str, tmp_path: Path, excerpt: Callable[..., Path]  # noqa: F811
+    app_url: str, tmp_path: Path, excerpt: Callable[..., Path]
 ) -> None:
     from playwright.sync_api import expect, sync_playwright
 

@@ -5,16 +5,13 @@ passage that mentions it in the PDF viewer (screenshot graph.png in tmp_path). N
 from __future__ import annotations
 
 import shutil
-import signal
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from test_sources_browser import CHROMIUM_ARGS, CLI, free_port, healthy
+from served import CHROMIUM_ARGS, require_chromium, serving
 
 pytestmark = pytest.mark.browser
 
@@ -33,33 +30,13 @@ PAINTED_PIXELS = """() => {
 @pytest.fixture
 def graph_app(tmp_path: Path, cli: Callable[..., Any], excerpt: Callable[..., Path]) -> Iterator[str]:
     """`workspace-app serve` on a data dir where the CLI already ingested a syncope guideline excerpt."""
-    if shutil.which("chromium") is None:
-        pytest.skip("Debian's chromium is not installed (make setup installs it)")
+    require_chromium()
     data = tmp_path / "data"
     assert cli(data, "workspace", "create", "Cardiology").returncode == 0
     done = cli(data, "ingest", "--workspace", "Cardiology", excerpt("shen-2017-syncope.pdf", 8, 9))
     assert done.returncode == 0, done.stderr
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    with open(tmp_path / "serve.log", "wb") as log:
-        process = subprocess.Popen(
-            [str(CLI), "--data-dir", str(data), "serve", "--port", str(port)], cwd=tmp_path, stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 90
-        while not healthy(url):
-            assert process.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "serve did not become healthy"
-            time.sleep(0.3)
+    with serving(data, tmp_path) as url:
         yield url
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str, tmp_path: Path) -> None:

@@ -4,68 +4,13 @@ file on the Sources page, and watch them end ready and failed without reloading 
 from __future__ import annotations
 
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from served import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
-
-CLI = Path(sys.executable).parent / "workspace-app"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]
-LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def healthy(url: str) -> bool:
-    try:
-        with LOOPBACK.open(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read() == b"ok"
-    except OSError:
-        return False
-
-
-@pytest.fixture
-def app_url(tmp_path: Path) -> Iterator[str]:
-    """The real app (`serve`: Chroma, worker, UI) on a free port with its data dir in tmp_path."""
-    if shutil.which("chromium") is None:
-        pytest.skip("Debian's chromium is not installed (make setup installs it)")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    with open(tmp_path / "serve.log", "wb") as log:
-        process = subprocess.Popen(
-            [str(CLI), "--data-dir", str(tmp_path / "data"), "serve", "--port", str(port)],
-            cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 90
-        while not healthy(url):
-            assert process.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "serve did not become healthy"
-            time.sleep(0.3)
-        yield url
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
 
 def test_upload_two_guidelines_and_a_corrupt_file_through_the_page(
     app_url: str, tmp_path: Path, excerpt: Callable[..., Path]

@@ -90,7 +90,8 @@ def test_streamed_answer_is_verified_and_renumbered(service: Any, fake: FakeOpen
     system = request["body"]["messages"][0]["content"]
     assert "ONLY" in system and REFUSALS["en"] in system
     assert request["body"]["model"] == "gpt-4.1-mini"
-    assert len(_blocks(request["body"]["messages"][-1]["content"])) == 3
+    # the 3 direct hits the service asked for, then graph expansion (adjacent passages), as in every mode
+    assert len(_blocks(request["body"]["messages"][-1]["content"])) == 3 + answers.modes.options.expansion
 
 
 def test_citation_of_a_block_that_does_not_exist_is_removed(service: Any, fake: FakeOpenAI) -> None:

@@ -1,0 +1,69 @@
+"""The real app for browser tests: `workspace-app serve` (Chroma, worker, UI) on a free port, and Chromium's flags."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+CLI = Path(sys.executable).parent / "workspace-app"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]
+LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def healthy(url: str) -> bool:
+    try:
+        with LOOPBACK.open(f"{url}/_stcore/health", timeout=2) as response:
+            return bool(response.read() == b"ok")
+    except OSError:
+        return False
+
+
+def require_chromium() -> None:
+    if shutil.which("chromium") is None:
+        pytest.skip("Debian's chromium is not installed (make setup installs it)")
+
+
+@contextmanager
+def serving(data_dir: Path, log_dir: Path) -> Iterator[str]:
+    """`workspace-app serve` on the data dir until the block ends (Ctrl-C, as a user stops it); yields its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = log_dir / "serve.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [str(CLI), "--data-dir", str(data_dir), "serve", "--port", str(port)],
+            cwd=log_dir, stdout=log, stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 90
+        while not healthy(url):
+            assert process.poll() is None, log_path.read_text()
+            assert time.monotonic() < deadline, "serve did not become healthy"
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
