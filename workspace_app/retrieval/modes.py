@@ -1,6 +1,6 @@
 """Query modes: which chunks answer a question, found through the text indexes, the entity graph or both.
 
-    naive   the hybrid search (dense + BM25, RRF) alone
+    naive   the hybrid search (dense + BM25, fused as `retrieval.fusion` says) alone
     local   + chunks mentioning the entities the question names, their neighbours' chunks, and the chunks quoted
             by the community reports of those entities
     global  + the chunks quoted by the community reports that best match the question (embedding similarity
