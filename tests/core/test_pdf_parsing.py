@@ -23,8 +23,10 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def spaced(text: str) -> str:
-    """Text with ligatures expanded and every run of whitespace or control characters made one space."""
-    return re.sub(r"[\s\x00-\x1f]+", " ", text.translate(_LIGATURES)).strip()
+    """Text with ligatures expanded and every run of whitespace or control characters made one space; "≥" and
+    "≤" as the raw text layer holds them when a symbol font draws them ("$", "#")."""
+    text = text.translate(_LIGATURES).replace("≥", "$").replace("≤", "#")
+    return re.sub(r"[\s\x00-\x1f]+", " ", text).strip()
 
 
 def squashed(text: str) -> str:
@@ -337,11 +339,31 @@ def test_dingbat_bullets_read_as_bullets_not_letters(excerpt: Callable[[str, int
     assert not re.search(r"(?:^|\s)n (?:Initial|Classic|Delayed|Neurogenic) ", text)
 
 
+def test_symbol_font_comparisons_read_as_greater_or_less_equal(excerpt: Callable[[str, int, int], Path]) -> None:
+    """shen-2017 draws "≥" and "≤" with a symbol font whose glyphs are "$" and "#" in the text layer."""
+    path = excerpt("shen-2017-syncope.pdf", 8, 8)
+    text = " ".join(" ".join(paragraph.text for paragraph in parse_pdf(path, path.name).paragraphs).split())
+    assert "a pause ≥3 s and/or a decrease of systolic pressure ≥50 mm Hg" in text
+    assert "$3 s" not in text and "$50" not in text
+
+
+def test_dollar_signs_of_text_fonts_stay_dollars() -> None:
+    from workspace_app.ingest.pdf import _comparison_fonts, _line_text
+
+    raw = {"blocks": [{"lines": [{"spans": [
+        {"text": "costs ", "font": "Times"}, {"text": "$", "font": "Times"}, {"text": "5,000 for LDL-C ", "font": "Times"},
+        {"text": "$", "font": "Sym"}, {"text": "190", "font": "Times"}, {"text": " #", "font": "Sym"},
+    ]}]}]}
+    fonts = _comparison_fonts(raw)
+    assert fonts == {"Sym"}
+    assert _line_text(raw["blocks"][0]["lines"][0]["spans"], set(), fonts) == "costs $5,000 for LDL-C ≥190 ≤"
+
+
 def test_an_italic_variable_n_is_not_taken_for_a_bullet() -> None:
     from workspace_app.ingest.pdf import _line_text
 
     fonts = {"Dingbats"}
-    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " = 40 patients", "font": "Times"}], fonts) == (
+    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " = 40 patients", "font": "Times"}], fonts, set()) == (
         "n = 40 patients"
     )
-    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " Classic OH", "font": "Times"}], fonts) == "• Classic OH"
+    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " Classic OH", "font": "Times"}], fonts, set()) == "• Classic OH"

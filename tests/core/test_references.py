@@ -1,8 +1,13 @@
-"""Bibliography chunks are recognised (search ranks them after body text)."""
+"""Bibliography and table-of-contents chunks are recognised (search ranks them after body text)."""
 
 from __future__ import annotations
 
-from workspace_app.ingest.references import looks_like_references
+from collections.abc import Callable
+from pathlib import Path
+
+from workspace_app.ingest.chunking import chunk_paragraphs
+from workspace_app.ingest.pdf import parse_pdf
+from workspace_app.ingest.references import chunk_kind, looks_like_references
 
 REFERENCE_LIST = (
     "471. Mathias CJ, Senard JM, Braune S, et al. L-threo-dihydroxyphenylserine (L-threo-DOPS; droxidopa) in the "
@@ -25,3 +30,28 @@ def test_reference_lists_are_recognised() -> None:
 
 def test_body_text_with_citations_is_not_a_reference_list() -> None:
     assert not looks_like_references(BODY)
+
+
+CONTENTS = (
+    "2.1. Definitions: Terms and Classification . . . . . . . . . e45\n2.2. Epidemiology and Demographics . . . . . . e45\n"
+    "2.3. Initial Evaluation of Patients With Syncope . . . . . . . e47\n2.3.1. History and Physical Examination:\n"
+    "Recommendation . . . . . . . . . . . . . . . . . . . . e48"
+)
+
+
+def test_contents_entries_are_their_own_kind() -> None:
+    assert chunk_kind(CONTENTS) == "contents"
+    assert chunk_kind(BODY) == "body"
+    assert chunk_kind(REFERENCE_LIST) == "references"
+
+
+def test_a_table_of_contents_opens_no_sections(excerpt: Callable[[str, int, int], Path]) -> None:
+    """shen-2017's contents (pp. 2-3) list every section; read as headings they gave the first pages of the
+    body section paths like "2.1. Definitions ... . . . e45"."""
+    path = excerpt("shen-2017-syncope.pdf", 1, 4)
+    parsed = parse_pdf(path, path.name)
+    assert not [p.text for p in parsed.paragraphs if p.is_heading and p.page_start in (2, 3) and ". . ." in p.text]
+    drafts = chunk_paragraphs(parsed.paragraphs, lambda texts: [len(t.split()) * 2 for t in texts], 200, 32)
+    kinds = {draft.page_start: chunk_kind(draft.text) for draft in drafts if "e45" in draft.text}
+    assert kinds and set(kinds.values()) == {"contents"}
+    assert not any(". . ." in draft.section for draft in drafts)

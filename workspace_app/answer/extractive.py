@@ -112,7 +112,7 @@ class ExtractiveAnswerer:
         numeric = bool(_NUMERIC_QUESTION.search(question))
         found = []
         for block in blocks:
-            if block.chunk.kind == "references":
+            if block.chunk.kind != "body":
                 continue
             spans = split_sentences(block.chunk.text)
             title = block.chunk.section.split(" > ")[-1]

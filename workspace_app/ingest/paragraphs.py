@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 from workspace_app.ingest.layout import Paragraph, TextLine
+from workspace_app.ingest.references import CONTENTS_LEADER
 from workspace_app.ingest.sections import assign_sections, heading_level
 
 _HYPHEN_SPLIT = re.compile(r"[A-Za-z]{2,}-$")
@@ -20,12 +21,13 @@ def build_paragraphs(pages: list[list[TextLine]]) -> list[Paragraph]:
         return []
     body_size = _body_size(lines)
     hyphenated = _inline_hyphenated_words(lines)
+    contents = _contents_pages(lines)
     paragraphs: list[Paragraph] = []
     current = Paragraph()
     previous: TextLine | None = None
     for line in lines:
         boundary = previous is None or _starts_paragraph(previous, line, current) or _style_changes(previous, line)
-        level = heading_level(line, body_size) if boundary else 0
+        level = heading_level(line, body_size) if boundary and line.page not in contents else 0
         if boundary or current.is_heading:
             if current.spans and not (current.is_heading and _continues_heading(current, previous, line, level)):
                 paragraphs.append(current)
@@ -38,6 +40,12 @@ def build_paragraphs(pages: list[list[TextLine]]) -> list[Paragraph]:
         paragraphs.append(current)
     assign_sections(paragraphs)
     return paragraphs
+
+
+def _contents_pages(lines: list[TextLine]) -> set[int]:
+    """Pages of a table of contents (5+ entries with dot leaders): their entries name sections, open none."""
+    entries = Counter(line.page for line in lines if CONTENTS_LEADER.search(line.text))
+    return {page for page, count in entries.items() if count >= 5}
 
 
 def _body_size(lines: list[TextLine]) -> float:

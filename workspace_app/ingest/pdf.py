@@ -29,6 +29,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # diamond); read as text they put a stray "n " before every list item.
 _BULLET_GLYPHS = frozenset("nlquvw■▪●•◦")
 _NOT_AFTER_BULLET = re.compile(r"\s*[=<>≤≥)\]:,.a-z]")
+# Elsevier's ACC/AHA typesetting draws "≥" and "≤" with a symbol font whose glyphs are named "$" and "#", so
+# the text layer reads "LDL-C $190 mg/dL". A font that draws nothing else on the page is that font.
+_COMPARISON_GLYPHS = {"$": "≥", "#": "≤"}
+_COMPARISON_TABLE = str.maketrans(_COMPARISON_GLYPHS)
 
 PageCallback = Callable[[int, int], None]
 
@@ -111,6 +115,7 @@ def _read_pages(doc: pymupdf.Document, display_name: str, on_page: PageCallback 
 
 def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
     bullet_fonts = _bullet_fonts(raw)
+    comparison_fonts = _comparison_fonts(raw)
     for number, block in enumerate(raw.get("blocks", [])):
         if block.get("type") != 0:
             continue
@@ -121,7 +126,7 @@ def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
             spans = [span for span in line["spans"] if span["text"].strip()]
             if not spans:
                 continue
-            text = _clean(_line_text(line["spans"], bullet_fonts))
+            text = _clean(_line_text(line["spans"], bullet_fonts, comparison_fonts))
             if not text:
                 continue
             main = max(spans, key=lambda span: len(span["text"].strip()))
@@ -132,19 +137,33 @@ def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
 
 def _bullet_fonts(raw: dict[str, Any]) -> set[str]:
     """Fonts that draw nothing on the page but one bullet-like character: dingbat fonts used for lists."""
+    drawn = _drawn_by_font(raw)
+    return {font for font, texts in drawn.items() if texts <= _BULLET_GLYPHS and "ital" not in font.lower()}
+
+
+def _comparison_fonts(raw: dict[str, Any]) -> set[str]:
+    """Fonts that draw nothing on the page but "$" and "#": symbol fonts standing in for "≥" and "≤"."""
+    drawn = _drawn_by_font(raw)
+    return {font for font, texts in drawn.items() if set("".join(texts)) <= _COMPARISON_GLYPHS.keys()}
+
+
+def _drawn_by_font(raw: dict[str, Any]) -> dict[str, set[str]]:
+    """The distinct stripped span texts each font draws on the page."""
     drawn: dict[str, set[str]] = {}
     for block in raw.get("blocks", []):
         for line in block.get("lines", []):
             for span in line["spans"]:
                 if text := span["text"].strip():
                     drawn.setdefault(span["font"], set()).add(text)
-    return {font for font, texts in drawn.items() if texts <= _BULLET_GLYPHS and "ital" not in font.lower()}
+    return drawn
 
 
-def _line_text(spans: list[dict[str, Any]], bullet_fonts: set[str]) -> str:
+def _line_text(spans: list[dict[str, Any]], bullet_fonts: set[str], comparison_fonts: set[str]) -> str:
     """The line's text, with a dingbat bullet that starts it written as "•" (not when what follows reads like
-    an italic variable: "n = 40", "n)")."""
-    parts = [span["text"] for span in spans]
+    an italic variable: "n = 40", "n)") and the glyphs of a comparison font as "≥" and "≤"."""
+    parts = [
+        span["text"].translate(_COMPARISON_TABLE) if span["font"] in comparison_fonts else span["text"] for span in spans
+    ]
     first = next((i for i, span in enumerate(spans) if span["text"].strip()), None)
     if first is not None and spans[first]["font"] in bullet_fonts:
         rest = "".join(parts[first + 1 :])

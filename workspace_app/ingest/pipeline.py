@@ -27,7 +27,7 @@ from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.pdf import parse_pdf
 from workspace_app.ingest.recommendations import Recommendation, find_recommendation
-from workspace_app.ingest.references import looks_like_references
+from workspace_app.ingest.references import chunk_kind
 from workspace_app.ingest.text import parse_text
 from workspace_app.models import Chunk, Document
 
@@ -206,7 +206,7 @@ def _chunk(document: Document, ordinal: int, draft: ChunkDraft) -> Chunk:
         section=draft.section, page_start=draft.page_start, page_end=draft.page_end,
         token_count=draft.token_count, rects=tuple(draft.rects),
         recommendation_class=found.recommendation_class, evidence_level=found.evidence_level,
-        kind="references" if looks_like_references(draft.text) else "body",
+        kind=chunk_kind(draft.text),
     )
 
 

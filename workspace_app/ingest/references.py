@@ -1,4 +1,5 @@
-"""Recognise bibliography text, which search ranks below the body (its titles echo every topic)."""
+"""Recognise bibliography and table-of-contents text, which search ranks below the body: reference titles and
+contents entries echo every topic but answer nothing."""
 
 from __future__ import annotations
 
@@ -15,3 +16,23 @@ def looks_like_references(text: str) -> bool:
     """True when the text is mostly reference-list entries (journal years, volumes, pages, 'et al')."""
     marks = len(_CITATION_MARKS.findall(text))
     return marks >= 2 and marks * 220 >= len(text)
+
+
+# "2.2. Epidemiology and Demographics . . . . . e45": a title, a dot leader, a page number or label.
+CONTENTS_LEADER = re.compile(r"(?:\.\s?){4,}\s*[A-Za-z]?\d{0,4}\s*$|…{2,}\s*[A-Za-z]?\d{0,4}\s*$")
+
+
+_LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
+
+
+def looks_like_contents(text: str) -> bool:
+    """True when the text is mostly table-of-contents entries (a dot leader every ~150 characters or less)."""
+    leaders = len(_LEADER.findall(text))
+    return leaders >= 2 and leaders * 150 >= len(text)
+
+
+def chunk_kind(text: str) -> str:
+    """"references", "contents" or "body"."""
+    if looks_like_references(text):
+        return "references"
+    return "contents" if looks_like_contents(text) else "body"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from workspace_app.ingest.layout import Paragraph, TextLine
+from workspace_app.ingest.references import CONTENTS_LEADER
 
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+(?=\S)(?!(?:mg|g|mm|cm|kg|mL|%|y|years?|h|min)\b)")
 _ZH_LEVEL1 = re.compile(r"^[一二三四五六七八九十]{1,3}[、.．]")
@@ -24,6 +25,8 @@ def heading_level(line: TextLine, body_size: float) -> int:
     text = line.text.strip()
     if not text or len(text) > _MAX_HEADING_CHARS or _CAPTION.match(text) or _SENTENCE_LIKE.search(text):
         return 0
+    if CONTENTS_LEADER.search(text):
+        return 0  # a table-of-contents entry names a section, it does not open one
     emphasised = line.bold or line.size >= body_size + 0.5
     if _ZH_LEVEL1.match(text) and emphasised:
         return 1

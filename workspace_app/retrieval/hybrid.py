@@ -69,13 +69,13 @@ class HybridRetriever:
         return ranked[:top_k], timings
 
     def _fuse(self, query: str, scored: dict[str, list[tuple[str, float]]], candidates: dict[str, Chunk]) -> Fused:
-        """One ranking of the candidates that exist, bibliography chunks after body chunks."""
+        """One ranking of the candidates that exist, bibliography and contents chunks after body chunks."""
         scored = {method: [(cid, score) for cid, score in items if cid in candidates] for method, items in scored.items()}
         if self._settings.fusion == "rrf":
             rankings = {method: _body_first([cid for cid, _ in items], candidates) for method, items in scored.items()}
             return fuse_rankings(rankings, self._settings.rrf_k, self._weights(query))
         fused = fuse_scores(scored, self._weights(query))
-        return sorted(fused, key=lambda entry: candidates[entry[0]].kind == "references")  # stable: order kept
+        return sorted(fused, key=lambda entry: candidates[entry[0]].kind != "body")  # stable: order kept
 
     def _weights(self, query: str) -> dict[str, float]:
         """Method weights; Chinese queries use their own dense weight (the default embedder is English-only)."""
@@ -91,11 +91,9 @@ class HybridRetriever:
 
 
 def _body_first(ids: list[str], chunks: dict[str, Chunk]) -> list[str]:
-    """Drop ids without a chunk; bibliography chunks go after body chunks (reference titles echo every topic)."""
+    """Drop ids without a chunk; bibliography and contents chunks go after body chunks (they echo every topic)."""
     present = [cid for cid in ids if cid in chunks]
-    return [cid for cid in present if chunks[cid].kind != "references"] + [
-        cid for cid in present if chunks[cid].kind == "references"
-    ]
+    return [cid for cid in present if chunks[cid].kind == "body"] + [cid for cid in present if chunks[cid].kind != "body"]
 
 
 def is_mostly_cjk(text: str) -> bool:

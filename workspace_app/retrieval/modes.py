@@ -251,7 +251,7 @@ class ModeRetriever:
         missing = [cid for ids in rankings.values() for cid in ids if cid not in chunks]
         chunks.update(self.service.catalog.get_chunks(list(dict.fromkeys(missing))))
         allowed = {
-            method: [cid for cid in ids if cid in chunks and _in_scope(chunks[cid], scope) and chunks[cid].kind != "references"]
+            method: [cid for cid in ids if cid in chunks and _in_scope(chunks[cid], scope) and chunks[cid].kind == "body"]
             for method, ids in rankings.items()
         }
         fused = fuse_rankings(allowed, FUSION_K, {m: weights.get(m, 0.0) for m in allowed})
@@ -280,7 +280,7 @@ class ModeRetriever:
         expanded: list[ModeHit] = []
         for cid, origin in chosen:
             chunk = found.get(cid)
-            if chunk is None or chunk.kind == "references" or not _in_scope(chunk, scope):
+            if chunk is None or chunk.kind != "body" or not _in_scope(chunk, scope):
                 continue
             expanded.append(ModeHit(chunk, "", floor * (0.9 ** len(expanded)), origin))
             if len(expanded) == self.options.expansion:
