@@ -66,8 +66,14 @@ class RetrievalSettings(_Group):
     """How many candidates each method returns and how they are fused."""
 
     top_k: int = Field(8, ge=1, le=100, description="Results returned to the caller.")
-    dense_k: int = Field(50, ge=1, le=1000, description="Candidates taken from the vector index.")
-    sparse_k: int = Field(50, ge=1, le=1000, description="Candidates taken from the BM25 (FTS5) index.")
+    dense_k: int = Field(
+        100, ge=1, le=1000,
+        description="Candidates taken from the vector index (also the sample z-score fusion normalises over).",
+    )
+    sparse_k: int = Field(
+        100, ge=1, le=1000,
+        description="Candidates taken from the BM25 (FTS5) index (also the sample z-score fusion normalises over).",
+    )
     fusion: Literal["zscore", "rrf"] = Field(
         "zscore",
         description="How dense and BM25 results are fused: zscore (weighted sum of per-list z-scores; measured "

@@ -3,8 +3,8 @@
 RRF looks at positions only, so a passage first in one list and absent from the other loses to any passage
 both lists hold in their top fifty. Score fusion keeps how far ahead a hit is: each method's scores become
 z-scores over its own candidates, and a candidate a method did not return counts as that method's weakest.
-Measured (bench/README.md): PubMedQA Recall@1 0.972 -> 0.978 and dev MRR up a little over RRF, dev hit@1/@5
-equal; in the 13-PDF workspace one dev question falls from first place. The setting keeps RRF one switch away.
+The candidate lists are 100 deep: the mean and spread of a longer list describe the method's scores better
+(depths 20/30/50/100 measured, bench/README.md). The setting keeps RRF one switch away.
 
 SEE: Cormack, Clarke, Buettcher, "Reciprocal Rank Fusion outperforms Condorcet and individual rank
 learning methods", SIGIR 2009 (k = 60). Montague, Aslam, "Relevance score normalization for metasearch",
