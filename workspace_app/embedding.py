@@ -64,8 +64,10 @@ class Embedder:
 
     @property
     def model_id(self) -> str:
-        """Name used in cache keys (the configured model and prefix)."""
-        return f"{self._settings.model}|{self._settings.passage_prefix}"
+        """Name used in cache keys (the configured model, prefix and any backend but torch's)."""
+        backend = self._settings.backend
+        suffix = "" if backend == "torch" else f"|{backend}"
+        return f"{self._settings.model}|{self._settings.passage_prefix}{suffix}"
 
     @property
     def model(self) -> Any:
@@ -89,13 +91,29 @@ class Embedder:
             transformers.logging.set_verbosity_error()
             transformers.logging.disable_progress_bar()
 
-            return SentenceTransformer(path, device=self._settings.device)
+            model = SentenceTransformer(path, device=self._settings.device)
         except Exception as exc:
             raise ModelUnavailableError(
                 f"The embedding model '{self._settings.model}' could not be loaded ({type(exc).__name__}). "
                 "Use a local path or a name that can be downloaded, or unset WORKSPACE_EMBEDDING__MODEL "
                 "for the built-in default."
             ) from exc
+        return self._apply_backend(model)
+
+    def _apply_backend(self, model: Any) -> Any:
+        backend = self._settings.backend
+        if backend == "torch":
+            return model
+        try:
+            from workspace_app.embedding_backends import apply_backend, default_export_dir
+
+            apply_backend(model, backend, self._settings.export_dir or default_export_dir())
+        except Exception as exc:
+            raise ModelUnavailableError(
+                f"The embedding backend '{backend}' could not be prepared ({type(exc).__name__}). "
+                "Unset WORKSPACE_EMBEDDING__BACKEND to run the model with torch."
+            ) from exc
+        return model
 
     @property
     def max_tokens(self) -> int:
