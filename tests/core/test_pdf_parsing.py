@@ -359,6 +359,35 @@ def test_dollar_signs_of_text_fonts_stay_dollars() -> None:
     assert _line_text(raw["blocks"][0]["lines"][0]["spans"], set(), fonts) == "costs $5,000 for LDL-C ≥190 ≤"
 
 
+@pytest.mark.parametrize(
+    ("page", "row"),
+    [
+        # Table 3: narrow terms on the left, each beside its definition.
+        (8, "• Delayed OH A sustained reduction of systolic BP of ≥20 mm Hg (or 30 mm Hg in patients with supine hypertension)"),
+        (8, "Loss of consciousness A cognitive state in which one lacks awareness of oneself"),
+        # Table 10: wide conditions on the left, each beside its narrow waiting time.
+        (45, "Carotid sinus syncope, treated with permanent pacemaker (698) 1 week"),
+        (45, "VVS, 1–6 syncope per year (694) 1 month"),
+    ],
+)
+def test_two_column_tables_read_row_by_row(excerpt: Callable[[str, int, int], Path], page: int, row: str) -> None:
+    """Read column by column, every term of shen-2017's Table 3 came before every definition."""
+    path = excerpt("shen-2017-syncope.pdf", page, page)
+    text = " ".join(" ".join(paragraph.text for paragraph in parse_pdf(path, path.name).paragraphs).split())
+    assert row in text
+
+
+def test_a_three_column_reference_page_is_not_read_as_a_table(excerpt: Callable[[str, int, int], Path]) -> None:
+    """shen-2017 p. 50: its third column is as narrow as a table column, but it is justified text."""
+    path = excerpt("shen-2017-syncope.pdf", 50, 50)
+    paragraphs = [" ".join(p.text.split()) for p in parse_pdf(path, path.name).paragraphs]
+    assert (
+        "36. Kapoor WN, Karpf M, Wieand S, et al. A prospective evaluation and follow-up of patients with syncope. "
+        "N Engl J Med. 1983;309:197–204." in paragraphs
+    )
+    assert any(p.startswith("55. Day SC, Cook EF, Funkenstein H, et al. Evaluation and outcome") for p in paragraphs)
+
+
 def test_an_italic_variable_n_is_not_taken_for_a_bullet() -> None:
     from workspace_app.ingest.pdf import _line_text
 
