@@ -94,6 +94,7 @@ def _write_atomically(target: Path, write: Callable[[Path], None]) -> None:
     os.close(handle)
     try:
         write(Path(name))
+        os.chmod(name, 0o644)  # mkstemp makes it private; an export is as readable as the model it came from
         os.replace(name, target)
     finally:
         Path(name).unlink(missing_ok=True)
