@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import logging
 import os
 import tempfile
 import warnings
@@ -141,11 +142,30 @@ def _quantize(fp32: Path, target: Path) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True,
-        nodes_to_exclude=_down_projections(onnx.load(str(fp32))),
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+    # The quantiser logs a hint to run its shape-inference pre-processing on the root logger; DefaultTensorType
+    # stands in for that inference here, so the hint would only show up in the CLI's progress output.
+    hint = _DropMessage("pre-processing before quantization")
+    logging.getLogger().addFilter(hint)
+    try:
+        quantize_dynamic(
+            str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True,
+            nodes_to_exclude=_down_projections(onnx.load(str(fp32))),
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
+    finally:
+        logging.getLogger().removeFilter(hint)
+
+
+class _DropMessage(logging.Filter):
+    """Drops log records whose message contains a phrase."""
+
+    def __init__(self, phrase: str) -> None:
+        super().__init__()
+        self.phrase = phrase
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for the records to drop."""
+        return self.phrase not in record.getMessage()
 
 
 def _down_projections(graph_model: Any) -> list[str]:
