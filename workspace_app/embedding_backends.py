@@ -6,8 +6,9 @@ first use, into `export_dir` under a name that fingerprints the weights, the bac
 so a changed model or library never reuses a stale file and nothing is downloaded.
 
 - `onnx`: the fp32 export with onnxruntime's BERT fusions (attention, GELU, layer norms): the same vectors.
-- `onnx-int8`: that graph with its weight matrices quantised to int8 per output channel
-  (`onnxruntime.quantization.quantize_dynamic`); activations are quantised per tensor at run time.
+- `onnx-int8`: that graph with its weight matrices quantised to int8 per output channel, all but the
+  feed-forward down-projections (`_down_projections`), by `onnxruntime.quantization.quantize_dynamic`;
+  activations are quantised per tensor at run time.
   SEE: https://onnxruntime.ai/docs/performance/model-optimizations/quantization.html
   Measured on the guideline chunks in bench/README.md ("Embedder throughput").
 """
