@@ -1,7 +1,7 @@
 """Fusion of several rankings into one: reciprocal rank fusion, or normalised score fusion.
 
 RRF looks at positions only, so a passage first in one list and absent from the other loses to any passage
-both lists hold in their top fifty. Score fusion keeps how far ahead a hit is: each method's scores become
+both lists hold among their candidates. Score fusion keeps how far ahead a hit is: each method's scores become
 z-scores over its own candidates, and a candidate a method did not return counts as that method's weakest.
 The candidate lists are 100 deep: the mean and spread of a longer list describe the method's scores better
 (depths 20/30/50/100 measured, bench/README.md). The setting keeps RRF one switch away.
