@@ -348,13 +348,13 @@ def test_symbol_font_comparisons_read_as_greater_or_less_equal(excerpt: Callable
 
 
 def test_dollar_signs_of_text_fonts_stay_dollars() -> None:
-    from workspace_app.ingest.pdf import _comparison_fonts, _line_text
+    from workspace_app.ingest.pdf import _comparison_fonts, _drawn_by_font, _line_text
 
     raw = {"blocks": [{"lines": [{"spans": [
         {"text": "costs ", "font": "Times"}, {"text": "$", "font": "Times"}, {"text": "5,000 for LDL-C ", "font": "Times"},
         {"text": "$", "font": "Sym"}, {"text": "190", "font": "Times"}, {"text": " #", "font": "Sym"},
     ]}]}]}
-    fonts = _comparison_fonts(raw)
+    fonts = _comparison_fonts(_drawn_by_font(raw))
     assert fonts == {"Sym"}
     assert _line_text(raw["blocks"][0]["lines"][0]["spans"], set(), fonts) == "costs $5,000 for LDL-C ≥190 ≤"
 

@@ -114,8 +114,8 @@ def _read_pages(doc: pymupdf.Document, display_name: str, on_page: PageCallback 
 
 
 def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
-    bullet_fonts = _bullet_fonts(raw)
-    comparison_fonts = _comparison_fonts(raw)
+    drawn = _drawn_by_font(raw)
+    bullet_fonts, comparison_fonts = _bullet_fonts(drawn), _comparison_fonts(drawn)
     for number, block in enumerate(raw.get("blocks", [])):
         if block.get("type") != 0:
             continue
@@ -135,15 +135,13 @@ def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
             yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number)
 
 
-def _bullet_fonts(raw: dict[str, Any]) -> set[str]:
+def _bullet_fonts(drawn: dict[str, set[str]]) -> set[str]:
     """Fonts that draw nothing on the page but one bullet-like character: dingbat fonts used for lists."""
-    drawn = _drawn_by_font(raw)
     return {font for font, texts in drawn.items() if texts <= _BULLET_GLYPHS and "ital" not in font.lower()}
 
 
-def _comparison_fonts(raw: dict[str, Any]) -> set[str]:
+def _comparison_fonts(drawn: dict[str, set[str]]) -> set[str]:
     """Fonts that draw nothing on the page but "$" and "#": symbol fonts standing in for "≥" and "≤"."""
-    drawn = _drawn_by_font(raw)
     return {font for font, texts in drawn.items() if set("".join(texts)) <= _COMPARISON_GLYPHS.keys()}
 
 

@@ -18,11 +18,9 @@ def looks_like_references(text: str) -> bool:
     return marks >= 2 and marks * 220 >= len(text)
 
 
-# "2.2. Epidemiology and Demographics . . . . . e45": a title, a dot leader, a page number or label.
-CONTENTS_LEADER = re.compile(r"(?:\.\s?){4,}\s*[A-Za-z]?\d{0,4}\s*$|…{2,}\s*[A-Za-z]?\d{0,4}\s*$")
-
-
 _LEADER = re.compile(r"(?:\.\s?){4,}|…{2,}")
+# "2.2. Epidemiology and Demographics . . . . . e45": a title, a dot leader, a page number or label.
+CONTENTS_LEADER = re.compile(rf"(?:{_LEADER.pattern})\s*[A-Za-z]?\d{{0,4}}\s*$")
 
 
 def looks_like_contents(text: str) -> bool:
