@@ -25,7 +25,6 @@ import random
 import shutil
 import sqlite3
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -35,15 +34,10 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-CACHE_DIR = REPO / "bench" / ".cache"
-DEV_QUESTIONS = REPO.parent / "shared" / "eval" / "guidelines_dev.jsonl"
-RESULTS = REPO / "bench" / "results" / "embedder.json"
+from bench.retrieval import CACHE_DIR, EVAL_DIR, REPO, RESULTS_DIR, load_jsonl, log
+
+RESULTS = RESULTS_DIR / "embedder.json"
 BACKENDS = ("torch", "onnx", "onnx-int8")
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def dev_data_dir() -> Path:
@@ -229,7 +223,7 @@ def main() -> None:
     copy = Path(scratch.name) / "dev"
     shutil.copytree(data_dir, copy)
     chunks = read_chunks(copy)
-    questions = [json.loads(line) for line in DEV_QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions = load_jsonl(EVAL_DIR / "guidelines_dev.jsonl")
     embedders = load_embedders()
     torch_embedder = embedders["torch"]
     speed = {}
