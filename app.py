@@ -12,8 +12,8 @@ import streamlit as st
 from PIL import Image, ImageDraw
 
 from components.feedback import GENERIC_ERROR
-from storage.factory import build_answer_service, build_service
-from workspace_app.answers import AnswerService
+from workspace_app.adapters.wiring import build_answer_service, build_service
+from workspace_app.answer.service import AnswerService
 from workspace_app.config import load_settings
 from workspace_app.errors import WorkspaceError
 from workspace_app.service import WorkspaceService

@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     questions = load_jsonl(EVAL_DIR / "guidelines_dev.jsonl")
     cached = CachedWorkspace(KIND, dev_inputs())
     service = cached.open(build, args.fresh)
-    from storage.factory import build_answer_service
+    from workspace_app.adapters.wiring import build_answer_service
 
     answers = build_answer_service(service)
     answers.llm = None  # the extractive answerer is what is measured, whatever the environment says

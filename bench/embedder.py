@@ -68,7 +68,7 @@ def read_chunks(data_dir: Path) -> list[dict[str, Any]]:
 
 def load_embedders() -> dict[str, Any]:
     from workspace_app.config import EmbeddingSettings
-    from workspace_app.embedding import Embedder
+    from workspace_app.embedding.embedder import Embedder
 
     embedders = {}
     for backend in BACKENDS:
@@ -157,7 +157,7 @@ def measure_retrieval(
 ) -> dict[str, Any]:
     """bench.retrieval's dev metrics (hybrid and dense) with each backend's vectors, on the copy of the data dir."""
     from bench.retrieval import CachedWorkspace, bench_settings, eval_dev
-    from storage.factory import build_service
+    from workspace_app.adapters.wiring import build_service
 
     out = {}
     for name, embedder in embedders.items():

@@ -122,7 +122,7 @@ def run_modes(questions: list[dict[str, Any]], passes: int, fresh: bool, expansi
     """Answer metrics and latency per mode in the dev workspace (expansion: override the expansion blocks)."""
     from dataclasses import replace
 
-    from storage.factory import build_answer_service
+    from workspace_app.adapters.wiring import build_answer_service
 
     cached = CachedWorkspace("answers", dev_inputs())
     service = cached.open(build_dev_workspace, fresh)
@@ -159,7 +159,7 @@ def run_modes_largest(service: Any, questions: list[dict[str, Any]], passes: int
     """The modes on the 13-PDF workspace (more distractors, a larger graph), and hybrid with seq_ret routing."""
     from dataclasses import replace
 
-    from storage.factory import build_answer_service
+    from workspace_app.adapters.wiring import build_answer_service
 
     answers = build_answer_service(service)
     answers.llm = None
@@ -184,9 +184,9 @@ def largest_workspace() -> tuple[Any, Path]:
     Copying reuses its ingestion (parsing, chunks, vectors) instead of ingesting the 13 PDFs again; the graph
     stage is then run on every document by `extraction_stats`, which brings the graph up to date with the code.
     """
-    from storage.cache import SqliteEmbeddingCache
-    from storage.factory import build_service
-    from workspace_app.embedding import Embedder
+    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+    from workspace_app.adapters.wiring import build_service
+    from workspace_app.embedding.embedder import Embedder
 
     candidates = sorted(CACHE_DIR.glob("all13-*"), key=lambda path: path.stat().st_mtime)
     if not candidates:

@@ -93,10 +93,10 @@ def _top(graph: nx.Graph, mentioned: Counter[str], entities: dict[str, Any]) -> 
 def _service(value: Path | str | Any) -> Any:
     if not isinstance(value, (str, Path)):
         return value
-    from storage.cache import SqliteEmbeddingCache
-    from storage.factory import build_service
+    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+    from workspace_app.adapters.wiring import build_service
     from workspace_app.config import load_settings
-    from workspace_app.embedding import Embedder
+    from workspace_app.embedding.embedder import Embedder
 
     settings = load_settings(Path(value))
     embedder = Embedder(settings.embedding, SqliteEmbeddingCache(Path(value) / "embeddings.sqlite"))

@@ -70,7 +70,7 @@ class ChromaServer:
     """`chroma run` on a free loopback port (what `serve` starts)."""
 
     def __init__(self, folder: Path) -> None:
-        from workspace_app.supervisor import answers, chroma_spec, free_port
+        from workspace_app.adapters.supervisor import answers, chroma_spec, free_port
 
         self.url = f"http://127.0.0.1:{free_port()}"
         spec = chroma_spec(folder, self.url)
@@ -127,7 +127,7 @@ def page_count(path: Path) -> int:
 
 def service_on(data_dir: Path, chroma_url: str | None) -> Any:
     """A service in this process (its embedder is never loaded: the benchmark process only reads and queues)."""
-    from storage.factory import build_service
+    from workspace_app.adapters.wiring import build_service
     from workspace_app.config import Settings
 
     settings = Settings(_env_file=None)  # type: ignore[call-arg]

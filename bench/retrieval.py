@@ -87,9 +87,9 @@ PEERS = [
 # force a re-ingest.
 FINGERPRINT_SOURCES: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...]], ...] = (
     ("workspace_app/ingest/*.py", None, ()),
-    ("workspace_app/embedding.py", None, ("Embedder.embed_query",)),
+    ("workspace_app/embedding/embedder.py", None, ("Embedder.embed_query",)),
     ("workspace_app/retrieval/lexical.py", None, ("STOPWORDS", "query_terms")),
-    ("workspace_app/models.py", ("Rect", "Document", "Chunk"), ()),
+    ("workspace_app/models/documents.py", ("Rect", "Document", "Chunk"), ()),
     (
         "workspace_app/service.py",
         (
@@ -104,11 +104,11 @@ FINGERPRINT_SOURCES: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...]], 
         ),
         (),
     ),
-    ("storage/catalog.py", None, ("SqliteCatalog.keyword_search",)),
-    ("storage/migrations.py", None, ()),
-    ("storage/vectors.py", None, ("ChromaVectorIndex.query",)),
-    ("storage/cache.py", None, ()),
-    ("storage/factory.py", None, ()),
+    ("storage/sqlite/catalog.py", None, ("SqliteCatalog.keyword_search",)),
+    ("storage/sqlite/migrations.py", None, ()),
+    ("storage/chroma.py", None, ("ChromaVectorIndex.query",)),
+    ("storage/sqlite/embedding_cache.py", None, ()),
+    ("workspace_app/adapters/wiring.py", None, ()),
 )
 FINGERPRINT_LIBS = ("pymupdf", "chromadb", "sentence-transformers", "transformers", "torch", "jieba")
 
@@ -205,8 +205,8 @@ def embedding_fingerprint() -> str:
     settings = bench_settings(CACHE_DIR)
     parts = {
         "cache_version": CACHE_VERSION,
-        "embedding.py": source_digest(REPO / "workspace_app/embedding.py", None, ("Embedder.embed_query",)),
-        "cache.py": source_digest(REPO / "storage/cache.py", None, ()),
+        "embedding.py": source_digest(REPO / "workspace_app/embedding/embedder.py", None, ("Embedder.embed_query",)),
+        "cache.py": source_digest(REPO / "storage/sqlite/embedding_cache.py", None, ()),
         "settings": settings.embedding.model_dump(mode="json"),
         "libraries": {
             k: v for k, v in library_versions().items() if k in ("sentence-transformers", "transformers", "torch")
@@ -244,8 +244,8 @@ class IngestProbe:
         self._restore: list[tuple[Any, str, Any]] = []
 
     def __enter__(self) -> Self:
-        from storage.catalog import SqliteCatalog
-        from workspace_app.embedding import Embedder
+        from storage.sqlite.catalog import SqliteCatalog
+        from workspace_app.embedding.embedder import Embedder
         from workspace_app.ingest import pipeline
 
         self._wrap(Embedder, "_encode_in_batches", "embedding_model", collect_texts=True)
@@ -441,9 +441,9 @@ class CachedWorkspace:
         return self.service
 
     def _service(self) -> Any:
-        from storage.cache import SqliteEmbeddingCache
-        from storage.factory import build_service
-        from workspace_app.embedding import Embedder
+        from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+        from workspace_app.adapters.wiring import build_service
+        from workspace_app.embedding.embedder import Embedder
 
         settings = bench_settings(self.data_dir)
         if not self.share_embedding_cache:
@@ -716,7 +716,7 @@ def forget_recent_queries(embedder: Any) -> bool:
 def eval_latency(service: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
     """Hybrid search latency over the 13-PDF workspace: per-query median of 3 passes, then p50/p95.
 
-    Every pass repeats the same 50 questions, so the embedder's recent-query memo (workspace_app.embedding)
+    Every pass repeats the same 50 questions, so the embedder's recent-query memo (workspace_app.embedding.embedder)
     is emptied before each timed search: the figure includes embedding the query, as a new question would.
     """
     warm(service)
@@ -779,7 +779,7 @@ def latency_with_one_thread(service: Any, questions: list[dict[str, Any]]) -> di
 
 def fresh_ingest_timing() -> dict[str, Any]:
     """Ingest the 13 PDFs into a brand-new temporary data dir (empty embedding cache)."""
-    from storage.factory import build_service
+    from workspace_app.adapters.wiring import build_service
 
     folder = Path(tempfile.mkdtemp(prefix="bench-fresh-ingest-"))
     try:
@@ -1094,7 +1094,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # Fingerprint every workspace now, right after the app modules are imported: the code in memory is the
     # code the fingerprints describe, even if someone edits the core while this run is going.
-    import storage.factory  # noqa: F401
+    import workspace_app.adapters.wiring  # noqa: F401
 
     dev_ws = CachedWorkspace("dev", dev_inputs())
     pub_ws = None if args.skip_pubmedqa else CachedWorkspace("pubmedqa", pubmedqa_inputs())

@@ -8,8 +8,8 @@ from typing import Literal
 import streamlit as st
 
 from components.text import escape_markdown, plural
-from workspace_app.answer.models import Chat
-from workspace_app.models import Document
+from workspace_app.models.answers import Chat
+from workspace_app.models.documents import Document
 
 ChatActionKind = Literal["new", "open", "rename", "delete"]
 

@@ -13,7 +13,7 @@ import streamlit as st
 
 from components.text import escape_markdown
 from workspace_app.answer.export import grading_text
-from workspace_app.answer.models import Answer, Citation, EntityRef
+from workspace_app.models.answers import Answer, Citation, EntityRef
 
 AnswerActionKind = Literal["cite", "save"]
 

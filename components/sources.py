@@ -14,8 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from components.text import escape_markdown, format_date, plural
-from workspace_app.models import ACTIVE_STATUSES as ACTIVE
-from workspace_app.models import Document
+from workspace_app.models.documents import ACTIVE_STATUSES as ACTIVE
+from workspace_app.models.documents import Document
 
 ActionKind = Literal["cancel", "retry", "remove", "include", "exclude"]
 UPLOAD_TYPES = ["pdf", "txt", "md"]

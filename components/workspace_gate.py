@@ -7,7 +7,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from workspace_app.errors import WorkspaceNotFoundError
-from workspace_app.models import Workspace
+from workspace_app.models.documents import Workspace
 
 CURRENT = "workspace"
 

@@ -12,7 +12,7 @@ from typing import Literal
 import streamlit as st
 
 from components.text import escape_markdown, format_date, plural
-from workspace_app.models import Workspace
+from workspace_app.models.documents import Workspace
 
 ActionKind = Literal["create", "open", "rename", "delete"]
 

@@ -16,10 +16,10 @@ from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown
 from components.workspace_gate import render_workspace_gate
-from workspace_app.answer.models import Answer, Chat, ChatMessage, Citation
-from workspace_app.answers import MODES, AnswerService
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
+from workspace_app.answer.service import MODES, AnswerService
 from workspace_app.errors import WorkspaceError
-from workspace_app.models import Workspace
+from workspace_app.models.documents import Workspace
 from workspace_app.service import WorkspaceService
 
 log = logging.getLogger("workspace_app.ui")

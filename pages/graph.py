@@ -24,9 +24,9 @@ from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
 from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
-from workspace_app.answers import AnswerService
-from workspace_app.graph.models import ENTITY_TYPES, Entity
-from workspace_app.models import Workspace
+from workspace_app.answer.service import AnswerService
+from workspace_app.models.graph import ENTITY_TYPES, Entity
+from workspace_app.models.documents import Workspace
 from workspace_app.service import WorkspaceService
 
 ENTITY = "graph-entity"

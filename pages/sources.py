@@ -22,7 +22,7 @@ from components.sources import (
 )
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
-from workspace_app.models import Workspace
+from workspace_app.models.documents import Workspace
 from workspace_app.service import WorkspaceService
 
 UPLOAD_KEY = "sources-upload"

@@ -9,8 +9,8 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from workspace_app.answer.models import Answer, Chat, ChatMessage, Note
-from workspace_app.models import Chunk, Document, JobState, Workspace
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
+from workspace_app.models.documents import Chunk, Document, JobState, Workspace
 
 
 class WorkspaceRepository(Protocol):

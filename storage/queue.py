@@ -3,7 +3,7 @@
 A job is a document id. Front ends only enqueue; `workspace-app worker` consumes with huey's own consumer
 (threads, polling back-off capped at `poll_max_delay_s`). huey deletes a task from the queue when a
 worker takes it, so a job whose worker dies is not in the queue any more: the document row's lease
-(storage/leases.py) is what lets `workspace_app.jobs.recover_jobs` find and re-enqueue it.
+(storage/sqlite/leases.py) is what lets `workspace_app.documents.jobs.recover_jobs` find and re-enqueue it.
 """
 
 from __future__ import annotations

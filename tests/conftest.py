@@ -62,8 +62,8 @@ def embedding_cache_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def embedder(embedding_cache_file: Path) -> Iterator[Any]:
     """The real MiniLM embedder, loaded once per session, with an embedding cache shared by all tests."""
-    from storage.cache import SqliteEmbeddingCache
-    from workspace_app.embedding import Embedder
+    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+    from workspace_app.embedding.embedder import Embedder
 
     cache = SqliteEmbeddingCache(embedding_cache_file)
     shared = Embedder(make_settings(Path("unused")).embedding, cache)
@@ -75,7 +75,7 @@ def embedder(embedding_cache_file: Path) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def build(embedder: Any) -> Iterator[Callable[..., Any]]:
     """Build a WorkspaceService on a data dir with the shared embedder: build(data_dir, **ingest_settings)."""
-    from storage.factory import build_service
+    from workspace_app.adapters.wiring import build_service
 
     services: list[Any] = []
 
@@ -111,7 +111,7 @@ def excerpt(guidelines: Path, tmp_path_factory: pytest.TempPathFactory) -> Calla
 def chunk_pdf(embedder: Any) -> Callable[[Path], list[Any]]:
     """chunk_pdf(path): the chunk drafts of a PDF as ingestion makes them (parse + chunk, no embedding)."""
     from workspace_app.ingest.chunking import chunk_paragraphs
-    from workspace_app.ingest.pdf import parse_pdf
+    from workspace_app.ingest.readers.pdf import parse_pdf
 
     ingest = make_settings(Path("unused")).ingest
     done: dict[Path, list[Any]] = {}
@@ -128,7 +128,7 @@ def chunk_pdf(embedder: Any) -> Callable[[Path], list[Any]]:
 
 def _cli_command() -> list[str]:
     script = Path(sys.executable).parent / "workspace-app"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "workspace_app.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "workspace_app.adapters.cli"]
 
 
 def cli_environ(**extra: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from storage.base import Catalog, FileStore, JobQueue, VectorIndex
 from workspace_app.config import Settings
-from workspace_app.embedding import Embedder
+from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import (
     DocumentNotFoundError,
     FileTooLargeError,
@@ -25,8 +25,8 @@ from workspace_app.errors import (
 )
 from workspace_app.graph.service import GraphService
 from workspace_app.ingest.pipeline import ProgressCallback, StopCheck, ingest_document
-from workspace_app.jobs import discard_outputs, new_owner, recover_jobs, run_job, run_until_settled
-from workspace_app.models import FINAL_STATUSES, Document, IngestReport, SearchHit, SearchResult, Workspace
+from workspace_app.documents.jobs import discard_outputs, new_owner, recover_jobs, run_job, run_until_settled
+from workspace_app.models.documents import FINAL_STATUSES, Document, IngestReport, SearchHit, SearchResult, Workspace
 from workspace_app.retrieval.hybrid import HybridRetriever
 from workspace_app.retrieval.rerank import CrossEncoderReranker
 

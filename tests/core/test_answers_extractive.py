@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from storage.factory import build_answer_service
+from workspace_app.adapters.wiring import build_answer_service
 from workspace_app.answer.language import REFUSALS
-from workspace_app.answers import AnswerService
+from workspace_app.answer.service import AnswerService
 from workspace_app.errors import WorkspaceError
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"
@@ -115,7 +115,7 @@ def test_answers_come_only_from_the_chosen_sources(answers: AnswerService) -> No
 
 
 def test_follow_up_offline_borrows_the_previous_question(answers: AnswerService) -> None:
-    from workspace_app.answer.models import Turn
+    from workspace_app.models.answers import Turn
 
     history = [Turn("How many Medicare beneficiaries with heart failure were included in the 2012 CMS data?", "…")]
     answer = answers.ask("Dev", "And what about those with diabetes?", history)

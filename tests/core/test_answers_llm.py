@@ -13,8 +13,8 @@ from fake_openai import FakeOpenAI, fake_openai_server
 
 from workspace_app.answer.language import REFUSALS
 from workspace_app.answer.llm import LlmAnswerer
-from workspace_app.answer.models import Answer, Turn
-from workspace_app.answers import AnswerService
+from workspace_app.models.answers import Answer, Turn
+from workspace_app.answer.service import AnswerService
 from workspace_app.errors import LlmUnavailableError
 
 SYNCOPE = "syncope-p8-9.pdf"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workspace_app.config import EmbeddingSettings
-from workspace_app.embedding import Embedder
+from workspace_app.embedding.embedder import Embedder
 
 # Lowest cosine to torch's vector over the 1,324 dev chunks was 0.9829 for onnx-int8 and 1.0000 for onnx
 # (bench/results/embedder.json); the bounds leave a margin.

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from storage.factory import build_answer_service
-from workspace_app.answer.models import Answer
-from workspace_app.graph.models import ENTITY_TYPES
+from workspace_app.adapters.wiring import build_answer_service
+from workspace_app.models.answers import Answer
+from workspace_app.models.graph import ENTITY_TYPES
 from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetriever
 
 EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "guidelines_dev.jsonl"

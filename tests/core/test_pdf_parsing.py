@@ -16,7 +16,7 @@ from typing import Any
 import pymupdf
 import pytest
 
-from workspace_app.ingest.pdf import parse_pdf
+from workspace_app.ingest.readers.pdf import parse_pdf
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -348,7 +348,7 @@ def test_symbol_font_comparisons_read_as_greater_or_less_equal(excerpt: Callable
 
 
 def test_dollar_signs_of_text_fonts_stay_dollars() -> None:
-    from workspace_app.ingest.pdf import _comparison_fonts, _drawn_by_font, _line_text
+    from workspace_app.ingest.readers.pdf import _comparison_fonts, _drawn_by_font, _line_text
 
     raw = {"blocks": [{"lines": [{"spans": [
         {"text": "costs ", "font": "Times"}, {"text": "$", "font": "Times"}, {"text": "5,000 for LDL-C ", "font": "Times"},
@@ -389,7 +389,7 @@ def test_a_three_column_reference_page_is_not_read_as_a_table(excerpt: Callable[
 
 
 def test_an_italic_variable_n_is_not_taken_for_a_bullet() -> None:
-    from workspace_app.ingest.pdf import _line_text
+    from workspace_app.ingest.readers.pdf import _line_text
 
     fonts = {"Dingbats"}
     assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " = 40 patients", "font": "Times"}], fonts, set()) == (

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workspace_app.ingest.chunking import chunk_paragraphs
-from workspace_app.ingest.pdf import parse_pdf
+from workspace_app.ingest.readers.pdf import parse_pdf
 from workspace_app.ingest.references import chunk_kind, looks_like_references
 
 REFERENCE_LIST = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from workspace_app.scheduling import QUERY_PRIORITY, PriorityLock
+from workspace_app.embedding.priority import QUERY_PRIORITY, PriorityLock
 
 
 def _wait_for(condition, timeout_s: float = 5.0) -> None:

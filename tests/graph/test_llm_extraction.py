@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from test_entities import chunks_of
 
-from storage.catalog import SqliteCatalog
-from storage.graph import SqliteGraphStore
+from storage.sqlite.catalog import SqliteCatalog
+from storage.sqlite.graph import SqliteGraphStore
 from workspace_app.config import LlmSettings
 from workspace_app.graph.llm import PROMPT_VERSION, LlmEntityExtractor, cache_key, community_summarizer
 from workspace_app.graph.service import GraphService
-from workspace_app.models import Chunk, Document
+from workspace_app.models.documents import Chunk, Document
 
 _spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "core" / "fake_openai.py")
 assert _spec is not None and _spec.loader is not None

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from keyword_index import keyword_rows
 
-from storage.catalog import SqliteCatalog
-from storage.migrations import MIGRATIONS
-from workspace_app.models import Chunk, Document, Rect
+from storage.sqlite.catalog import SqliteCatalog
+from storage.sqlite.migrations import MIGRATIONS
+from workspace_app.models.documents import Chunk, Document, Rect
 from workspace_app.retrieval.lexical import query_terms
 
 # The catalog schema as the first commit (fd9d3ce) wrote it, at schema_version 1.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage.catalog import SqliteCatalog
-from workspace_app.answer.models import Answer, Citation
-from workspace_app.models import Rect
+from storage.sqlite.catalog import SqliteCatalog
+from workspace_app.models.answers import Answer, Citation
+from workspace_app.models.documents import Rect
 
 
 def answer(question: str) -> Answer:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from storage.catalog import SqliteCatalog
-from storage.migrations import MIGRATIONS
-from workspace_app.jobs import new_owner, owner_is_gone
+from storage.sqlite.catalog import SqliteCatalog
+from storage.sqlite.migrations import MIGRATIONS
+from workspace_app.documents.jobs import new_owner, owner_is_gone
 
 
 @pytest.fixture

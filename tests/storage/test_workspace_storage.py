@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from keyword_index import keyword_rows, orphan_keyword_rows
 
-from storage.vectors import open_chroma
+from storage.chroma import open_chroma
 from workspace_app.errors import DocumentNotFoundError, WorkspaceError, WorkspaceExistsError, WorkspaceNotFoundError
 from workspace_app.retrieval.lexical import query_terms
 

@@ -14,7 +14,7 @@ import streamlit as st
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from storage.factory import build_answer_service
+from workspace_app.adapters.wiring import build_answer_service
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 HOSTILE = (

@@ -14,7 +14,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from storage.factory import build_answer_service
+from workspace_app.adapters.wiring import build_answer_service
 
 REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "app.py"

@@ -31,7 +31,7 @@ LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def free_port() -> int:
-    from workspace_app.supervisor import free_port as pick
+    from workspace_app.adapters.supervisor import free_port as pick
 
     return pick()
 
@@ -56,7 +56,7 @@ def wait_until(condition: Callable[[], object], timeout_s: float, what: str, pol
 @pytest.fixture(scope="module")
 def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Chroma server on a free loopback port (UI, workers and the test are all its clients)."""
-    from workspace_app.supervisor import chroma_spec
+    from workspace_app.adapters.supervisor import chroma_spec
 
     folder = tmp_path_factory.mktemp("chroma-server")
     url = f"http://127.0.0.1:{free_port()}"
@@ -130,7 +130,7 @@ def start_worker(tmp_path: Path, chroma_url: str) -> Iterator[Callable[..., Work
 @pytest.fixture
 def client(chroma_url: str, embedder: Any) -> Iterator[Callable[[Path], Any]]:
     """client(data_dir): a service in the test process on the same data dir and Chroma server as the workers."""
-    from storage.factory import build_service
+    from workspace_app.adapters.wiring import build_service
     from workspace_app.config import Settings
 
     services: list[Any] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from workspace_app.answer.models import Answer, Chat, ChatMessage, Citation
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
 
 
 def chat_markdown(chat: Chat, messages: Sequence[ChatMessage]) -> str:

@@ -7,7 +7,7 @@ quote counts: a chunk may hold several recommendations with different gradings.
 
 from __future__ import annotations
 
-from workspace_app.answer.models import EvidenceBlock
+from workspace_app.models.answers import EvidenceBlock
 from workspace_app.ingest.recommendations import Recommendation, find_recommendation
 
 

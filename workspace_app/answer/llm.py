@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from workspace_app.answer.models import EvidenceBlock, Turn
+from workspace_app.models.answers import EvidenceBlock, Turn
 from workspace_app.answer.prompts import rewrite_messages, system_prompt, user_prompt
 from workspace_app.config import LlmSettings
 from workspace_app.errors import LlmUnavailableError

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from workspace_app.answer.highlight import locate_quote
-from workspace_app.answer.models import Citation
+from workspace_app.models.answers import Citation
 from workspace_app.answer.sentences import Span, split_sentences
 from workspace_app.answer.terms import loose
-from workspace_app.graph.models import Entity
-from workspace_app.models import Chunk
+from workspace_app.models.graph import Entity
+from workspace_app.models.documents import Chunk
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workspace_app.answer.language import refusal_text
-from workspace_app.answer.models import EvidenceBlock, Turn
+from workspace_app.models.answers import EvidenceBlock, Turn
 
 SYSTEM = """You are a clinical guideline assistant for clinicians. Follow these rules strictly:
 1. Use ONLY the numbered evidence blocks given with the question. Never use outside knowledge.

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from workspace_app.graph.models import ChunkEntities, Relation
+from workspace_app.models.graph import ChunkEntities, Relation
 from workspace_app.graph.store import DocumentGraph, EntityRecord, MentionRecord
 
 SENTENCE_WEIGHT = 1.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from workspace_app.graph.models import Relation
+from workspace_app.models.graph import Relation
 
 SEED = 42
 MIN_WEIGHT = 1.0  # one sentence together, or four chunks: what counts as "related" for degree and communities

@@ -28,9 +28,9 @@ from workspace_app.graph.lexicon import (
     normalize_key,
     singular,
 )
-from workspace_app.graph.models import ChunkEntities, FoundEntity
+from workspace_app.models.graph import ChunkEntities, FoundEntity
 from workspace_app.ingest.abbreviations import find_abbreviations
-from workspace_app.models import Chunk
+from workspace_app.models.documents import Chunk
 
 ProgressCallback = Callable[[int, int], None]
 MIN_PATTERN_COUNT = 2  # a pattern find named once in a whole document is more often noise than a concept

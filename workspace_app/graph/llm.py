@@ -21,8 +21,8 @@ from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.config import LlmSettings
 from workspace_app.graph.entities import LexiconEntityExtractor, ProgressCallback
 from workspace_app.graph.lexicon import Concept, case_key, clean_text, has_cjk, load_lexicon, normalize_key
-from workspace_app.graph.models import ENTITY_TYPES, ChunkEntities, CommunityReport, FoundEntity, FoundRelation
-from workspace_app.models import Chunk
+from workspace_app.models.graph import ENTITY_TYPES, ChunkEntities, CommunityReport, FoundEntity, FoundRelation
+from workspace_app.models.documents import Chunk
 
 log = logging.getLogger(__name__)
 PROMPT_VERSION = "graph-extract-v1"

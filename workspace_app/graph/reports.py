@@ -18,7 +18,7 @@ import networkx as nx
 
 from workspace_app.answer.sentences import split_sentences
 from workspace_app.graph.lexicon import has_cjk
-from workspace_app.graph.models import CommunityReport, DocumentSummary, Relation, ReportSentence
+from workspace_app.models.graph import CommunityReport, DocumentSummary, Relation, ReportSentence
 from workspace_app.graph.store import ChunkInfo
 
 KEY_ENTITIES = 8

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from workspace_app.graph.models import CommunityReport, DocumentSummary, Entity, Mention, Relation
+from workspace_app.models.graph import CommunityReport, DocumentSummary, Entity, Mention, Relation
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from workspace_app.ingest.layout import LineSpan, Paragraph, TextLine, needs_space
-from workspace_app.models import Rect
+from workspace_app.models.documents import Rect
 
 TokenCounter = Callable[[list[str]], list[int]]
 

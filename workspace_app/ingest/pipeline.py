@@ -19,17 +19,17 @@ from pathlib import Path
 
 from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
-from workspace_app.embedding import Embedder
+from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import FileTooLargeError, IngestionError, UnsupportedFileError, WorkspaceError
 from workspace_app.graph.service import GraphService
 from workspace_app.ingest.abbreviations import find_abbreviations
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.layout import ParsedDocument
-from workspace_app.ingest.pdf import parse_pdf
+from workspace_app.ingest.readers.pdf import parse_pdf
 from workspace_app.ingest.recommendations import Recommendation, find_recommendation
 from workspace_app.ingest.references import chunk_kind
-from workspace_app.ingest.text import parse_text
-from workspace_app.models import Chunk, Document
+from workspace_app.ingest.readers.text import parse_text
+from workspace_app.models.documents import Chunk, Document
 
 log = logging.getLogger(__name__)
 

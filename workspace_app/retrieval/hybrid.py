@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from storage.base import ChunkRepository, VectorIndex
 from workspace_app.config import RetrievalSettings
-from workspace_app.embedding import Embedder
+from workspace_app.embedding.embedder import Embedder
 from workspace_app.ingest.layout import CJK_CHAR
-from workspace_app.models import Chunk
+from workspace_app.models.documents import Chunk
 from workspace_app.retrieval.fusion import Fused, fuse_rankings, fuse_scores
 from workspace_app.retrieval.lexical import expand_with_abbreviations, query_terms
 from workspace_app.retrieval.rerank import CrossEncoderReranker

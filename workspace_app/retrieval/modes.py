@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from workspace_app.answer.models import Citation, EntityRef
+from workspace_app.models.answers import Citation, EntityRef
 from workspace_app.answer.terms import Coverage, content_terms
-from workspace_app.graph.models import CommunityReport, Entity
-from workspace_app.models import Chunk, Workspace
+from workspace_app.models.graph import CommunityReport, Entity
+from workspace_app.models.documents import Chunk, Workspace
 from workspace_app.retrieval.fusion import fuse_rankings
 from workspace_app.retrieval.hybrid import is_mostly_cjk
 from workspace_app.retrieval.routing import route_documents

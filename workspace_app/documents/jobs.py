@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Self
 from storage.base import JobLeases
 from workspace_app.errors import WorkspaceError
 from workspace_app.ingest.pipeline import JobInterrupted, ProgressCallback
-from workspace_app.models import JobState
+from workspace_app.models.documents import JobState
 
 if TYPE_CHECKING:
     from workspace_app.service import WorkspaceService

@@ -15,8 +15,8 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from storage.catalog import SqliteCatalog
-from workspace_app.graph.models import CommunityReport, DocumentSummary, Entity, Mention, Relation, ReportSentence
+from storage.sqlite.catalog import SqliteCatalog
+from workspace_app.models.graph import CommunityReport, DocumentSummary, Entity, Mention, Relation, ReportSentence
 from workspace_app.graph.store import ChunkInfo, DocumentGraph, EntityStats
 
 _MAX_EVIDENCE = 20

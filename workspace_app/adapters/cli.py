@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _service(settings: Settings) -> Any:
-    from storage.factory import build_service
+    from workspace_app.adapters.wiring import build_service
 
     return build_service(settings)
 
@@ -148,8 +148,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _enqueue(service: Any, workspace: str, files: list[Path], settings: Settings) -> int:
-    from storage.factory import running_chroma_url
-    from workspace_app.models import IngestReport
+    from workspace_app.adapters.wiring import running_chroma_url
+    from workspace_app.models.documents import IngestReport
 
     failed = False
     for path in files:
@@ -165,7 +165,7 @@ def _enqueue(service: Any, workspace: str, files: list[Path], settings: Settings
 
 
 def _ingest_one(service: Any, workspace: str, path: Path, show: Callable[[Any], None]) -> Any:
-    from workspace_app.models import IngestReport
+    from workspace_app.models.documents import IngestReport
 
     if not path.is_file():
         return IngestReport(None, path.name, "failed", 0, 0, f"{path} does not exist or is not a file.")
@@ -202,7 +202,7 @@ def _print_hits(result: Any) -> None:
 
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
-    from storage.factory import build_answer_service
+    from workspace_app.adapters.wiring import build_answer_service
 
     answers = build_answer_service(_service(settings))
     documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
@@ -274,7 +274,7 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _worker(args: argparse.Namespace, settings: Settings) -> int:
-    from workspace_app.worker import run_worker
+    from workspace_app.adapters.worker import run_worker
 
     logging.getLogger().setLevel(logging.INFO)
     for noisy in ("httpx", "chromadb", "sentence_transformers"):
@@ -283,7 +283,7 @@ def _worker(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from workspace_app.supervisor import serve
+    from workspace_app.adapters.supervisor import serve
 
     return serve(settings, ui_port=args.port, chroma_port=args.chroma_port)
 

@@ -4,7 +4,7 @@
         -> answer (extractive by default; the LLM when one is configured) -> verify citations
         -> citations renumbered [1], [2]... in order of appearance, each with its quote's rectangles
 
-It sits next to `WorkspaceService` (built by `storage.factory.build_answer_service`) and uses its search.
+It sits next to `WorkspaceService` (built by `workspace_app.adapters.wiring.build_answer_service`) and uses its search.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from workspace_app.answer.grading import grading_in, stated_grading
 from workspace_app.answer.highlight import excerpt_pages, locate_quote
 from workspace_app.answer.language import UNSUPPORTED_NOTES, detect_language, disclaimer_text, is_refusal, refusal_text
 from workspace_app.answer.llm import LlmAnswerer
-from workspace_app.answer.models import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, Turn
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, Turn
 from workspace_app.answer.sentences import normalize_markers, with_markers
 from workspace_app.answer.terms import content_terms, idf_weights
 from workspace_app.errors import ChatNotFoundError, WorkspaceError
-from workspace_app.models import Workspace
+from workspace_app.models.documents import Workspace
 from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetrieval, ModeRetriever, entity_refs
 from workspace_app.service import WorkspaceService
 

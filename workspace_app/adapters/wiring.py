@@ -6,15 +6,15 @@ import json
 import os
 from pathlib import Path
 
-from storage.cache import SqliteEmbeddingCache
-from storage.catalog import SqliteCatalog
+from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+from storage.sqlite.catalog import SqliteCatalog
 from storage.files import LocalFileStore
-from storage.graph import SqliteGraphStore
+from storage.sqlite.graph import SqliteGraphStore
 from storage.queue import HueyJobQueue, open_huey
-from storage.vectors import ChromaVectorIndex, open_chroma
-from workspace_app.answers import AnswerService
+from storage.chroma import ChromaVectorIndex, open_chroma
+from workspace_app.answer.service import AnswerService
 from workspace_app.config import Settings
-from workspace_app.embedding import Embedder
+from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.service import WorkspaceService

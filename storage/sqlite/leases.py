@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from workspace_app.models import JobState
+from workspace_app.models.documents import JobState
 
 NOW = "((julianday('now') - 2440587.5) * 86400.0)"  # seconds since the epoch, by the database's clock
 _RELEASE_FIELDS = {"status", "stage", "progress", "error", "eta_s", "cancel_requested"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from workspace_app.models import Chunk, Rect
+from workspace_app.models.documents import Chunk, Rect
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,15 @@ import time
 
 from workspace_app.config import Settings
 from workspace_app.errors import WorkspaceError
-from workspace_app.jobs import new_owner
+from workspace_app.documents.jobs import new_owner
 from workspace_app.service import WorkspaceService
 
-log = logging.getLogger("workspace_app.worker")
+log = logging.getLogger("workspace_app.adapters.worker")
 
 
 def run_worker(settings: Settings, threads: int | None = None) -> int:
     """Consume jobs until told to stop; returns the process exit code."""
-    from storage.factory import build_service, chroma_location
+    from workspace_app.adapters.wiring import build_service, chroma_location
 
     if chroma_location(settings)[1] is None:
         log.warning("no Chroma server configured or running: using the embedded store (one process only)")

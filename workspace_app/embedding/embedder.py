@@ -20,7 +20,7 @@ import numpy as np
 from storage.base import EmbeddingCache
 from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from workspace_app.errors import ModelUnavailableError
-from workspace_app.scheduling import QUERY_PRIORITY, PriorityLock
+from workspace_app.embedding.priority import QUERY_PRIORITY, PriorityLock
 
 ProgressCallback = Callable[[int, int], None]
 _RECENT_QUERIES = 64
@@ -105,7 +105,7 @@ class Embedder:
         if backend == "torch":
             return model
         try:
-            from workspace_app.embedding_backends import apply_backend, default_export_dir
+            from workspace_app.embedding.backends import apply_backend, default_export_dir
 
             apply_backend(model, backend, self._settings.export_dir or default_export_dir())
         except Exception as exc:

@@ -27,7 +27,7 @@ from typing import IO, Any
 from workspace_app.config import Settings
 
 HOST = "127.0.0.1"
-RUN_FILE = "run/serve.json"  # read by storage.factory.running_chroma_url
+RUN_FILE = "run/serve.json"  # read by workspace_app.adapters.wiring.running_chroma_url
 APP_SCRIPT = Path(__file__).resolve().parent.parent / "app.py"
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
@@ -150,7 +150,7 @@ def chroma_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
 
 def worker_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
     """The ingestion worker, a client of the Chroma server; its log is `<data dir>/run/worker.log`."""
-    argv = [sys.executable, "-m", "workspace_app.cli", "--data-dir", str(data_dir), "worker"]
+    argv = [sys.executable, "-m", "workspace_app.adapters.cli", "--data-dir", str(data_dir), "worker"]
     return ChildSpec("worker", argv, env=_child_env(data_dir, chroma_url), log_path=data_dir / "run" / "worker.log")
 
 

@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from storage.chats import SqliteChatStore
-from storage.leases import SqliteJobLeases
-from storage.migrations import MIGRATIONS, create_keyword_table, keyword_table
+from storage.sqlite.chats import SqliteChatStore
+from storage.sqlite.leases import SqliteJobLeases
+from storage.sqlite.migrations import MIGRATIONS, create_keyword_table, keyword_table
 from workspace_app.errors import StorageError, WorkspaceExistsError, WorkspaceNotFoundError
-from workspace_app.models import Chunk, Document, Rect, Workspace
+from workspace_app.models.documents import Chunk, Document, Rect, Workspace
 from workspace_app.retrieval.lexical import index_text
 
 _DOCUMENT_FIELDS = {

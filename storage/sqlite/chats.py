@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from workspace_app.answer.models import Answer, Chat, ChatMessage, Note
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
 from workspace_app.errors import ChatNotFoundError
 
 
