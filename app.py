@@ -1,4 +1,4 @@
-"""Streamlit entry point: page config, the shared service, and navigation over `pages/`.
+"""Streamlit entry point: page config, the App (built once per process), and navigation over `pages/`.
 
 Run it through `workspace-app serve` (or `make run`), which also starts the Chroma server and tells this
 process where it is (WORKSPACE_CHROMA_URL) and which data dir to use (WORKSPACE_DATA_DIR).
@@ -11,12 +11,9 @@ import logging
 import streamlit as st
 from PIL import Image, ImageDraw
 
+from components.application import current_app
 from components.feedback import GENERIC_ERROR
-from workspace_app.adapters.wiring import build_answer_service, build_service
-from workspace_app.answer.service import AnswerService
-from workspace_app.config import load_settings
 from workspace_app.errors import WorkspaceError
-from workspace_app.service import WorkspaceService
 
 log = logging.getLogger("workspace_app.ui")
 
@@ -29,18 +26,6 @@ PAGES = [
 ]
 
 
-@st.cache_resource(show_spinner="Opening the workspace store…")
-def get_service() -> WorkspaceService:
-    """One service per process: storage connections and the embedder are long-lived."""
-    return build_service(load_settings())
-
-
-@st.cache_resource(show_spinner=False)
-def get_answers() -> AnswerService:
-    """Answers, chats and notes on the same service."""
-    return build_answer_service(get_service())
-
-
 @st.cache_resource(show_spinner=False)
 def favicon() -> Image.Image:
     """A plain square served by this app: Material icons as favicons (also each page's icon) load from
@@ -51,17 +36,16 @@ def favicon() -> Image.Image:
 
 
 def main() -> None:
-    """Configure the page, make the service available to the pages, run the chosen page."""
+    """Configure the page, open the App (pages take it from `current_app()`), run the chosen page."""
     st.set_page_config(page_title="Workspace", page_icon=favicon(), layout="wide")
     page = st.navigation(PAGES, position="top")
     try:
-        st.session_state["service"] = get_service()
-        st.session_state["answers"] = get_answers()
+        current_app()
     except WorkspaceError as exc:
         st.error(exc.user_message, icon=":material/error:")
         st.stop()
     except Exception:
-        log.exception("the workspace service could not be built")
+        log.exception("the workspace application could not be built")
         st.error(GENERIC_ERROR, icon=":material/error:")
         st.stop()
     page.run()

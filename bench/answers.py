@@ -7,13 +7,15 @@ Run from the repository root:
     .venv/bin/python -m bench.answers --details    # + one line per question
 
 The workspace holds exactly the 5 dev PDFs (the unanswerable questions are only unanswerable there). It is
-ingested once into `bench/.cache/answers-<fingerprint>/` (the fingerprint and cache helpers are those of
-bench/retrieval.py) and reused while ingestion is unchanged. Metrics, per language and overall:
+ingested once into `bench/.cache/answers-<fingerprint>/` (the fingerprint and cache helpers of bench/common/)
+and reused while ingestion is unchanged. Metrics, per language and overall (and per file and per kind with
+`--questions all|xling|all+xling`; latency always asks the first 50 questions):
 - first-citation page accuracy: the first citation's pages contain a gold page (a refusal counts as a miss);
 - any-citation page accuracy: some citation's pages contain a gold page;
 - refusal recall on the unanswerable questions, false-refusal rate on the answerable ones;
 - fully supported: share of answers whose every sentence carries a verified citation;
-- ask latency (warm embedder): p50 over all asks, p95 over per-question medians of --passes passes.
+- ask latency (warm embedder): p50 over all asks, p95 over per-question medians of --passes passes;
+- cross-document questions (in `all`): also the share whose citations cover a gold page of every document.
 """
 
 from __future__ import annotations
@@ -27,19 +29,26 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench.retrieval import (
-    EVAL_DIR,
+from bench.common import (
     REPO,
     RESULTS_DIR,
+    BenchApp,
     CachedWorkspace,
     dev_inputs,
     git_info,
     ingest_sources,
-    load_jsonl,
     log,
     machine_info,
     now_iso,
     percentile,
+)
+from bench.common.questions import (
+    add_questions_option,
+    gold_pages,
+    grouped_metrics,
+    on_gold_span,
+    results_name,
+    select_questions,
 )
 
 KIND = "answers"
@@ -53,14 +62,22 @@ TARGETS = {
 }
 
 
-def build(service: Any) -> dict[str, Any]:
+def build(app: BenchApp) -> dict[str, Any]:
     """Ingest the 5 dev PDFs into the bench workspace."""
-    return ingest_sources(service, CachedWorkspace.WORKSPACE, [(p, p.name) for p in dev_inputs()], KIND)
+    return ingest_sources(app, CachedWorkspace.WORKSPACE, [(p, p.name) for p in dev_inputs()], KIND)
 
 
 def on_gold_page(citation: Any, row: dict[str, Any]) -> bool:
-    """The citation's document is the gold one and its pages contain a gold page."""
-    return bool(citation.document == row["doc"] and any(citation.page_start <= p <= citation.page_end for p in row["pages"]))
+    """The citation's document is a gold one and its pages contain a gold page of that document."""
+    return on_gold_span(citation.document, citation.page_start, citation.page_end, row)
+
+
+def every_document_cited(citations: Any, row: dict[str, Any]) -> bool:
+    """Every gold document of a cross-document question has a citation on one of its gold pages."""
+    return all(
+        any(on_gold_page(c, {"doc": doc, "pages": pages}) for c in citations)
+        for doc, pages in gold_pages(row)
+    )
 
 
 def fully_supported(answer: Any) -> bool:
@@ -83,6 +100,8 @@ def evaluate(answers: Any, questions: list[dict[str, Any]]) -> list[dict[str, An
             "gold": [q["doc"], q["pages"]], "ms": answer.timings_ms.get("total", 0.0),
             "answer": answer.text[:300],
         })
+        if isinstance(q["doc"], list):
+            rows[-1]["all_docs"] = every_document_cited(answer.citations, q)
     return rows
 
 
@@ -95,7 +114,7 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def share(part: int, whole: int) -> float | None:
         return round(part / whole, 4) if whole else None
 
-    return {
+    result = {
         "questions": len(rows), "answerable": len(answerable), "unanswerable": len(unanswerable),
         "first-citation page accuracy": share(sum(r["first"] for r in answerable), len(answerable)),
         "any-citation page accuracy": share(sum(r["any"] for r in answerable), len(answerable)),
@@ -103,15 +122,19 @@ def metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "false-refusal rate": share(sum(r["refused"] for r in answerable), len(answerable)),
         "answers fully supported": share(sum(bool(r["supported"]) for r in answered), len(answered)),
     }
+    cross = [r for r in rows if "all_docs" in r]
+    if cross:
+        result["every document cited (cross-document)"] = share(sum(r["all_docs"] for r in cross), len(cross))
+    return result
 
 
-def latency(answers: Any, questions: list[dict[str, Any]], passes: int, sentence_cache: bool = True) -> dict[str, Any]:
+def latency(app: BenchApp, questions: list[dict[str, Any]], passes: int, sentence_cache: bool = True) -> dict[str, Any]:
     """Ask every question `passes` times; p50 over all asks, p95 over per-question medians.
 
     The embedder's memory of recent query vectors is cleared before every ask (a user rarely asks the same
     question twice); with `sentence_cache=False` the evidence sentences are embedded afresh on every ask.
     """
-    embedder = answers.service.embedder
+    answers, embedder = app.answers, app.embedder
     saved_cache = embedder._cache
     if not sentence_cache:
         embedder._cache = None
@@ -125,7 +148,7 @@ def latency(answers: Any, questions: list[dict[str, Any]], passes: int, sentence
                 # Hybrid search alone, interleaved: on a shared machine it shows what the answer layer adds.
                 embedder._recent_queries.clear()
                 started = time.perf_counter()
-                answers.service.search(CachedWorkspace.WORKSPACE, q["question"], answers.evidence_blocks)
+                app.search.search(CachedWorkspace.WORKSPACE, q["question"], answers.evidence_blocks)
                 search_only[q["id"]].append((time.perf_counter() - started) * 1000)
                 embedder._recent_queries.clear()
                 started, cpu_started = time.perf_counter(), time.process_time()
@@ -192,6 +215,18 @@ def check_targets(results: dict[str, Any]) -> dict[str, Any]:
     return checked
 
 
+def group_lines(results: dict[str, Any]) -> list[str]:
+    """Per file and per kind (a question set other than first50): the metrics as a Markdown table."""
+    names = ["first-citation page accuracy", "any-citation page accuracy", "refusal recall", "false-refusal rate",
+             "answers fully supported", "every document cited (cross-document)"]
+    lines = ["| group | questions | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for grouping, label in (("metrics_by_file", "file"), ("metrics_by_kind", "kind")):
+        for group, values in results[grouping].items():
+            cells = ["–" if values.get(n) is None else f"{values[n]:.3f}" for n in names]
+            lines.append(f"| {label}: {group} | {values['questions']} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def print_report(results: dict[str, Any]) -> None:
     """The tables, to stdout."""
     names = ["first-citation page accuracy", "any-citation page accuracy", "refusal recall", "false-refusal rate",
@@ -214,6 +249,8 @@ def print_report(results: dict[str, Any]) -> None:
     print(f"| ask p50 / p95 ms, evidence sentences embedded afresh (1 pass) | {cold['p50']} / "
           f"{cold['p95 of per-question medians']} | {cold['by_language']['en']['p50']} / "
           f"{cold['by_language']['en']['p95']} | {cold['by_language']['zh']['p50']} / {cold['by_language']['zh']['p95']} |")
+    if "metrics_by_file" in results:
+        print("\n" + "\n".join(group_lines(results)))
     print(f"\nload average at start: {results['machine']['loadavg_at_start']} on {results['machine']['cpus_usable']} CPUs")
     print("\n| target | value | met |\n|---|---|---|")
     for name, check in results["targets"].items():
@@ -226,30 +263,35 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--passes", type=int, default=3, help="latency passes over the questions (default 3)")
     parser.add_argument("--calibrate", action="store_true", help="print the refusal threshold sweep")
     parser.add_argument("--details", action="store_true", help="print one line per question")
+    add_questions_option(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark and write bench/results/answers.json."""
+    """Run the benchmark and write bench/results/answers.json (answers-<set>.json for another question set)."""
     args = parse_args(argv)
     started = time.perf_counter()
-    questions = load_jsonl(EVAL_DIR / "guidelines_dev.jsonl")
+    sets = select_questions(args.questions)  # latency always asks the first 50 questions (comparable figures)
+    questions = sets.questions
     cached = CachedWorkspace(KIND, dev_inputs())
-    service = cached.open(build, args.fresh)
-    from workspace_app.adapters.wiring import build_answer_service
-
-    answers = build_answer_service(service)
-    answers.llm = None  # the extractive answerer is what is measured, whatever the environment says
+    app = cached.open(build, args.fresh)
+    answers = app.answers  # offline: the extractive answerer is what is measured, whatever the environment says
     answers.ask(CachedWorkspace.WORKSPACE, "warm up: what is syncope?")
     rows = evaluate(answers, questions)
     results: dict[str, Any] = {
         "timestamp": now_iso(), "command": "python -m bench.answers " + " ".join(argv or sys.argv[1:]),
         "machine": machine_info(), "git": git_info(), "workspace": cached.summary(),
         "metrics": {g: metrics([r for r in rows if g == "all" or r["lang"] == g]) for g in ("all", "en", "zh")},
-        "latency": latency(answers, questions, args.passes),
-        "latency_without_sentence_cache": latency(answers, questions, 1, sentence_cache=False),
-        "weights": answers.extractive.weights.__dict__, "details": rows,
     }
+    if sets.groups is not None:
+        results["question_set"] = args.questions
+        by_group = grouped_metrics(rows, sets.groups, metrics)
+        results["metrics_by_file"], results["metrics_by_kind"] = by_group["by_file"], by_group["by_kind"]
+    results.update({
+        "latency": latency(app, sets.latency_questions, args.passes),
+        "latency_without_sentence_cache": latency(app, sets.latency_questions, 1, sentence_cache=False),
+        "weights": answers.extractive.weights.__dict__, "details": rows,
+    })
     results["targets"] = check_targets(results)
     if args.calibrate:
         results["calibration"] = calibrate(answers, questions)
@@ -262,9 +304,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{r['id']} {r['lang']} {r['kind'][:6]:6} {mark:16} {r['ms']:7.1f} ms  gold={r['gold']} cited={r['citations'][:3]}")
     results["run_s"] = round(time.perf_counter() - started, 1)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / "answers.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    out = RESULTS_DIR / results_name("answers", args.questions)
+    out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
     print_report(results)
-    log(f"results written to {(RESULTS_DIR / 'answers.json').relative_to(REPO)} in {results['run_s']} s")
+    log(f"results written to {out.relative_to(REPO)} in {results['run_s']} s")
     return 0 if all(check["met"] for check in results["targets"].values()) else 1
 
 

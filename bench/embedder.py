@@ -34,7 +34,18 @@ from typing import Any
 
 import numpy as np
 
-from bench.retrieval import CACHE_DIR, EVAL_DIR, REPO, RESULTS_DIR, load_jsonl, log
+from bench.common import (
+    CACHE_DIR,
+    EVAL_DIR,
+    REPO,
+    RESULTS_DIR,
+    CachedWorkspace,
+    bench_settings,
+    load_jsonl,
+    log,
+    open_app,
+)
+from bench.common.app import new_embedder, vector_index
 
 RESULTS = RESULTS_DIR / "embedder.json"
 BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -68,12 +79,11 @@ def read_chunks(data_dir: Path) -> list[dict[str, Any]]:
 
 def load_embedders() -> dict[str, Any]:
     from workspace_app.config import EmbeddingSettings
-    from workspace_app.embedding.embedder import Embedder
 
     embedders = {}
     for backend in BACKENDS:
         started = time.perf_counter()
-        embedder = Embedder(EmbeddingSettings(backend=backend, export_dir=CACHE_DIR / "onnx"))  # type: ignore[arg-type]
+        embedder = new_embedder(EmbeddingSettings(backend=backend, export_dir=CACHE_DIR / "onnx"))  # type: ignore[arg-type]
         _ = embedder.dimension  # loads (and exports, the first time)
         log(f"{backend}: ready in {time.perf_counter() - started:.1f} s")
         embedders[backend] = embedder
@@ -156,22 +166,21 @@ def measure_retrieval(
     questions: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """bench.retrieval's dev metrics (hybrid and dense) with each backend's vectors, on the copy of the data dir."""
-    from bench.retrieval import CachedWorkspace, bench_settings, eval_dev
-    from workspace_app.adapters.wiring import build_service
+    from bench.retrieval_dev import eval_dev
 
     out = {}
     for name, embedder in embedders.items():
         settings = bench_settings(data_dir)
         settings.embedding.backend = name  # type: ignore[assignment]
-        service = build_service(settings, embedder)
-        workspace = service.get_workspace(CachedWorkspace.WORKSPACE)
+        app = open_app(settings, embedder)
+        workspace = app.workspaces.get(CachedWorkspace.WORKSPACE)
         # The copy's vectors are replaced in place (same ids and metadata); queries use the same backend.
-        collection = service.vectors._collection(workspace.id)  # type: ignore[attr-defined]
+        collection = vector_index(app)._collection(workspace.id)
         ids = [chunk["id"] for chunk in chunks]
         for start in range(0, len(ids), 2000):
             collection.update(ids=ids[start : start + 2000], embeddings=vectors[name][start : start + 2000])
-        metrics = eval_dev(service, questions)["metrics"]
-        service.catalog.close()
+        metrics = eval_dev(app, questions)["metrics"]
+        app.close()
         out[name] = {
             method: {group: {k: v for k, v in values.items() if k != "n"} for group, values in groups.items()}
             for method, groups in metrics.items() if method in ("hybrid", "dense")

@@ -13,8 +13,10 @@ Parts:
 2. Modes: the chat issue's answer metrics (bench/answers.py: first/any-citation page accuracy, refusals, fully
    supported answers) for naive, local, global and hybrid side by side, on the 50 dev questions in the workspace
    of the 5 dev PDFs (the same cached workspace as bench.answers), plus how many entities each answer lists.
-3. Latency: every dev question asked in every mode, `--passes` times, the embedder's recent-query memo cleared
-   before each ask (warm model, warm caches); p50 over all asks and p95 over the per-question medians.
+   `--questions all|xling|all+xling` evaluates a larger set instead, also per file and per kind.
+3. Latency: every one of the first 50 dev questions (whatever `--questions` says) asked in every mode,
+   `--passes` times, the embedder's recent-query memo cleared before each ask (warm model, warm caches); p50 over
+   all asks and p95 over the per-question medians.
 4. Graph page render on the 13-PDF workspace (the largest): `entity_graph` + the pyvis HTML (median of 5), and,
    with Debian's Chromium, the time from loading that HTML to vis-network's first drawing and to a settled
    layout, with every request to another host aborted and counted.
@@ -34,27 +36,28 @@ from pathlib import Path
 from typing import Any
 
 from bench.answers import build as build_dev_workspace
-from bench.answers import fully_supported, metrics, on_gold_page
-from bench.retrieval import (
+from bench.answers import every_document_cited, fully_supported, metrics, on_gold_page
+from bench.common import (
     CACHE_DIR,
-    EVAL_DIR,
     REPO,
     RESULTS_DIR,
+    BenchApp,
     CachedWorkspace,
     bench_settings,
     dev_inputs,
     forget_recent_queries,
     git_info,
-    load_jsonl,
     log,
     machine_info,
     now_iso,
+    open_app,
     percentile,
 )
+from bench.common.questions import DEFAULT_SET, QuestionSet, add_questions_option, grouped_metrics, results_name
+from bench.common.questions import select_questions as select_question_set
 
 MODES = ("naive", "local", "global", "hybrid")
 TARGETS_MS = {"local": 1000.0, "global": 2000.0, "hybrid": 2000.0}
-RESULTS = RESULTS_DIR / "graph.json"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run",
@@ -78,6 +81,8 @@ def evaluate_mode(answers: Any, questions: list[dict[str, Any]], mode: str) -> l
             "entities": [f"{e.name} ({e.type})" for e in answer.entities],
             "entities_cited": sum(1 for e in answer.entities if e.citations), "ms": answer.timings_ms.get("total", 0.0),
         })
+        if isinstance(q["doc"], list):
+            rows[-1]["all_docs"] = every_document_cited(answer.citations, q)
     return rows
 
 
@@ -92,16 +97,16 @@ def mode_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def mode_latency(answers: Any, questions: list[dict[str, Any]], passes: int) -> dict[str, Any]:
+def mode_latency(app: BenchApp, questions: list[dict[str, Any]], passes: int) -> dict[str, Any]:
     """Every question in every mode, interleaved by question so each mode sees the same machine load."""
     per: dict[str, dict[str, list[float]]] = {m: {q["id"]: [] for q in questions} for m in MODES}
     stages: dict[str, dict[str, list[float]]] = {m: {} for m in MODES}
     for _ in range(passes):
         for q in questions:
             for mode in MODES:
-                forget_recent_queries(answers.service.embedder)
+                forget_recent_queries(app.embedder)
                 started = time.perf_counter()
-                answer = answers.ask(CachedWorkspace.WORKSPACE, q["question"], mode=mode)
+                answer = app.answers.ask(CachedWorkspace.WORKSPACE, q["question"], mode=mode)
                 per[mode][q["id"]].append((time.perf_counter() - started) * 1000)
                 for stage, ms in answer.timings_ms.items():
                     stages[mode].setdefault(stage, []).append(ms)
@@ -118,25 +123,23 @@ def mode_latency(answers: Any, questions: list[dict[str, Any]], passes: int) -> 
     return result
 
 
-def run_modes(questions: list[dict[str, Any]], passes: int, fresh: bool, expansion: int | None = None) -> dict[str, Any]:
+def run_modes(sets: QuestionSet, passes: int, fresh: bool, expansion: int | None = None) -> dict[str, Any]:
     """Answer metrics and latency per mode in the dev workspace (expansion: override the expansion blocks)."""
     from dataclasses import replace
 
-    from workspace_app.adapters.wiring import build_answer_service
-
     cached = CachedWorkspace("answers", dev_inputs())
-    service = cached.open(build_dev_workspace, fresh)
-    answers = build_answer_service(service)
-    answers.llm = None  # the offline extractive answerer is what is measured
+    app = cached.open(build_dev_workspace, fresh)
+    answers = app.answers  # offline: the extractive answerer is what is measured
     if expansion is not None:
         answers.modes.options = replace(answers.modes.options, expansion=expansion)
-    return {"workspace": cached.summary(), **measure_modes(answers, questions, passes, "dev")}
+    return {"workspace": cached.summary(), **measure_modes(app, sets, passes, "dev")}
 
 
-def measure_modes(answers: Any, questions: list[dict[str, Any]], passes: int, label: str) -> dict[str, Any]:
-    """Metrics per mode (first pass) and latency per mode (`passes` more passes) on one workspace."""
-    graph = getattr(answers.service, "graph", None)
-    entities = len(graph.entities(answers.service.get_workspace(CachedWorkspace.WORKSPACE).id)) if graph else 0
+def measure_modes(app: BenchApp, sets: QuestionSet, passes: int, label: str) -> dict[str, Any]:
+    """Metrics per mode (first pass) and latency per mode (`passes` more passes, first 50 questions) on one workspace."""
+    answers, questions = app.answers, sets.questions
+    graph = app.graph
+    entities = len(graph.entities(app.workspaces.get(CachedWorkspace.WORKSPACE).id)) if graph else 0
     log(f"[{label}] {entities} entities in the workspace graph")
     for mode in MODES:
         answers.ask(CachedWorkspace.WORKSPACE, "warm up: what is syncope?", mode=mode)
@@ -148,72 +151,70 @@ def measure_modes(answers: Any, questions: list[dict[str, Any]], passes: int, la
         by_mode[mode] = mode_metrics(details[mode])
         log(f"[{label}] {mode}: first-citation {by_mode[mode]['all']['first-citation page accuracy']} "
             f"({time.perf_counter() - started:.1f} s)")
-    log(f"[{label}] latency: {passes} passes x {len(questions)} questions x {len(MODES)} modes")
-    return {
-        "graph_entities": entities, "options": answers.modes.options.__dict__, "metrics": by_mode,
-        "latency": mode_latency(answers, questions, passes), "details": details,
-    }
+    latency_questions = sets.latency_questions
+    log(f"[{label}] latency: {passes} passes x {len(latency_questions)} questions x {len(MODES)} modes")
+    result = {"graph_entities": entities, "options": answers.modes.options.__dict__, "metrics": by_mode}
+    if sets.groups is not None:
+        grouped = {mode: grouped_metrics(details[mode], sets.groups, metrics) for mode in MODES}
+        result["metrics_by_file"] = {mode: grouped[mode]["by_file"] for mode in MODES}
+        result["metrics_by_kind"] = {mode: grouped[mode]["by_kind"] for mode in MODES}
+    return {**result, "latency": mode_latency(app, latency_questions, passes), "details": details}
 
 
-def run_modes_largest(service: Any, questions: list[dict[str, Any]], passes: int) -> dict[str, Any]:
+def run_modes_largest(app: BenchApp, sets: QuestionSet, passes: int) -> dict[str, Any]:
     """The modes on the 13-PDF workspace (more distractors, a larger graph), and hybrid with seq_ret routing."""
     from dataclasses import replace
 
-    from workspace_app.adapters.wiring import build_answer_service
-
-    answers = build_answer_service(service)
-    answers.llm = None
-    result = measure_modes(answers, questions, passes, "13 PDFs")
+    answers = app.answers
+    result = measure_modes(app, sets, passes, "13 PDFs")
     answers.modes.options = replace(answers.modes.options, seq_ret=True)
     started = time.perf_counter()
-    rows = evaluate_mode(answers, questions, "hybrid")
+    rows = evaluate_mode(answers, sets.questions, "hybrid")
     result["metrics"]["hybrid + seq_ret"] = mode_metrics(rows)
     result["details"]["hybrid + seq_ret"] = rows
+    timed = {q["id"] for q in sets.latency_questions}
+    ms = [r["ms"] for r in rows if r["id"] in timed]
     result["latency"]["hybrid + seq_ret"] = {
-        "asks": len(rows), "p50": round(percentile([r["ms"] for r in rows], 50), 1),
-        "p95 of per-question medians": round(percentile([r["ms"] for r in rows], 95), 1),
+        "asks": len(ms), "p50": round(percentile(ms, 50), 1),
+        "p95 of per-question medians": round(percentile(ms, 95), 1),
     }
     log(f"[13 PDFs] hybrid + seq_ret: first-citation {result['metrics']['hybrid + seq_ret']['all']['first-citation page accuracy']} "
         f"({time.perf_counter() - started:.1f} s)")
     return result
 
 
-def largest_workspace() -> tuple[Any, Path]:
-    """A service on a copy of the newest cached 13-PDF workspace (bench.retrieval's), so the cache is untouched.
+def largest_workspace() -> tuple[BenchApp, Path]:
+    """The app on a copy of the newest cached 13-PDF workspace (bench.retrieval's), so the cache is untouched.
 
     Copying reuses its ingestion (parsing, chunks, vectors) instead of ingesting the 13 PDFs again; the graph
     stage is then run on every document by `extraction_stats`, which brings the graph up to date with the code.
     """
-    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
-    from workspace_app.adapters.wiring import build_service
-    from workspace_app.embedding.embedder import Embedder
-
     candidates = sorted(CACHE_DIR.glob("all13-*"), key=lambda path: path.stat().st_mtime)
     if not candidates:
         raise SystemExit("no cached 13-PDF workspace under bench/.cache/all13-*: run python -m bench.retrieval first")
     target = Path(tempfile.mkdtemp(prefix="bench-graph-")) / "data"
     shutil.copytree(candidates[-1], target)
     settings = bench_settings(target)
-    return build_service(settings, Embedder(settings.embedding, SqliteEmbeddingCache(target / "embeddings.sqlite"))), target
+    return open_app(settings, embedding_cache=target / "embeddings.sqlite"), target
 
 
-def run_extraction(service: Any) -> dict[str, Any]:
+def run_extraction(app: BenchApp) -> dict[str, Any]:
     """The graph-building figures of bench/graph_extraction.py (graph stage re-run on every document)."""
     from bench.graph_extraction import extraction_stats
 
-    return extraction_stats(service, CachedWorkspace.WORKSPACE)
+    return extraction_stats(app, CachedWorkspace.WORKSPACE)
 
 
-def run_render(service: Any, repeats: int = 5) -> dict[str, Any]:
+def run_render(app: BenchApp, repeats: int = 5) -> dict[str, Any]:
     """Graph page render time on the 13-PDF workspace: graph load + pyvis HTML, then drawing in Chromium."""
     from components.graph_view import MAX_NODES, build_network_html
 
-    workspace = service.get_workspace(CachedWorkspace.WORKSPACE)
+    workspace = app.workspaces.get(CachedWorkspace.WORKSPACE)
     load, build = [], []
     view = None
     for _ in range(repeats):
         started = time.perf_counter()
-        graph = service.graph.entity_graph(workspace.id)
+        graph = app.graph.entity_graph(workspace.id)
         loaded = time.perf_counter()
         view = build_network_html(graph, max_nodes=MAX_NODES)
         load.append((loaded - started) * 1000)
@@ -304,6 +305,25 @@ def extraction_lines(extraction: dict[str, Any]) -> list[str]:
     return [*lines, "", "</details>", ""]
 
 
+def group_lines(modes: dict[str, Any]) -> list[str]:
+    """Per file and per kind (a question set other than first50), per mode: first-citation page accuracy on the
+    answerable questions of the group, refusal recall where it has only unanswerable ones."""
+    lines = ["| group (5 dev PDFs) | questions | " + " | ".join(MODES) + " |", "|---|---|" + "---|" * len(MODES)]
+    for grouping, label in (("metrics_by_file", "file"), ("metrics_by_kind", "kind")):
+        for group in modes[grouping][MODES[0]]:
+            cells = []
+            for mode in MODES:
+                m = modes[grouping][mode][group]
+                if m["answerable"]:
+                    value, prefix = m["first-citation page accuracy"], ""
+                else:
+                    value, prefix = m["refusal recall"], "refusal "
+                cells.append("–" if value is None else f"{prefix}{value:.3f}")
+            count = modes[grouping][MODES[0]][group]["questions"]
+            lines.append(f"| {label}: {group} | {count} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown_report(results: dict[str, Any]) -> str:
     """The README tables."""
     lines = extraction_lines(results["extraction"]) if results.get("extraction") else []
@@ -318,6 +338,8 @@ def markdown_report(results: dict[str, Any]) -> str:
             lines.append(f"| first-citation page accuracy, {lang} | " + " | ".join("–" if v is None else f"{v:.3f}" for v in values) + " |")
         lat = modes["latency"]
         lines.append("| ask p50 / p95 ms | " + " | ".join(f"{lat[m]['p50']} / {lat[m]['p95 of per-question medians']}" for m in MODES) + " |")
+        if "metrics_by_file" in modes:
+            lines += ["", *group_lines(modes)]
     largest = results.get("modes_13")
     if largest:
         columns = list(largest["metrics"])
@@ -354,37 +376,41 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--fresh", action="store_true", help="ingest the workspaces again")
     parser.add_argument("--expansion", type=int, default=None, help="graph expansion blocks per answer (tuning)")
     parser.add_argument("--markdown", action="store_true", help="print the README tables from the results and exit")
+    add_questions_option(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark and write bench/results/graph.json (a partial run writes graph.partial.json)."""
+    """Run the benchmark and write bench/results/graph.json (a partial run writes graph.partial.json; another
+    question set graph-<set>[.partial].json)."""
     args = parse_args(argv)
     if args.markdown:
-        print(markdown_report(json.loads(RESULTS.read_text())))
+        print(markdown_report(json.loads((RESULTS_DIR / results_name("graph", args.questions)).read_text())))
         return 0
     started = time.perf_counter()
-    questions = load_jsonl(EVAL_DIR / "guidelines_dev.jsonl")
+    sets = select_question_set(args.questions)
     results: dict[str, Any] = {
         "timestamp": now_iso(), "command": "python -m bench.graph " + " ".join(argv or sys.argv[1:]),
         "machine": machine_info(), "git": git_info(),
     }
+    if args.questions != DEFAULT_SET:
+        results["question_set"] = args.questions
     if not (args.only_modes or (args.skip_extraction and args.skip_render)):
-        service, copy = largest_workspace()
+        app, copy = largest_workspace()
         log(f"[13 PDFs] working on a copy in {copy}")
         if not args.skip_extraction:
-            results["extraction"] = run_extraction(service)
+            results["extraction"] = run_extraction(app)
         if not args.skip_render:
-            results["render"] = run_render(service)
+            results["render"] = run_render(app)
         if not args.skip_extraction:  # the graph is current once extraction_stats has re-run the graph stage
-            results["modes_13"] = run_modes_largest(service, questions, 1)
-        service.catalog.close()
+            results["modes_13"] = run_modes_largest(app, sets, 1)
+        app.close()
         shutil.rmtree(copy.parent, ignore_errors=True)
-    results["modes"] = run_modes(questions, args.passes, args.fresh, args.expansion)
+    results["modes"] = run_modes(sets, args.passes, args.fresh, args.expansion)
     results["targets"] = check_targets(results)
     results["run_s"] = round(time.perf_counter() - started, 1)
     partial = args.only_modes or args.skip_extraction or args.skip_render or args.expansion is not None
-    out = RESULTS.with_suffix(".partial.json") if partial else RESULTS
+    out = RESULTS_DIR / results_name("graph", args.questions, ".partial.json" if partial else ".json")
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
     print(markdown_report(results))

@@ -23,41 +23,40 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
-REPO = Path(__file__).resolve().parents[1]
-CACHE = REPO / "bench" / ".cache"
+from bench.common import CACHE_DIR, REPO, BenchApp, now_iso, open_app
+
 TOP = 30
 
 
-def extraction_stats(data_dir_or_service: Path | str | Any, workspace: str, *, reindex: bool = True,
+def extraction_stats(data_dir_or_app: Path | str | BenchApp, workspace: str, *, reindex: bool = True,
                      ingestion_seconds: float | None = None) -> dict[str, Any]:
     """Per document graph numbers and top-30 entities of a workspace; `reindex` runs and times the graph stage."""
     from workspace_app.graph.communities import MIN_WEIGHT, detect_communities, weighted_graph
 
-    service = _service(data_dir_or_service)
-    ws = service.get_workspace(workspace)
-    documents = [d for d in service.catalog.list_documents(ws.id) if d.status == "ready"]
+    app = _app(data_dir_or_app)
+    ws = app.workspaces.get(workspace)
+    documents = [d for d in app.catalog.list_documents(ws.id) if d.status == "ready"]
     seconds: dict[str, dict[str, float]] = {}
     for document in documents if reindex else []:
-        chunks = service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id))
+        chunks = app.catalog.get_chunks(app.catalog.document_chunk_ids(document.id))
         ordered = sorted(chunks.values(), key=lambda c: c.ordinal)
         started = time.perf_counter()
-        service.graph.index_document(document, ordered)
-        seconds[document.id] = {"total_s": time.perf_counter() - started, **service.graph.timings}
+        app.graph.index_document(document, ordered)
+        seconds[document.id] = {"total_s": time.perf_counter() - started, **app.graph.timings}
     graph_s = sum(s["total_s"] for s in seconds.values())
-    reference = ingestion_seconds or _reference_ingestion_s(service.settings.storage.data_dir)
+    reference = ingestion_seconds or _reference_ingestion_s(app.settings.storage.data_dir)
     total_chunks = sum(d.chunks for d in documents) or 1
-    entities = {e.id: e for e in service.graph.entities(ws.id)}
+    entities = {e.id: e for e in app.graph.entities(ws.id)}
     per_document = []
     for document in documents:
-        relations = service.graph.store.relations(ws.id, document_ids=[document.id])
+        relations = app.graph.store.relations(ws.id, document_ids=[document.id])
         mentioned: Counter[str] = Counter()
-        for mention in service.graph.store.mentions(ws.id, None, [document.id]):
+        for mention in app.graph.store.mentions(ws.id, None, [document.id]):
             mentioned[mention.entity_id] += mention.count
         graph = weighted_graph(mentioned, relations)
         own = detect_communities(graph)
@@ -76,8 +75,8 @@ def extraction_stats(data_dir_or_service: Path | str | Any, workspace: str, *, r
         "workspace": ws.name, "documents": per_document, "graph_s": round(graph_s, 3),
         "ingestion_reference_s": round(reference, 2) if reference else None,
         "share_of_ingestion": round(graph_s / reference, 4) if reference else None,
-        "workspace_entities": len(entities), "workspace_relations": len(service.graph.relations(ws.id)),
-        "workspace_communities": {level: len(service.graph.communities(ws.id, level)) for level in (0, 1)},
+        "workspace_entities": len(entities), "workspace_relations": len(app.graph.relations(ws.id)),
+        "workspace_communities": {level: len(app.graph.communities(ws.id, level)) for level in (0, 1)},
     }
 
 
@@ -90,17 +89,13 @@ def _top(graph: nx.Graph, mentioned: Counter[str], entities: dict[str, Any]) -> 
     ]
 
 
-def _service(value: Path | str | Any) -> Any:
+def _app(value: Path | str | BenchApp) -> BenchApp:
     if not isinstance(value, (str, Path)):
         return value
-    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
-    from workspace_app.adapters.wiring import build_service
     from workspace_app.config import load_settings
-    from workspace_app.embedding.embedder import Embedder
 
     settings = load_settings(Path(value))
-    embedder = Embedder(settings.embedding, SqliteEmbeddingCache(Path(value) / "embeddings.sqlite"))
-    return build_service(settings, embedder=embedder)
+    return open_app(settings, embedding_cache=Path(value) / "embeddings.sqlite")
 
 
 def _reference_ingestion_s(data_dir: Path) -> float | None:
@@ -116,7 +111,7 @@ def _reference_ingestion_s(data_dir: Path) -> float | None:
 
 
 def _cached_workspace() -> Path:
-    candidates = sorted(CACHE.glob("all13-*"), key=lambda p: p.stat().st_mtime)
+    candidates = sorted(CACHE_DIR.glob("all13-*"), key=lambda p: p.stat().st_mtime)
     if not candidates:
         sys.exit("no cached workspace under bench/.cache/all13-*: run python -m bench.retrieval first")
     target = Path(tempfile.mkdtemp(prefix="graph-bench-")) / "data"
@@ -140,9 +135,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     data_dir = args.data_dir or _cached_workspace()
-    service = _service(data_dir)
-    workspace = args.workspace or service.list_workspaces()[0].name
-    stats = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": _machine(), **extraction_stats(service, workspace)}
+    app = _app(data_dir)
+    workspace = args.workspace or app.workspaces.list()[0].name
+    stats = {"date": now_iso(), "machine": _machine(), **extraction_stats(app, workspace)}
     for row in stats["documents"]:
         print(f"\n{row['document']}: {row['entities']} entities, {row['relations']} relations, "
               f"{row['communities']} communities, {row['graph_s']} s ({row['graph_steps_s']})")

@@ -8,7 +8,7 @@ Run from the repository root (about 20 minutes on 2 shared cores):
 Every mode uses a fresh data dir (so the embedding cache starts empty) under one temporary folder.
 - sync: `workspace-app ingest -w W <13 PDFs>` as one process (embedded Chroma, what a user runs by hand).
 - queue: a Chroma server and `workspace-app worker` (what `serve` runs); the files are submitted at once
-  with `service.submit_file` (what the Sources page calls). Timed from the worker's start (cold, like the
+  with `app.documents.submit` (what the Sources page calls). Timed from the worker's start (cold, like the
   CLI) and from the upload with the model already loaded (warm, like a running `serve`).
 - kill: the files are queued, then the worker is killed with SIGKILL at random moments and restarted,
   `--kill-cycles` times; afterwards every document must be ready with exactly the chunks of the queue run
@@ -34,15 +34,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pymupdf
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / ".." / "shared" / "corpus" / "guidelines"
-OUT = ROOT / "bench" / "results" / "ingest.json"
+from bench.common import CORPUS_DIR, RESULTS_DIR, BenchApp, now_iso, open_app
+from bench.common.app import vector_index
+
+CORPUS = CORPUS_DIR
+OUT = RESULTS_DIR / "ingest.json"
 CLI = Path(sys.executable).parent / "workspace-app"
 QUERY = "recommendation for patients"
 
@@ -125,15 +126,14 @@ def page_count(path: Path) -> int:
         return int(doc.page_count)
 
 
-def service_on(data_dir: Path, chroma_url: str | None) -> Any:
-    """A service in this process (its embedder is never loaded: the benchmark process only reads and queues)."""
-    from workspace_app.adapters.wiring import build_service
+def app_on(data_dir: Path, chroma_url: str | None) -> BenchApp:
+    """The app in this process (its embedder is never loaded: the benchmark process only reads and queues)."""
     from workspace_app.config import Settings
 
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     settings.storage.data_dir = data_dir
     settings.storage.chroma_url = chroma_url
-    return build_service(settings)
+    return open_app(settings)
 
 
 def run_sync(files: list[Path], data_dir: Path) -> dict[str, Any]:
@@ -169,22 +169,22 @@ def run_sync(files: list[Path], data_dir: Path) -> dict[str, Any]:
 
 def run_queue(files: list[Path], data_dir: Path, chroma_url: str, log_path: Path) -> dict[str, Any]:
     """Worker started cold, model loaded, then all files submitted at once; timings and memory."""
-    service = service_on(data_dir, chroma_url)
-    service.create_workspace("W")
+    app = app_on(data_dir, chroma_url)
+    app.workspaces.create("W")
     worker_started = time.monotonic()
     worker = WorkerProcess(data_dir, chroma_url, log_path)
     try:
         worker.wait_model_ready()
         model_ready = time.monotonic()
-        uploaded = [service.submit_file("W", path) for path in files]
+        uploaded = [app.documents.submit("W", path) for path in files]
         assert all(r.status == "queued" for r in uploaded), uploaded
         reads: list[float] = []
-        first_ready = wait_all_settled(service, model_ready, reads)
+        first_ready = wait_all_settled(app, model_ready, reads)
         done = time.monotonic()
         peak = worker.peak_rss_mb()
     finally:
         worker.stop()
-    documents = service.list_documents("W")
+    documents = app.documents.list("W")
     return {
         "wall_s_from_upload": round(done - model_ready, 1),
         "wall_s_from_worker_start": round(done - worker_started, 1),
@@ -206,7 +206,7 @@ def percentile(values: list[float], share: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 1)
 
 
-def wait_all_settled(service: Any, since: float, reads: list[float] | None = None) -> float:
+def wait_all_settled(app: BenchApp, since: float, reads: list[float] | None = None) -> float:
     """Poll the catalog until no document is queued or running; returns when the first became searchable.
 
     Each poll is what the Sources page does on every refresh (list the documents); its latency while the
@@ -215,11 +215,11 @@ def wait_all_settled(service: Any, since: float, reads: list[float] | None = Non
     first_ready: float | None = None
     while True:
         started = time.perf_counter()
-        documents = service.list_documents("W")
+        documents = app.documents.list("W")
         if reads is not None:
             reads.append((time.perf_counter() - started) * 1000)
         if first_ready is None and any(d.status == "ready" for d in documents):
-            hits = service.search("W", QUERY, methods=("sparse",)).hits
+            hits = app.search.search("W", QUERY, methods=("sparse",)).hits
             first_ready = time.monotonic() if hits else None
         if all(not d.is_active for d in documents):
             return first_ready if first_ready is not None else time.monotonic()
@@ -237,10 +237,10 @@ def run_kill(
     if cache is not None:
         data_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(cache, data_dir / "embeddings.sqlite")
-    service = service_on(data_dir, chroma_url)
-    service.create_workspace("W")
+    app = app_on(data_dir, chroma_url)
+    app.workspaces.create("W")
     for path in files:
-        service.submit_file("W", path)
+        app.documents.submit("W", path)
     kills = []
     started = time.monotonic()
     for _ in range(cycles):
@@ -248,12 +248,12 @@ def run_kill(
         worker.wait_model_ready()
         delay = rng.uniform(2.0, 30.0)
         time.sleep(delay)
-        running = [f"{d.name}:{d.stage}" for d in service.list_documents("W") if d.status == "running"]
+        running = [f"{d.name}:{d.stage}" for d in app.documents.list("W") if d.status == "running"]
         worker.stop(signal.SIGKILL)
         kills.append({"after_s": round(delay, 1), "running": running})
     worker = WorkerProcess(data_dir, chroma_url, log_path)
     try:
-        wait_all_settled(service, time.monotonic())
+        wait_all_settled(app, time.monotonic())
     finally:
         worker.stop()
     return {
@@ -261,24 +261,24 @@ def run_kill(
         "seed": seed,
         "kills": kills,
         "wall_s": round(time.monotonic() - started, 1),
-        **check_exact(service, data_dir, expected),
+        **check_exact(app, data_dir, expected),
     }
 
 
-def check_exact(service: Any, data_dir: Path, expected: dict[str, int]) -> dict[str, Any]:
+def check_exact(app: BenchApp, data_dir: Path, expected: dict[str, int]) -> dict[str, Any]:
     """Lost and duplicated chunks, vectors and keyword rows against the undisturbed counts."""
     problems = []
-    workspace = service.get_workspace("W")
+    workspace = app.workspaces.get("W")
     with sqlite3.connect(data_dir / "catalog.sqlite") as db:
-        for document in service.list_documents("W"):
+        for document in app.documents.list("W"):
             want = expected.get(document.name)
-            ids = service.catalog.document_chunk_ids(document.id)
+            ids = app.catalog.document_chunk_ids(document.id)
             table = f"fts_{workspace.id}"
             fts = db.execute(
                 f"SELECT COUNT(*) FROM {table} WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)",
                 (document.id,),
             ).fetchone()[0]
-            vectors = service.vectors.count(workspace.id, document.id)
+            vectors = vector_index(app).count(workspace.id, document.id)
             good = [f"{document.id}-{i:05d}" for i in range(want or 0)]
             if document.status != "ready" or ids != good or vectors != want or fts != want or document.chunks != want:
                 problems.append(
@@ -294,10 +294,10 @@ def check_exact(service: Any, data_dir: Path, expected: dict[str, int]) -> dict[
                 )
         total = db.execute("SELECT COUNT(*), COUNT(DISTINCT id) FROM chunks").fetchone()
     return {
-        "documents_ready": sum(d.status == "ready" for d in service.list_documents("W")),
+        "documents_ready": sum(d.status == "ready" for d in app.documents.list("W")),
         "chunks_total": total[0],
         "chunks_distinct": total[1],
-        "vectors_total": service.vectors.count(workspace.id),
+        "vectors_total": vector_index(app).count(workspace.id),
         "expected_total": sum(expected.values()),
         "problems": problems,
         "lost_or_duplicated": len(problems) + abs(total[0] - sum(expected.values())),
@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
             args.out = OUT.with_name("ingest-queue.json")
     files = sorted(args.corpus.glob("*.pdf"))
     results: dict[str, Any] = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": now_iso(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "files": len(files),
         "pages": sum(page_count(path) for path in files),

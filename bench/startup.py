@@ -22,12 +22,12 @@ import sys
 import tempfile
 import time
 import urllib.request
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "results" / "startup.json"
+from bench.common import RESULTS_DIR, now_iso
+
+OUT = RESULTS_DIR / "startup.json"
 CLI = Path(sys.executable).parent / "workspace-app"
 TARGET_S = 15.0
 LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             browser.close()
     usable = [run["usable_page"] for run in runs]
     results = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": now_iso(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "runs": runs,
         "usable_page_s_median": round(statistics.median(usable), 2),

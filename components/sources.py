@@ -18,7 +18,6 @@ from workspace_app.models.documents import ACTIVE_STATUSES as ACTIVE
 from workspace_app.models.documents import Document
 
 ActionKind = Literal["cancel", "retry", "remove", "include", "exclude"]
-UPLOAD_TYPES = ["pdf", "txt", "md"]
 STAGE_TEXT = {
     "queued": "Waiting for a worker",
     "parsing": "Reading pages",
@@ -48,11 +47,11 @@ class SourceAction:
     document_id: str
 
 
-def render_uploader(*, limit_mb: int, key: str) -> list[Upload] | None:
+def render_uploader(*, suffixes: list[str], limit_mb: int, key: str) -> list[Upload] | None:
     """A drop zone for many files at once; returns the dropped files once (the zone is cleared afterwards)."""
     generation = st.session_state.get(f"{key}-generation", 0)
     files = st.file_uploader(
-        "Add sources", type=UPLOAD_TYPES, accept_multiple_files=True, key=f"{key}-{generation}",
+        "Add sources", type=suffixes, accept_multiple_files=True, key=f"{key}-{generation}",
         max_upload_size=limit_mb,
         help=f"PDF, plain text or Markdown, up to {limit_mb} MB each. Drop several files at once.",
     )

@@ -10,17 +10,18 @@ import logging
 
 import streamlit as st
 
+from components.application import current_app
 from components.chats import ChatAction, render_chat_picker, render_scope
 from components.citations import AnswerAction, escape_answer, render_answer
 from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown
 from components.workspace_gate import render_workspace_gate
-from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
 from workspace_app.answer.service import MODES, AnswerService
+from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
 from workspace_app.models.documents import Workspace
-from workspace_app.service import WorkspaceService
 
 log = logging.getLogger("workspace_app.ui")
 
@@ -35,10 +36,10 @@ MODE_HELP = (
 )
 
 
-def render_page(service: WorkspaceService, answers: AnswerService) -> None:
+def render_page(app: App, answers: AnswerService) -> None:
     """Header, chat picker in the sidebar, the conversation, the PDF panel and the question box."""
     st.title("Chat")
-    workspace = render_workspace_gate(service.get_workspace, purpose="chat answers come from its sources")
+    workspace = render_workspace_gate(app.workspaces.get, purpose="chat answers come from its sources")
     if workspace is None:
         return
     show_flash()
@@ -48,7 +49,7 @@ def render_page(service: WorkspaceService, answers: AnswerService) -> None:
         st.subheader("Chats")
         export = answers.export_chat(workspace.id, current.id) if current else None
         action = render_chat_picker(chats, current, export, key="chats")
-        render_scope(service.list_documents(workspace.id))
+        render_scope(app.documents.list(workspace.id))
         st.segmented_control("Query mode", MODES, default=DEFAULT_MODE, key=MODE_KEY, help=MODE_HELP)
         st.caption(f"Answers by the {'language model' if answers.answerer_name == 'llm' else 'offline extractive'} answerer.")
     if action:
@@ -179,4 +180,5 @@ def _current_chat(chats: list[Chat]) -> Chat | None:
     return found
 
 
-render_page(st.session_state["service"], st.session_state["answers"])
+app = current_app()
+render_page(app, app.answers)

@@ -12,6 +12,7 @@ from typing import Any
 import networkx as nx
 import streamlit as st
 
+from components.application import current_app
 from components.feedback import report_errors
 from components.graph_view import (
     ColourBy,
@@ -23,11 +24,11 @@ from components.graph_view import (
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
-from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
+from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
-from workspace_app.models.graph import ENTITY_TYPES, Entity
+from workspace_app.app import App
 from workspace_app.models.documents import Workspace
-from workspace_app.service import WorkspaceService
+from workspace_app.models.graph import ENTITY_TYPES, Entity
 
 ENTITY = "graph-entity"
 OPENED = "graph-opened"
@@ -37,17 +38,14 @@ MAX_NODES = 150
 PASSAGES = 20
 
 
-def render_page(service: WorkspaceService, answers: AnswerService) -> None:
+def render_page(app: App, answers: AnswerService) -> None:
     """Filters, the network, the chosen entity's passages and the PDF panel."""
     st.title("Graph")
-    workspace = render_workspace_gate(service.get_workspace, purpose="its entity graph is drawn here")
+    workspace = render_workspace_gate(app.workspaces.get, purpose="its entity graph is drawn here")
     if workspace is None:
         return
-    graph_service = getattr(service, "graph", None)
-    if graph_service is None:
-        st.info("This installation has no entity graph.", icon=":material/hub:")
-        return
-    ready = [d for d in service.list_documents(workspace.id) if d.status == "ready"]
+    graph_service = app.graph
+    ready = [d for d in app.documents.list(workspace.id) if d.status == "ready"]
     with st.sidebar:
         st.subheader("Filters")
         chosen_ids = _document_filter(ready)
@@ -80,7 +78,7 @@ def render_page(service: WorkspaceService, answers: AnswerService) -> None:
         if centre is None:
             st.info("Find or pick an entity to see the passages that mention it.", icon=":material/search:")
         else:
-            _entity_side(service, answers, workspace, centre, chosen_ids, titles)
+            _entity_side(app, answers, workspace, centre, chosen_ids, titles)
 
 
 def _empty_state(workspace: Workspace, has_sources: bool) -> None:
@@ -149,7 +147,7 @@ def _entity_picker(graph_service: Any, workspace: Workspace, shown: nx.Graph, do
 
 
 def _entity_side(
-    service: WorkspaceService, answers: AnswerService, workspace: Workspace, entity: Entity,
+    app: App, answers: AnswerService, workspace: Workspace, entity: Entity,
     document_ids: list[str] | None, titles: dict[int, str],
 ) -> None:
     """The entity's facts, the passages mentioning it (each opens the PDF), and the opened passage."""
@@ -162,10 +160,10 @@ def _entity_side(
         st.caption("Also: " + ", ".join(escape_markdown(a) for a in entity.aliases[:8]))
     passages: list[EntityPassage] = []
     with report_errors():
-        passages = entity_passages(service, workspace.id, entity, document_ids, PASSAGES)
+        passages = answers.entity_passages(workspace.id, entity, document_ids, PASSAGES)
     opened = _passage_list(passages)
     if opened is not None:
-        citation = passage_citation(service, opened)
+        citation = answers.passage_citation(opened)
         excerpt = None
         with report_errors():
             excerpt = answers.citation_excerpt(workspace.id, citation)
@@ -185,4 +183,5 @@ def _passage_list(passages: list[EntityPassage]) -> EntityPassage | None:
     return next((p for p in passages if p.chunk.id == wanted), None)
 
 
-render_page(st.session_state["service"], st.session_state["answers"])
+app = current_app()
+render_page(app, app.answers)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.application import current_app
 from components.citations import render_answer
 from components.feedback import flash, report_errors, show_flash
 from components.text import escape_markdown, format_date
 from components.workspace_gate import render_workspace_gate
 from workspace_app.answer.export import answer_markdown, escape
-from workspace_app.models.answers import Note
 from workspace_app.answer.service import AnswerService
+from workspace_app.app import App
+from workspace_app.models.answers import Note
 from workspace_app.models.documents import Workspace
-from workspace_app.service import WorkspaceService
 
 
 def notes_markdown(workspace: Workspace, notes: list[Note]) -> str:
@@ -23,10 +24,10 @@ def notes_markdown(workspace: Workspace, notes: list[Note]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def render_page(service: WorkspaceService, answers: AnswerService) -> None:
+def render_page(app: App, answers: AnswerService) -> None:
     """Header, export, one card per note."""
     st.title("Notes")
-    workspace = render_workspace_gate(service.get_workspace, purpose="its notes are listed here")
+    workspace = render_workspace_gate(app.workspaces.get, purpose="its notes are listed here")
     if workspace is None:
         return
     show_flash()
@@ -58,4 +59,5 @@ def _render_note(answers: AnswerService, workspace: Workspace, note: Note) -> No
                 st.rerun()
 
 
-render_page(st.session_state["service"], st.session_state["answers"])
+app = current_app()
+render_page(app, app.answers)

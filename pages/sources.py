@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.sources import (
     SourceAction,
@@ -22,8 +23,8 @@ from components.sources import (
 )
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
+from workspace_app.app import App
 from workspace_app.models.documents import Workspace
-from workspace_app.service import WorkspaceService
 
 UPLOAD_KEY = "sources-upload"
 PROBLEMS = "sources-upload-problems"
@@ -31,9 +32,9 @@ ROWS_KEY = "sources"
 POLL_S = 1.0
 
 
-def submit_uploads(service: WorkspaceService, workspace: Workspace, uploads: list[Upload]) -> None:
+def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> None:
     """Queue the dropped files; remember the refused ones (with their reasons) to show them."""
-    reports = [service.submit_upload(workspace.id, upload.name, upload.data) for upload in uploads]
+    reports = [app.documents.submit(workspace.id, upload.data, upload.name) for upload in uploads]
     queued = [r for r in reports if r.status == "queued"]
     duplicates = [r for r in reports if r.status == "duplicate"]
     st.session_state[PROBLEMS] = [r.error or f"{r.document} could not be added." for r in reports if r.status == "failed"]
@@ -45,27 +46,27 @@ def submit_uploads(service: WorkspaceService, workspace: Workspace, uploads: lis
     st.rerun()
 
 
-def apply_action(service: WorkspaceService, workspace: Workspace, action: SourceAction) -> None:
+def apply_action(app: App, workspace: Workspace, action: SourceAction) -> None:
     """Carry out what the user asked for on one source, then rerun the whole page."""
     with report_errors():
         if action.kind == "cancel":
-            document = service.cancel_document(workspace.id, action.document_id)
+            document = app.documents.cancel(workspace.id, action.document_id)
             flash(f"Cancelled {document.name}." if document.status == "cancelled" else f"Stopping {document.name}…")
         elif action.kind == "retry":
-            flash(f"Queued {service.retry_document(workspace.id, action.document_id).name} again.")
+            flash(f"Queued {app.documents.retry(workspace.id, action.document_id).name} again.")
         elif action.kind == "remove":
-            flash(f"Removed {service.remove_document(workspace.id, action.document_id).name}.")
+            flash(f"Removed {app.documents.remove(workspace.id, action.document_id).name}.")
             close_remove_confirmation(key=ROWS_KEY)
         else:
-            service.set_included(workspace.id, action.document_id, action.kind == "include")
+            app.documents.set_included(workspace.id, action.document_id, action.kind == "include")
         st.rerun()
 
 
-def render_live_sources(service: WorkspaceService, workspace: Workspace, polling: bool) -> None:
+def render_live_sources(app: App, workspace: Workspace, polling: bool) -> None:
     """Table and rows; re-run every POLL_S seconds while something is in progress."""
     documents = None
     with report_errors():
-        documents = service.list_documents(workspace.id)
+        documents = app.documents.list(workspace.id)
     if documents is None:
         return
     if not documents:
@@ -77,30 +78,30 @@ def render_live_sources(service: WorkspaceService, workspace: Workspace, polling
     st.caption("Ticked sources are used to answer questions in chat.")
     action = render_source_rows(documents, key=ROWS_KEY)
     if action:
-        apply_action(service, workspace, action)
+        apply_action(app, workspace, action)
     if polling and not any(d.is_active for d in documents):
         st.rerun()  # the last job finished: render once more without polling
 
 
-def render_page(service: WorkspaceService) -> None:
+def render_page(app: App) -> None:
     """The whole page: header, drop zone, refused uploads, live list."""
     st.title("Sources")
-    workspace = render_workspace_gate(service.get_workspace, purpose="its sources are managed here")
+    workspace = render_workspace_gate(app.workspaces.get, purpose="its sources are managed here")
     if workspace is None:
         return
     st.caption(f"Workspace **{escape_markdown(workspace.name)}**")
     show_flash()
-    uploads = render_uploader(limit_mb=service.settings.ingest.max_file_mb, key=UPLOAD_KEY)
+    uploads = render_uploader(suffixes=app.documents.upload_suffixes(), limit_mb=app.settings.ingest.max_file_mb, key=UPLOAD_KEY)
     if uploads:
         with report_errors():
-            submit_uploads(service, workspace, uploads)
+            submit_uploads(app, workspace, uploads)
     if render_upload_problems(st.session_state.get(PROBLEMS, []), key=PROBLEMS):
         st.session_state.pop(PROBLEMS, None)
         st.rerun()
     polling = False
     with report_errors():
-        polling = any(d.is_active for d in service.list_documents(workspace.id))
-    st.fragment(render_live_sources, run_every=POLL_S if polling else None)(service, workspace, polling)
+        polling = any(d.is_active for d in app.documents.list(workspace.id))
+    st.fragment(render_live_sources, run_every=POLL_S if polling else None)(app, workspace, polling)
 
 
-render_page(st.session_state["service"])
+render_page(current_app())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.workspaces import (
     WorkspaceAction,
@@ -14,41 +15,41 @@ from components.workspaces import (
     render_create_form,
     render_workspace_list,
 )
-from workspace_app.service import WorkspaceService
+from workspace_app.app import App
 
 LIST_KEY = "workspaces"
 CURRENT = "workspace"
 
 
-def apply_action(service: WorkspaceService, action: WorkspaceAction) -> None:
+def apply_action(app: App, action: WorkspaceAction) -> None:
     """Carry out what the user asked for, then rerun so the list shows the result."""
     with report_errors():
         if action.kind == "create":
-            workspace = service.create_workspace(action.name or "")
+            workspace = app.workspaces.create(action.name or "")
             st.session_state[CURRENT] = workspace.id
             flash(f"Created workspace {workspace.name}.")
         elif action.kind == "open":
-            workspace = service.get_workspace(action.workspace_id or "")
+            workspace = app.workspaces.get(action.workspace_id or "")
             st.session_state[CURRENT] = workspace.id
             flash(f"Now working in {workspace.name}.")
         elif action.kind == "rename":
-            workspace = service.rename_workspace(action.workspace_id or "", action.name or "")
+            workspace = app.workspaces.rename(action.workspace_id or "", action.name or "")
             flash(f"Renamed to {workspace.name}.")
         else:
-            _delete(service, action.workspace_id or "")
+            _delete(app, action.workspace_id or "")
         close_workspace_editor(key=LIST_KEY)
         st.rerun()
 
 
-def _delete(service: WorkspaceService, workspace_id: str) -> None:
-    workspace = service.get_workspace(workspace_id)
-    service.delete_workspace(workspace.id)
+def _delete(app: App, workspace_id: str) -> None:
+    workspace = app.workspaces.get(workspace_id)
+    app.workspaces.delete(workspace.id)
     if st.session_state.get(CURRENT) == workspace.id:
         del st.session_state[CURRENT]
     flash(f"Deleted workspace {workspace.name}.")
 
 
-def render_page(service: WorkspaceService) -> None:
+def render_page(app: App) -> None:
     """The whole page: header, create form, list."""
     st.title("Workspaces")
     st.caption(
@@ -58,15 +59,15 @@ def render_page(service: WorkspaceService) -> None:
     show_flash()
     created = render_create_form(key="create-workspace")
     if created:
-        apply_action(service, created)
+        apply_action(app, created)
     st.subheader("Your workspaces")
     workspaces = None
     with report_errors():
-        workspaces = service.list_workspaces()
+        workspaces = app.workspaces.list()
     if workspaces is not None:
         picked = render_workspace_list(workspaces, current=st.session_state.get(CURRENT), key=LIST_KEY)
         if picked:
-            apply_action(service, picked)
+            apply_action(app, picked)
 
 
-render_page(st.session_state["service"])
+render_page(current_app())

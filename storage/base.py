@@ -36,9 +36,15 @@ class DocumentRepository(Protocol):
 
 
 class ChunkRepository(Protocol):
-    """Chunk text and boxes (the source of truth), with a BM25 keyword index over them."""
+    """Chunk text and boxes (the source of truth), with a BM25 keyword index over them.
 
-    def replace_chunks(self, document_id: str, workspace_id: str, chunks: Sequence[Chunk]) -> None: ...
+    `replace_chunks` receives each chunk's index terms as (section terms, body terms), computed by the core's
+    analyzer: storage does not tokenize.
+    """
+
+    def replace_chunks(
+        self, document_id: str, workspace_id: str, chunks: Sequence[Chunk], keyword_texts: Sequence[tuple[str, str]]
+    ) -> None: ...
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]: ...
     def document_chunk_ids(self, document_id: str) -> list[str]: ...
     def keyword_search(

@@ -75,12 +75,12 @@ def embedder(embedding_cache_file: Path) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def build(embedder: Any) -> Iterator[Callable[..., Any]]:
     """Build a WorkspaceService on a data dir with the shared embedder: build(data_dir, **ingest_settings)."""
-    from workspace_app.adapters.wiring import build_service
+    from workspace_app.adapters.wiring import build_app
 
     services: list[Any] = []
 
     def _build(data_dir: Path, **ingest: Any) -> Any:
-        service = build_service(make_settings(data_dir, **ingest), embedder=embedder)
+        service = build_app(make_settings(data_dir, **ingest), embedder=embedder)
         services.append(service)
         return service
 

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -46,33 +45,40 @@ def default_text(default: Any) -> str:
 
 
 SETTINGS = settings_fields()
-IDS = [name for name, _ in SETTINGS]
+NAMES = [name for name, _ in SETTINGS]
 
 
-@pytest.mark.parametrize("group", sorted(Settings.model_fields))
-def test_every_group_has_a_description(group: str) -> None:
-    assert Settings.model_fields[group].description
+def test_every_group_has_a_description() -> None:
+    missing = [group for group, field in Settings.model_fields.items() if not field.description]
+    assert missing == [], f"settings groups without a description in config.py: {missing}"
 
 
-@pytest.mark.parametrize(("variable", "field"), SETTINGS, ids=IDS)
-def test_every_setting_has_a_description(variable: str, field: FieldInfo) -> None:
-    assert field.description and len(field.description) > 10, variable
+def test_every_setting_has_a_description() -> None:
+    missing = [name for name, field in SETTINGS if not (field.description and len(field.description) > 10)]
+    assert missing == [], f"settings without a description (over 10 characters) in config.py: {missing}"
 
 
-@pytest.mark.parametrize(("variable", "field"), SETTINGS, ids=IDS)
-def test_every_setting_is_in_the_readme_table(variable: str, field: FieldInfo) -> None:
-    row = readme_rows().get(variable)
-    assert row is not None, f"add a row for {variable} to the Configuration table in README.md"
-    cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
-    assert cells[1] == default_text(field.default), f"{variable}: the README's default is out of date"
-    assert cells[2] == field.description, f"{variable}: the README's description differs from config.py"
+def test_every_setting_is_in_the_readme_table() -> None:
+    rows = readme_rows()
+    problems = []
+    for name, field in SETTINGS:
+        row = rows.get(name)
+        if row is None:
+            problems.append(f"{name}: add a row to the Configuration table in README.md")
+            continue
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        if cells[1] != default_text(field.default):
+            problems.append(f"{name}: the README's default is out of date")
+        if cells[2] != field.description:
+            problems.append(f"{name}: the README's description differs from config.py")
+    assert problems == [], "\n".join(problems)
 
 
 def test_readme_names_no_setting_that_does_not_exist() -> None:
-    unknown = set(readme_rows()) - set(IDS)
+    unknown = set(readme_rows()) - set(NAMES)
     assert not unknown, f"README.md documents settings that config.py does not have: {sorted(unknown)}"
 
 
-@pytest.mark.parametrize(("variable", "field"), SETTINGS, ids=IDS)
-def test_every_setting_is_in_env_example(variable: str, field: FieldInfo) -> None:
-    assert re.search(rf"^# {variable}=", ENV_EXAMPLE, re.MULTILINE), f"add {variable} to .env.example"
+def test_every_setting_is_in_env_example() -> None:
+    missing = [name for name in NAMES if not re.search(rf"^# {name}=", ENV_EXAMPLE, re.MULTILINE)]
+    assert missing == [], f"add these settings to .env.example: {missing}"

@@ -29,6 +29,9 @@ class StorageSettings(_Group):
         description="URL of a Chroma server (e.g. http://127.0.0.1:8000); unset means embedded Chroma "
         "or the server started by `workspace-app serve` for this data dir.",
     )
+    vector_backend: Literal["chroma"] = Field(
+        "chroma", description="Vector index backend (chosen in the wiring; Chroma is the one implemented)."
+    )
 
 
 class EmbeddingSettings(_Group):

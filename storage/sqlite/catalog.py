@@ -1,323 +1,189 @@
-"""SQLite catalog: workspaces, documents, chunks and the FTS5 keyword index (WAL, foreign keys, migrations)."""
+"""The SQLite catalog: one `Database` (WAL, foreign keys, migrations) with its repositories on top.
+
+Each repository is an attribute (`catalog.workspaces`, `.documents`, `.chunks`, `.leases`, `.chats`, `.notes`);
+the catalog also answers every repository method itself, so it satisfies the `Catalog`, `ChatRepository` and
+`NoteRepository` protocols as one object.
+"""
 
 from __future__ import annotations
 
-import json
-import sqlite3
-import threading
-import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from storage.sqlite.chats import SqliteChatStore
+from storage.sqlite.chats import SqliteChats, SqliteNotes
+from storage.sqlite.chunks import SqliteChunks
+from storage.sqlite.database import Database
+from storage.sqlite.documents import SqliteDocuments
 from storage.sqlite.leases import SqliteJobLeases
-from storage.sqlite.migrations import MIGRATIONS, create_keyword_table, keyword_table
-from workspace_app.errors import StorageError, WorkspaceExistsError, WorkspaceNotFoundError
-from workspace_app.models.documents import Chunk, Document, Rect, Workspace
-from workspace_app.retrieval.lexical import index_text
-
-_DOCUMENT_FIELDS = {
-    "name", "pages", "chunks", "status", "stage", "progress", "error", "pages_without_text", "included",
-    "pages_parsed", "chunks_embedded", "chunks_total", "eta_s", "cancel_requested",
-}
+from storage.sqlite.migrations import MIGRATIONS
+from storage.sqlite.workspaces import SqliteWorkspaces
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
+from workspace_app.models.documents import Chunk, Document, JobState, Workspace
 
 
-def now_iso() -> str:
-    """Current UTC time as ISO 8601 text."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-class SqliteCatalog(SqliteJobLeases, SqliteChatStore):
+class SqliteCatalog:
     """The catalog in one SQLite file; safe to use from several threads and processes (WAL)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StorageError(f"Cannot open the catalog at {path}: {exc}. Check the data directory.") from exc
-        self._lock = threading.RLock()
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._migrate()
+        self.database = Database(path)
+        self.database.migrate(MIGRATIONS)
+        self.workspaces = SqliteWorkspaces(self.database)
+        self.documents = SqliteDocuments(self.database)
+        self.chunks = SqliteChunks(self.database)
+        self.leases = SqliteJobLeases(self.database)
+        self.chats = SqliteChats(self.database)
+        self.notes = SqliteNotes(self.database)
 
     def close(self) -> None:
         """Close the connection."""
-        self._db.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                yield self._db
-                self._db.execute("COMMIT")
-            except sqlite3.IntegrityError:
-                self._db.execute("ROLLBACK")
-                raise
-            except sqlite3.Error as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise StorageError(f"The catalog could not be written: {exc}. Try again.") from exc
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
-
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            try:
-                return self._db.execute(sql, params).fetchall()
-            except sqlite3.Error as exc:
-                raise StorageError(f"The catalog could not be read: {exc}. Try again.") from exc
-
-    def _migrate(self) -> None:
-        with self._tx() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-            row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            current = row[0] or 0
-            for version, script in enumerate(MIGRATIONS, start=1):
-                if version > current:
-                    for statement in script:
-                        if callable(statement):
-                            statement(db)
-                        else:
-                            db.execute(statement)
-                    db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        self.database.close()
 
     # Workspaces
 
     def create_workspace(self, name: str) -> Workspace:
         """Create a workspace with a unique name."""
-        workspace = Workspace(uuid.uuid4().hex[:12], name, now_iso())
-        try:
-            with self._tx() as db:
-                db.execute(
-                    "INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)",
-                    (workspace.id, workspace.name, workspace.created_at),
-                )
-                create_keyword_table(db, workspace.id)
-        except sqlite3.IntegrityError as exc:
-            raise WorkspaceExistsError(f"A workspace named '{name}' already exists. Pick another name.") from exc
-        return workspace
+        return self.workspaces.create_workspace(name)
 
     def find_workspace(self, name_or_id: str) -> Workspace | None:
         """The workspace with this id or name, if any."""
-        rows = self._query(
-            "SELECT w.*, (SELECT COUNT(*) FROM documents d WHERE d.workspace_id = w.id) AS n "
-            "FROM workspaces w WHERE w.id = ? OR w.name = ? ORDER BY w.id = ? DESC LIMIT 1",
-            (name_or_id, name_or_id, name_or_id),
-        )
-        return _workspace(rows[0]) if rows else None
+        return self.workspaces.find_workspace(name_or_id)
 
     def list_workspaces(self) -> list[Workspace]:
         """All workspaces, oldest first."""
-        rows = self._query(
-            "SELECT w.*, (SELECT COUNT(*) FROM documents d WHERE d.workspace_id = w.id) AS n "
-            "FROM workspaces w ORDER BY w.created_at, w.name"
-        )
-        return [_workspace(row) for row in rows]
+        return self.workspaces.list_workspaces()
 
     def rename_workspace(self, workspace_id: str, new_name: str) -> Workspace:
         """Give a workspace a new unique name."""
-        try:
-            with self._tx() as db:
-                db.execute("UPDATE workspaces SET name = ? WHERE id = ?", (new_name, workspace_id))
-        except sqlite3.IntegrityError as exc:
-            raise WorkspaceExistsError(f"A workspace named '{new_name}' already exists. Pick another name.") from exc
-        found = self.find_workspace(workspace_id)
-        if found is None:
-            raise WorkspaceNotFoundError(f"Workspace '{workspace_id}' does not exist.")
-        return found
+        return self.workspaces.rename_workspace(workspace_id, new_name)
 
     def delete_workspace(self, workspace_id: str) -> None:
         """Delete a workspace with its documents, chunks and keyword index rows."""
-        with self._tx() as db:
-            db.execute(f"DROP TABLE IF EXISTS {keyword_table(workspace_id)}")
-            db.execute("DELETE FROM workspaces WHERE id = ?", (workspace_id,))
+        self.workspaces.delete_workspace(workspace_id)
 
     # Documents
 
     def add_document(self, document: Document) -> Document:
         """Insert a document row (unique per workspace and content)."""
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO documents (id, workspace_id, name, sha256, size_bytes, media_type, pages, chunks, "
-                "status, stage, progress, error, added_at, updated_at, pages_without_text) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    document.id, document.workspace_id, document.name, document.sha256, document.size_bytes,
-                    document.media_type, document.pages, document.chunks, document.status, document.stage,
-                    document.progress, document.error, document.added_at, now_iso(),
-                    json.dumps(list(document.pages_without_text)),
-                ),
-            )
-        return document
+        return self.documents.add_document(document)
 
     def find_document(self, workspace_id: str, name_id_or_sha: str) -> Document | None:
         """The document with this id, sha256 or name in the workspace."""
-        rows = self._query(
-            "SELECT * FROM documents WHERE workspace_id = ? AND (id = ? OR sha256 = ? OR name = ?) "
-            "ORDER BY id = ? DESC, sha256 = ? DESC LIMIT 1",
-            (workspace_id, *([name_id_or_sha] * 5)),
-        )
-        return _document(rows[0]) if rows else None
+        return self.documents.find_document(workspace_id, name_id_or_sha)
 
     def get_document(self, document_id: str) -> Document | None:
         """The document with this id in any workspace, if any."""
-        rows = self._query("SELECT * FROM documents WHERE id = ?", (document_id,))
-        return _document(rows[0]) if rows else None
+        return self.documents.get_document(document_id)
 
     def list_documents(self, workspace_id: str) -> list[Document]:
         """The workspace's documents in the order they were added."""
-        rows = self._query("SELECT * FROM documents WHERE workspace_id = ? ORDER BY added_at, name", (workspace_id,))
-        return [_document(row) for row in rows]
+        return self.documents.list_documents(workspace_id)
 
     def update_document(self, document_id: str, **fields: object) -> None:
         """Change some columns of a document row."""
-        unknown = set(fields) - _DOCUMENT_FIELDS
-        if unknown:
-            raise ValueError(f"unknown document fields: {sorted(unknown)}")
-        values = [json.dumps(list(v)) if k == "pages_without_text" else v for k, v in fields.items()]  # type: ignore[call-overload]
-        assignments = ", ".join(f"{name} = ?" for name in fields)
-        with self._tx() as db:
-            db.execute(
-                f"UPDATE documents SET {assignments}, updated_at = ? WHERE id = ?",
-                (*values, now_iso(), document_id),
-            )
+        self.documents.update_document(document_id, **fields)
 
     def delete_document(self, document_id: str) -> None:
         """Delete a document with its chunks and keyword index rows."""
-        with self._tx() as db:
-            row = db.execute("SELECT workspace_id FROM documents WHERE id = ?", (document_id,)).fetchone()
-            if row is not None:
-                _delete_keyword_rows(db, row[0], document_id)
-            db.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+        self.documents.delete_document(document_id)
 
     def count_file_references(self, sha256: str) -> int:
         """How many documents (in any workspace) use this file."""
-        return int(self._query("SELECT COUNT(*) FROM documents WHERE sha256 = ?", (sha256,))[0][0])
+        return self.documents.count_file_references(sha256)
 
-    # Chunks and the keyword index
+    # Chunks, the keyword index and abbreviations
 
-    def replace_chunks(self, document_id: str, workspace_id: str, chunks: Sequence[Chunk]) -> None:
-        """Swap a document's chunks (and their keyword index rows) for new ones in one transaction."""
-        rows = [
-            (
-                c.id, document_id, workspace_id, c.ordinal, c.text, c.section, c.page_start, c.page_end,
-                c.token_count, json.dumps([[r.page, r.x0, r.y0, r.x1, r.y1] for r in c.rects]),
-                c.recommendation_class, c.evidence_level, c.kind,
-            )
-            for c in chunks
-        ]
-        terms = [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in chunks]
-        with self._tx() as db:
-            create_keyword_table(db, workspace_id)
-            _delete_keyword_rows(db, workspace_id, document_id)
-            db.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
-            db.executemany(
-                "INSERT INTO chunks (id, document_id, workspace_id, ordinal, text, section, page_start, page_end, "
-                "token_count, rects, recommendation_class, evidence_level, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            db.executemany(
-                f"INSERT INTO {keyword_table(workspace_id)} (rowid, section, body) SELECT rowid, ?, ? FROM chunks WHERE id = ?",
-                [(section, body, c.id) for (section, body), c in zip(terms, chunks, strict=True)],
-            )
+    def replace_chunks(
+        self, document_id: str, workspace_id: str, chunks: Sequence[Chunk], keyword_texts: Sequence[tuple[str, str]]
+    ) -> None:
+        """Swap a document's chunks and keyword rows (section terms, body terms per chunk) in one transaction."""
+        self.chunks.replace_chunks(document_id, workspace_id, chunks, keyword_texts)
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         """Chunks by id (missing ids are left out)."""
-        found: dict[str, Chunk] = {}
-        for start in range(0, len(chunk_ids), 500):
-            batch = list(chunk_ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            for row in self._query(f"SELECT * FROM chunks WHERE id IN ({marks})", batch):
-                found[row["id"]] = _chunk(row)
-        return found
+        return self.chunks.get_chunks(chunk_ids)
 
     def document_chunk_ids(self, document_id: str) -> list[str]:
         """Ids of a document's chunks in order."""
-        rows = self._query("SELECT id FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,))
-        return [row[0] for row in rows]
+        return self.chunks.document_chunk_ids(document_id)
 
     def keyword_search(
         self, workspace_id: str, terms: Sequence[str], limit: int, document_ids: Sequence[str] | None
     ) -> list[tuple[str, float]]:
         """Chunk ids ranked by BM25 over any of the terms (best first), with their BM25 scores."""
-        if not terms:
-            return []
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        table = keyword_table(workspace_id)
-        if not self._query("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)):
-            return []
-        sql = (
-            f"SELECT c.id, bm25({table}, 0.4, 1.0) AS score FROM {table} JOIN chunks c ON c.rowid = {table}.rowid "
-            "JOIN documents d ON d.id = c.document_id "
-            f"WHERE {table} MATCH ? AND c.workspace_id = ? AND d.status = 'ready'"
-        )
-        params: list[Any] = [match, workspace_id]
-        if document_ids is not None:
-            sql += f" AND c.document_id IN ({','.join('?' * len(document_ids))})"
-            params += list(document_ids)
-        sql += " ORDER BY score LIMIT ?"
-        params.append(limit)
-        return [(row[0], -float(row[1])) for row in self._query(sql, params)]
-
+        return self.chunks.keyword_search(workspace_id, terms, limit, document_ids)
 
     def replace_abbreviations(self, document_id: str, workspace_id: str, pairs: Mapping[str, str]) -> None:
         """Swap the abbreviations defined in a document for new ones."""
-        with self._tx() as db:
-            db.execute("DELETE FROM abbreviations WHERE document_id = ?", (document_id,))
-            db.executemany(
-                "INSERT INTO abbreviations (document_id, workspace_id, short, long) VALUES (?, ?, ?, ?)",
-                [(document_id, workspace_id, short, long) for short, long in pairs.items()],
-            )
+        self.chunks.replace_abbreviations(document_id, workspace_id, pairs)
 
     def workspace_abbreviations(self, workspace_id: str) -> dict[str, str]:
         """Short form -> long form over the workspace's ready documents (the most common long form wins)."""
-        rows = self._query(
-            "SELECT a.short, a.long, COUNT(*) AS n FROM abbreviations a JOIN documents d ON d.id = a.document_id "
-            "WHERE a.workspace_id = ? AND d.status = 'ready' GROUP BY a.short, a.long ORDER BY n DESC",
-            (workspace_id,),
-        )
-        found: dict[str, str] = {}
-        for row in rows:
-            found.setdefault(row["short"], row["long"])
-        return found
+        return self.chunks.workspace_abbreviations(workspace_id)
 
+    # Job leases
 
-def _delete_keyword_rows(db: sqlite3.Connection, workspace_id: str, document_id: str) -> None:
-    db.execute(
-        f"DELETE FROM {keyword_table(workspace_id)} WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)",
-        (document_id,),
-    )
+    def claim_document(self, document_id: str, owner: str, stale_after_s: float) -> bool:
+        """Take the lease of a queued or running document unless a live lease or a cancel request stops it."""
+        return self.leases.claim_document(document_id, owner, stale_after_s)
 
+    def renew_lease(self, document_id: str, owner: str) -> str:
+        """Refresh the heartbeat: 'ok', 'cancel' or 'lost'."""
+        return self.leases.renew_lease(document_id, owner)
 
-def _workspace(row: sqlite3.Row) -> Workspace:
-    return Workspace(row["id"], row["name"], row["created_at"], int(row["n"]))
+    def release_lease(self, document_id: str, owner: str, **fields: object) -> bool:
+        """Give the lease up (setting some state columns at the same time); False when it was not ours."""
+        return self.leases.release_lease(document_id, owner, **fields)
 
+    def request_cancel(self, document_id: str) -> str:
+        """Cancel a queued document at once, or ask its worker to stop; returns the resulting status."""
+        return self.leases.request_cancel(document_id)
 
-def _document(row: sqlite3.Row) -> Document:
-    return Document(
-        id=row["id"], workspace_id=row["workspace_id"], name=row["name"], sha256=row["sha256"],
-        size_bytes=row["size_bytes"], pages=row["pages"], chunks=row["chunks"], status=row["status"],
-        stage=row["stage"], progress=row["progress"], error=row["error"], added_at=row["added_at"],
-        media_type=row["media_type"], pages_without_text=tuple(json.loads(row["pages_without_text"] or "[]")),
-        pages_parsed=row["pages_parsed"], chunks_embedded=row["chunks_embedded"], chunks_total=row["chunks_total"],
-        eta_s=row["eta_s"], included=bool(row["included"]), cancel_requested=bool(row["cancel_requested"]),
-    )
+    def requeue_document(self, document_id: str, statuses: Sequence[str]) -> bool:
+        """Put a document with one of these statuses back in the queued state."""
+        return self.leases.requeue_document(document_id, statuses)
 
+    def list_jobs(self) -> list[JobState]:
+        """Every queued or running document in the data dir, with its lease."""
+        return self.leases.list_jobs()
 
-def _chunk(row: sqlite3.Row) -> Chunk:
-    rects = tuple(Rect(int(p), x0, y0, x1, y1) for p, x0, y0, x1, y1 in json.loads(row["rects"]))
-    return Chunk(
-        id=row["id"], document_id=row["document_id"], ordinal=row["ordinal"], text=row["text"],
-        section=row["section"], page_start=row["page_start"], page_end=row["page_end"],
-        token_count=row["token_count"], rects=rects, recommendation_class=row["recommendation_class"],
-        evidence_level=row["evidence_level"], kind=row["kind"],
-    )
+    # Chats and notes
+
+    def create_chat(self, workspace_id: str, title: str) -> Chat:
+        """Start an empty chat."""
+        return self.chats.create_chat(workspace_id, title)
+
+    def list_chats(self, workspace_id: str) -> list[Chat]:
+        """The workspace's chats, most recently used first."""
+        return self.chats.list_chats(workspace_id)
+
+    def get_chat(self, chat_id: str) -> Chat | None:
+        """A chat by id."""
+        return self.chats.get_chat(chat_id)
+
+    def rename_chat(self, chat_id: str, title: str) -> None:
+        """Give a chat a new title."""
+        self.chats.rename_chat(chat_id, title)
+
+    def delete_chat(self, chat_id: str) -> None:
+        """Delete a chat and its messages."""
+        self.chats.delete_chat(chat_id)
+
+    def add_message(self, chat_id: str, question: str, answer: Answer) -> ChatMessage:
+        """Append an exchange to a chat."""
+        return self.chats.add_message(chat_id, question, answer)
+
+    def list_messages(self, chat_id: str) -> list[ChatMessage]:
+        """A chat's exchanges in order."""
+        return self.chats.list_messages(chat_id)
+
+    def add_note(self, workspace_id: str, title: str, answer: Answer) -> Note:
+        """Save an answer to the workspace's notes."""
+        return self.notes.add_note(workspace_id, title, answer)
+
+    def list_notes(self, workspace_id: str) -> list[Note]:
+        """The workspace's notes, newest first."""
+        return self.notes.list_notes(workspace_id)
+
+    def delete_note(self, note_id: str) -> None:
+        """Delete a note."""
+        self.notes.delete_note(note_id)

@@ -1,4 +1,4 @@
-"""Chats, their messages and saved notes in the SQLite catalog (mixed into `SqliteCatalog`).
+"""Chats, their messages and saved notes in the SQLite catalog.
 
 Answers are stored as JSON records (`Answer.to_record`) so a reopened chat shows the same citations and
 highlights without asking again. Rows belong to a workspace and go with it (foreign keys cascade).
@@ -9,65 +9,61 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Any, Protocol
 
-from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
+from storage.sqlite.database import Database
 from workspace_app.errors import ChatNotFoundError
-
-
-class _Database(Protocol):
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class SqliteChatStore:
-    """Chat and note methods of `SqliteCatalog` (uses its `_tx` and `_query`)."""
+class SqliteChats:
+    """Chats of a workspace and their question/answer exchanges."""
 
-    def create_chat(self: _Database, workspace_id: str, title: str) -> Chat:
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def create_chat(self, workspace_id: str, title: str) -> Chat:
         """Start an empty chat."""
         now = _now()
         chat = Chat(uuid.uuid4().hex[:12], workspace_id, title, now, now)
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO chats (id, workspace_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
                 (chat.id, workspace_id, title, now, now),
             )
         return chat
 
-    def list_chats(self: _Database, workspace_id: str) -> list[Chat]:
+    def list_chats(self, workspace_id: str) -> list[Chat]:
         """The workspace's chats, most recently used first."""
-        rows = self._query(
+        rows = self._db.query(
             "SELECT * FROM chats WHERE workspace_id = ? ORDER BY updated_at DESC, created_at DESC", (workspace_id,)
         )
         return [_chat(row) for row in rows]
 
-    def get_chat(self: _Database, chat_id: str) -> Chat | None:
+    def get_chat(self, chat_id: str) -> Chat | None:
         """A chat by id."""
-        rows = self._query("SELECT * FROM chats WHERE id = ?", (chat_id,))
+        rows = self._db.query("SELECT * FROM chats WHERE id = ?", (chat_id,))
         return _chat(rows[0]) if rows else None
 
-    def rename_chat(self: _Database, chat_id: str, title: str) -> None:
+    def rename_chat(self, chat_id: str, title: str) -> None:
         """Give a chat a new title."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("UPDATE chats SET title = ? WHERE id = ?", (title, chat_id))
 
-    def delete_chat(self: _Database, chat_id: str) -> None:
+    def delete_chat(self, chat_id: str) -> None:
         """Delete a chat and its messages."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("DELETE FROM chats WHERE id = ?", (chat_id,))
 
-    def add_message(self: _Database, chat_id: str, question: str, answer: Answer) -> ChatMessage:
+    def add_message(self, chat_id: str, question: str, answer: Answer) -> ChatMessage:
         """Append an exchange to a chat."""
         now = _now()
         message_id = uuid.uuid4().hex[:12]
-        with self._tx() as db:
+        with self._db.transaction() as db:
             row = db.execute("SELECT COALESCE(MAX(position), 0) + 1 FROM chat_messages WHERE chat_id = ?", (chat_id,))
             position = int(row.fetchone()[0])
             cursor = db.execute("UPDATE chats SET updated_at = ? WHERE id = ?", (now, chat_id))
@@ -79,9 +75,9 @@ class SqliteChatStore:
             )
         return ChatMessage(message_id, chat_id, position, question, answer, now)
 
-    def list_messages(self: _Database, chat_id: str) -> list[ChatMessage]:
+    def list_messages(self, chat_id: str) -> list[ChatMessage]:
         """A chat's exchanges in order."""
-        rows = self._query("SELECT * FROM chat_messages WHERE chat_id = ? ORDER BY position", (chat_id,))
+        rows = self._db.query("SELECT * FROM chat_messages WHERE chat_id = ? ORDER BY position", (chat_id,))
         return [
             ChatMessage(
                 row["id"], row["chat_id"], row["position"], row["question"],
@@ -90,27 +86,34 @@ class SqliteChatStore:
             for row in rows
         ]
 
-    def add_note(self: _Database, workspace_id: str, title: str, answer: Answer) -> Note:
+
+class SqliteNotes:
+    """Answers saved to a workspace's notes."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def add_note(self, workspace_id: str, title: str, answer: Answer) -> Note:
         """Save an answer to the workspace's notes."""
         note = Note(uuid.uuid4().hex[:12], workspace_id, title, answer, _now())
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO notes (id, workspace_id, title, answer, created_at) VALUES (?, ?, ?, ?, ?)",
                 (note.id, workspace_id, title, json.dumps(answer.to_record(), ensure_ascii=False), note.created_at),
             )
         return note
 
-    def list_notes(self: _Database, workspace_id: str) -> list[Note]:
+    def list_notes(self, workspace_id: str) -> list[Note]:
         """The workspace's notes, newest first."""
-        rows = self._query("SELECT * FROM notes WHERE workspace_id = ? ORDER BY created_at DESC", (workspace_id,))
+        rows = self._db.query("SELECT * FROM notes WHERE workspace_id = ? ORDER BY created_at DESC", (workspace_id,))
         return [
             Note(row["id"], row["workspace_id"], row["title"], Answer.from_record(json.loads(row["answer"])), row["created_at"])
             for row in rows
         ]
 
-    def delete_note(self: _Database, note_id: str) -> None:
+    def delete_note(self, note_id: str) -> None:
         """Delete a note."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
 
 

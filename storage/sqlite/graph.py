@@ -1,4 +1,4 @@
-"""The entity graph in the SQLite catalog (tables of migration 7), on the catalog's connection and lock.
+"""The entity graph in the SQLite catalog (tables of migration 7), on the catalog's `Database`.
 
 Mentions and relations are written per document and go with it (foreign keys cascade from chunks and
 documents); entity rows carry workspace-wide numbers that `save_refresh` recomputes, and entities left
@@ -16,25 +16,24 @@ from datetime import UTC, datetime
 from typing import Any
 
 from storage.sqlite.catalog import SqliteCatalog
-from workspace_app.models.graph import CommunityReport, DocumentSummary, Entity, Mention, Relation, ReportSentence
+from storage.sqlite.database import Database
 from workspace_app.graph.store import ChunkInfo, DocumentGraph, EntityStats
+from workspace_app.models.graph import CommunityReport, DocumentSummary, Entity, Mention, Relation, ReportSentence
 
 _MAX_EVIDENCE = 20
 _BATCH = 500
 
 
 class SqliteGraphStore:
-    """Graph tables next to the catalog's documents and chunks (uses the catalog's `_tx` and `_query`)."""
+    """Graph tables next to the catalog's documents and chunks, on the same database."""
 
-    def __init__(self, catalog: SqliteCatalog) -> None:
-        self._catalog = catalog
-
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self._catalog._query(sql, params)
+    def __init__(self, database: Database | SqliteCatalog) -> None:
+        # Callers may hand over the catalog itself; the store only needs its database.
+        self._db = database.database if isinstance(database, SqliteCatalog) else database
 
     def replace_document_graph(self, workspace_id: str, graph: DocumentGraph) -> None:
         """Swap a document's mentions and relations for new ones, adding entities not yet known."""
-        with self._catalog._tx() as db:
+        with self._db.transaction() as db:
             _delete_document_rows(db, graph.document_id)
             db.executemany(
                 "INSERT INTO graph_entities (workspace_id, id, name, type, description) VALUES (?, ?, ?, ?, ?) "
@@ -62,7 +61,7 @@ class SqliteGraphStore:
 
     def delete_document_graph(self, document_id: str) -> None:
         """Drop a document's mentions, relations and summary (entities go at the next refresh)."""
-        with self._catalog._tx() as db:
+        with self._db.transaction() as db:
             _delete_document_rows(db, document_id)
 
     def entity_rows(
@@ -92,12 +91,12 @@ class SqliteGraphStore:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [_entity(row) for row in self._query(sql, params)]
+        return [_entity(row) for row in self._db.query(sql, params)]
 
     def mention_stats(self, workspace_id: str) -> dict[str, tuple[int, int, tuple[str, ...]]]:
         """Entity id -> (mentions, documents, surface forms) over the workspace."""
         totals: dict[str, list[Any]] = {}
-        rows = self._query(
+        rows = self._db.query(
             "SELECT entity_id, document_id, count, surfaces FROM graph_mentions WHERE workspace_id = ?", (workspace_id,)
         )
         for row in rows:
@@ -128,19 +127,19 @@ class SqliteGraphStore:
         params.append(min_weight)
         return [
             Relation(row[0], row[1], row[2], round(row[3], 3), tuple(dict.fromkeys(row[4].split()))[:_MAX_EVIDENCE])
-            for row in self._query(sql, params)
+            for row in self._db.query(sql, params)
         ]
 
     def graph_version(self, workspace_id: str) -> tuple[int, int]:
         """Changes whenever a document's graph rows are replaced or deleted: (highest mention rowid, mentions)."""
-        row = self._query(
+        row = self._db.query(
             "SELECT COALESCE(MAX(rowid), 0), COUNT(*) FROM graph_mentions WHERE workspace_id = ?", (workspace_id,)
         )[0]
         return int(row[0]), int(row[1])
 
     def refreshed_version(self, workspace_id: str) -> tuple[int, int] | None:
         """The `graph_version` the stored communities and summaries were computed from (None: never)."""
-        rows = self._query(
+        rows = self._db.query(
             "SELECT mentions_max, mentions_count FROM graph_refreshed WHERE workspace_id = ?", (workspace_id,)
         )
         return (int(rows[0][0]), int(rows[0][1])) if rows else None
@@ -151,7 +150,7 @@ class SqliteGraphStore:
     ) -> bool:
         """Store recomputed entity numbers, communities and summaries and drop entities without mentions; False
         (nothing written) when the graph changed since `version` was read, e.g. by another worker process."""
-        with self._catalog._tx() as db:
+        with self._db.transaction() as db:
             current = tuple(db.execute(
                 "SELECT COALESCE(MAX(rowid), 0), COUNT(*) FROM graph_mentions WHERE workspace_id = ?", (workspace_id,)
             ).fetchone())
@@ -208,7 +207,7 @@ class SqliteGraphStore:
             sql += f" AND m.document_id IN ({_marks(document_ids)})"
             params += list(document_ids)
         sql += " ORDER BY m.count DESC, m.chunk_id"  # chunk ids are "<document id>-<ordinal>", so in reading order
-        return [Mention(*row) for row in self._query(sql, params)]
+        return [Mention(*row) for row in self._db.query(sql, params)]
 
     def chunk_info(self, chunk_ids: Sequence[str]) -> dict[str, ChunkInfo]:
         """Text, document, ordinal and page of chunks by id (missing ones left out)."""
@@ -216,7 +215,7 @@ class SqliteGraphStore:
         ids = list(dict.fromkeys(chunk_ids))
         for start in range(0, len(ids), _BATCH):
             batch = ids[start : start + _BATCH]
-            rows = self._query(
+            rows = self._db.query(
                 f"SELECT id, document_id, ordinal, page_start, text FROM chunks WHERE id IN ({_marks(batch)})", batch
             )
             found.update({row[0]: ChunkInfo(*row) for row in rows})
@@ -224,7 +223,7 @@ class SqliteGraphStore:
 
     def workspace_chunks(self, workspace_id: str) -> list[ChunkInfo]:
         """Every chunk of the workspace's documents that have graph rows, in document order (text left empty)."""
-        rows = self._query(
+        rows = self._db.query(
             "SELECT id, document_id, ordinal, page_start, '' FROM chunks WHERE workspace_id = ? AND document_id IN "
             "(SELECT DISTINCT document_id FROM graph_mentions WHERE workspace_id = ?) ORDER BY document_id, ordinal",
             (workspace_id, workspace_id),
@@ -233,24 +232,24 @@ class SqliteGraphStore:
 
     def communities(self, workspace_id: str, level: int) -> list[CommunityReport]:
         """Community reports of one level, by id."""
-        rows = self._query(
+        rows = self._db.query(
             "SELECT report FROM graph_communities WHERE workspace_id = ? AND level = ? ORDER BY id", (workspace_id, level)
         )
         return [_report(json.loads(row[0])) for row in rows]
 
     def document_summaries(self, workspace_id: str) -> list[DocumentSummary]:
         """Summary records of the workspace's documents."""
-        rows = self._query("SELECT summary FROM graph_document_summaries WHERE workspace_id = ?", (workspace_id,))
+        rows = self._db.query("SELECT summary FROM graph_document_summaries WHERE workspace_id = ?", (workspace_id,))
         return [_summary(json.loads(row[0])) for row in rows]
 
     def cached_response(self, model: str, key: str) -> str | None:
         """A cached LLM response, if any."""
-        rows = self._query("SELECT response FROM graph_llm_cache WHERE model = ? AND key = ?", (model, key))
+        rows = self._db.query("SELECT response FROM graph_llm_cache WHERE model = ? AND key = ?", (model, key))
         return str(rows[0][0]) if rows else None
 
     def cache_response(self, model: str, key: str, response: str) -> None:
         """Keep an LLM response for the next run on the same text."""
-        with self._catalog._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO graph_llm_cache (model, key, response, created_at) VALUES (?, ?, ?, ?)",
                 (model, key, response, datetime.now(UTC).isoformat(timespec="seconds")),

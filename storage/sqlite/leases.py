@@ -9,26 +9,23 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
 
+from storage.sqlite.database import Database
 from workspace_app.models.documents import JobState
 
 NOW = "((julianday('now') - 2440587.5) * 86400.0)"  # seconds since the epoch, by the database's clock
 _RELEASE_FIELDS = {"status", "stage", "progress", "error", "eta_s", "cancel_requested"}
 
 
-class _Database(Protocol):
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
-
-
 class SqliteJobLeases:
-    """Lease methods of `SqliteCatalog` (mixed in; uses its `_tx` and `_query`)."""
+    """Leases on documents being ingested: one worker at a time, heartbeats, cooperative cancel."""
 
-    def claim_document(self: _Database, document_id: str, owner: str, stale_after_s: float) -> bool:
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def claim_document(self, document_id: str, owner: str, stale_after_s: float) -> bool:
         """Take the lease of a queued or running document unless a live lease or a cancel request stops it."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             cursor = db.execute(
                 f"UPDATE documents SET lease_owner = ?, lease_heartbeat = {NOW}, status = 'running', "
                 "stage = 'parsing', progress = 0, eta_s = NULL, error = NULL, pages_parsed = 0, "
@@ -39,9 +36,9 @@ class SqliteJobLeases:
             )
             return cursor.rowcount == 1
 
-    def renew_lease(self: _Database, document_id: str, owner: str) -> str:
+    def renew_lease(self, document_id: str, owner: str) -> str:
         """Refresh the heartbeat: 'ok', 'cancel' (the user asked to stop) or 'lost' (someone else has it now)."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             row = db.execute(
                 f"UPDATE documents SET lease_heartbeat = {NOW} WHERE id = ? AND lease_owner = ? "
                 "RETURNING cancel_requested",
@@ -51,13 +48,13 @@ class SqliteJobLeases:
             return "lost"
         return "cancel" if row[0] else "ok"
 
-    def release_lease(self: _Database, document_id: str, owner: str, **fields: object) -> bool:
+    def release_lease(self, document_id: str, owner: str, **fields: object) -> bool:
         """Give the lease up (setting some state columns at the same time); False when it was not ours."""
         unknown = set(fields) - _RELEASE_FIELDS
         if unknown:
             raise ValueError(f"unknown document fields: {sorted(unknown)}")
         assignments = "".join(f", {name} = ?" for name in fields)
-        with self._tx() as db:
+        with self._db.transaction() as db:
             cursor = db.execute(
                 f"UPDATE documents SET lease_owner = NULL, lease_heartbeat = NULL{assignments} "
                 "WHERE id = ? AND lease_owner = ?",
@@ -65,9 +62,9 @@ class SqliteJobLeases:
             )
             return cursor.rowcount == 1
 
-    def request_cancel(self: _Database, document_id: str) -> str:
+    def request_cancel(self, document_id: str) -> str:
         """Cancel a queued document at once, or ask the worker running it to stop; returns the resulting status."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             stopped = db.execute(
                 "UPDATE documents SET status = 'cancelled', stage = 'cancelled', progress = 0, eta_s = NULL "
                 "WHERE id = ? AND status = 'queued' AND lease_owner IS NULL",
@@ -81,10 +78,10 @@ class SqliteJobLeases:
             row = db.execute("SELECT status FROM documents WHERE id = ?", (document_id,)).fetchone()
         return str(row[0]) if row else "removed"
 
-    def requeue_document(self: _Database, document_id: str, statuses: Sequence[str]) -> bool:
+    def requeue_document(self, document_id: str, statuses: Sequence[str]) -> bool:
         """Put a document with one of these statuses back in the queued state (no lease, no cancel, no error)."""
         marks = ",".join("?" * len(statuses))
-        with self._tx() as db:
+        with self._db.transaction() as db:
             cursor = db.execute(
                 "UPDATE documents SET status = 'queued', stage = 'queued', progress = 0, error = NULL, eta_s = NULL, "
                 "cancel_requested = 0, lease_owner = NULL, lease_heartbeat = NULL, pages_parsed = 0, "
@@ -93,9 +90,9 @@ class SqliteJobLeases:
             )
             return cursor.rowcount == 1
 
-    def list_jobs(self: _Database) -> list[JobState]:
+    def list_jobs(self) -> list[JobState]:
         """Every queued or running document in the data dir, with its lease."""
-        rows = self._query(
+        rows = self._db.query(
             f"SELECT id, workspace_id, status, lease_owner, {NOW} - lease_heartbeat AS age, cancel_requested "
             "FROM documents WHERE status IN ('queued', 'running') ORDER BY added_at"
         )

@@ -3,30 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 
-Step = str | Callable[[sqlite3.Connection], None]
+from storage.sqlite.database import Step
+from storage.sqlite.keywords import create_keyword_table, keyword_table
 
 
 def _add_missing_chunk_kind(db: sqlite3.Connection) -> None:
     """Give `chunks` its `kind` column where migration 1 ran before `kind` was written into it."""
     if "kind" not in {row[1] for row in db.execute("PRAGMA table_info(chunks)")}:
         db.execute("ALTER TABLE chunks ADD COLUMN kind TEXT NOT NULL DEFAULT 'body'")
-
-
-FTS_COLUMNS = "section, body, tokenize = 'porter unicode61 remove_diacritics 2'"
-
-
-def keyword_table(workspace_id: str) -> str:
-    """Name of a workspace's FTS5 table (ids are ours: 12 hex digits, checked to keep the SQL safe)."""
-    if not workspace_id.isalnum():
-        raise ValueError(f"unexpected workspace id {workspace_id!r}")
-    return f"fts_{workspace_id}"
-
-
-def create_keyword_table(db: sqlite3.Connection, workspace_id: str) -> None:
-    """Create a workspace's FTS5 table if it is missing."""
-    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {keyword_table(workspace_id)} USING fts5({FTS_COLUMNS})")
 
 
 def _split_keyword_index(db: sqlite3.Connection) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workspace_app.ingest.abbreviations import find_abbreviations
-from workspace_app.retrieval.lexical import expand_with_abbreviations, query_terms
+from workspace_app.text.abbreviations import find_abbreviations
+from workspace_app.text.analyzer import expand_with_abbreviations, query_terms
 
 
 def test_definitions_are_paired_with_their_long_forms() -> None:

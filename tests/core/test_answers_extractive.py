@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from workspace_app.adapters.wiring import build_answer_service
-from workspace_app.answer.language import REFUSALS
-from workspace_app.answer.service import AnswerService
+from workspace_app.answer.phrases import REFUSALS
+from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"
@@ -22,14 +21,14 @@ EVAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "eval" / "guideli
 
 
 @pytest.fixture(scope="module")
-def answers(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], guidelines: Path,
-            excerpt: Callable[..., Path]) -> AnswerService:
+def app(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], guidelines: Path,
+            excerpt: Callable[..., Path]) -> App:
     """arnett-2014 (6 pages) and pages 1-8 of the Chinese AF guideline (its dev questions cite pages 1-8)."""
     service = build(tmp_path_factory.mktemp("extractive") / "data")
-    service.create_workspace("Dev")
+    service.workspaces.create("Dev")
     for name, path in {ARNETT: guidelines / ARNETT, CHINESE: excerpt(CHINESE, 1, 8)}.items():
-        assert service.ingest_file("Dev", path, name).status == "ready"
-    return build_answer_service(service)
+        assert service.documents.ingest("Dev", path, name).status == "ready"
+    return service
 
 
 def dev_questions(docs: set[str] | None) -> list[dict[str, Any]]:
@@ -45,12 +44,12 @@ def flat(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(answers: AnswerService) -> None:
+def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(app: App) -> None:
     rows = dev_questions({ARNETT, CHINESE})
     assert len(rows) == 13
     first = any_hit = refused = 0
     for row in rows:
-        answer = answers.ask("Dev", row["question"])
+        answer = app.answers.ask("Dev", row["question"])
         if answer.refused:
             refused += 1
             continue
@@ -60,7 +59,7 @@ def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(answers: Answe
         for paragraph in answer.text.split("\n\n"):
             assert re.search(r"\[\d+\]", paragraph), f"uncited sentence: {paragraph}"
         for citation in answer.citations:
-            chunk = answers.service.catalog.get_chunks([citation.chunk_id])[citation.chunk_id]
+            chunk = app.catalog.get_chunks([citation.chunk_id])[citation.chunk_id]
             assert flat(citation.quote) in flat(chunk.text), "quotes are verbatim"
             assert citation.rects and citation.chunk_rects
         assert [c.n for c in answer.citations] == list(range(1, len(answer.citations) + 1))
@@ -69,11 +68,11 @@ def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(answers: Answe
     assert first / len(rows) >= 0.7 and any_hit / len(rows) >= 0.75, (first, any_hit)
 
 
-def test_unanswerable_questions_are_refused_in_their_language(answers: AnswerService) -> None:
+def test_unanswerable_questions_are_refused_in_their_language(app: App) -> None:
     rows = dev_questions(None)
     refused = 0
     for row in rows:
-        answer = answers.ask("Dev", row["question"])
+        answer = app.answers.ask("Dev", row["question"])
         if answer.refused:
             refused += 1
             assert answer.text == REFUSALS[row["lang"]] and answer.citations == [] and answer.language == row["lang"]
@@ -81,8 +80,8 @@ def test_unanswerable_questions_are_refused_in_their_language(answers: AnswerSer
     assert refused >= 8, f"{refused} of {len(rows)} refused"
 
 
-def test_answer_json_has_the_public_shape(answers: AnswerService) -> None:
-    answer = answers.ask("Dev", "What proportion of Medicare beneficiaries live with two or more chronic conditions?")
+def test_answer_json_has_the_public_shape(app: App) -> None:
+    answer = app.answers.ask("Dev", "What proportion of Medicare beneficiaries live with two or more chronic conditions?")
     data = answer.to_json()
     assert list(data) == [
         "question", "answer", "refused", "grounded", "confidence", "language", "citations", "mode", "entities", "timings_ms",
@@ -97,33 +96,32 @@ def test_answer_json_has_the_public_shape(answers: AnswerService) -> None:
     assert 0.0 <= data["confidence"] <= 1.0
 
 
-def test_answers_come_only_from_the_chosen_sources(answers: AnswerService) -> None:
+def test_answers_come_only_from_the_chosen_sources(app: App) -> None:
     question = "What proportion of Medicare beneficiaries live with two or more chronic conditions?"
-    answer = answers.ask("Dev", question, documents=[CHINESE])
+    answer = app.answers.ask("Dev", question, documents=[CHINESE])
     assert answer.refused or all(c.document == CHINESE for c in answer.citations)
-    service = answers.service
-    service.set_included("Dev", ARNETT, False)
+    app.documents.set_included("Dev", ARNETT, False)
     try:
-        unticked = answers.ask("Dev", question)
+        unticked = app.answers.ask("Dev", question)
         assert unticked.refused or all(c.document == CHINESE for c in unticked.citations)
-        service.set_included("Dev", CHINESE, False)
+        app.documents.set_included("Dev", CHINESE, False)
         with pytest.raises(WorkspaceError, match="No ready sources"):
-            answers.ask("Dev", question)
+            app.answers.ask("Dev", question)
     finally:
-        service.set_included("Dev", ARNETT, True)
-        service.set_included("Dev", CHINESE, True)
+        app.documents.set_included("Dev", ARNETT, True)
+        app.documents.set_included("Dev", CHINESE, True)
 
 
-def test_follow_up_offline_borrows_the_previous_question(answers: AnswerService) -> None:
+def test_follow_up_offline_borrows_the_previous_question(app: App) -> None:
     from workspace_app.models.answers import Turn
 
     history = [Turn("How many Medicare beneficiaries with heart failure were included in the 2012 CMS data?", "…")]
-    answer = answers.ask("Dev", "And what about those with diabetes?", history)
+    answer = app.answers.ask("Dev", "And what about those with diabetes?", history)
     assert answer.standalone_question and "heart failure" in answer.standalone_question
 
 
-def test_bad_questions_and_modes_are_refused_with_a_message(answers: AnswerService) -> None:
+def test_bad_questions_and_modes_are_refused_with_a_message(app: App) -> None:
     with pytest.raises(WorkspaceError, match="Type a question"):
-        answers.ask("Dev", "   ")
+        app.answers.ask("Dev", "   ")
     with pytest.raises(WorkspaceError, match="mode 'deep'"):
-        answers.ask("Dev", "What is AF?", mode="deep")
+        app.answers.ask("Dev", "What is AF?", mode="deep")

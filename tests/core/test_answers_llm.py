@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, fake_openai_server
 
-from workspace_app.answer.language import REFUSALS
 from workspace_app.answer.llm import LlmAnswerer
-from workspace_app.models.answers import Answer, Turn
+from workspace_app.answer.phrases import REFUSALS
 from workspace_app.answer.service import AnswerService
 from workspace_app.errors import LlmUnavailableError
+from workspace_app.models.answers import Answer, Turn
 
 SYNCOPE = "syncope-p8-9.pdf"
 QUESTION = "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?"
@@ -29,8 +29,8 @@ SUPPORTED = (
 def service(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Any:
     """A workspace holding pages 8-9 of the syncope guideline (definitions, epidemiology) as pages 1-2."""
     built = build(tmp_path_factory.mktemp("llm") / "data")
-    built.create_workspace("LLM")
-    report = built.ingest_file("LLM", excerpt("shen-2017-syncope.pdf", 8, 9), SYNCOPE)
+    built.workspaces.create("LLM")
+    report = built.documents.ingest("LLM", excerpt("shen-2017-syncope.pdf", 8, 9), SYNCOPE)
     assert report.status == "ready", report
     return built
 
@@ -44,7 +44,11 @@ def fake() -> Iterator[FakeOpenAI]:
 def llm_answers(service: Any, url: str, blocks: int = 3, key: str = "test-key") -> AnswerService:
     """An answer service whose LLM is the fake server, seeing `blocks` evidence blocks."""
     settings = service.settings.llm.model_copy(update={"api_key": key, "base_url": url, "timeout_s": 5})
-    answers = AnswerService(service, service.catalog, service.catalog, LlmAnswerer(settings))
+    answers = AnswerService(
+        settings=service.settings, catalog=service.catalog, search=service.search, embedder=service.embedder,
+        graph=service.graph, source=service.answers.source, chats=service.catalog, notes=service.catalog,
+        llm=LlmAnswerer(settings),
+    )
     answers.evidence_blocks = blocks
     assert answers.answerer_name == "llm"
     return answers

@@ -81,15 +81,15 @@ def files(tmp_path_factory: pytest.TempPathFactory, guidelines: Path, excerpt: C
 
 def snapshot(service: Any, workspace: str, name: str) -> dict[str, Any]:
     """What must not change: the good document, its chunks, vectors, index rows and search results."""
-    ws = service.get_workspace(workspace)
-    document = service.get_document(workspace, name)
+    ws = service.workspaces.get(workspace)
+    document = service.documents.get(workspace, name)
     ids = service.catalog.document_chunk_ids(document.id)
     return {
         "document": (document.id, document.status, document.chunks, document.pages),
         "chunks": [(c.id, c.text, c.page_start) for c in map(service.catalog.get_chunks(ids).get, ids)],
         "vectors": service.vectors.count(ws.id),
         "searches": [
-            [(hit.chunk.id, hit.rank) for hit in service.search(workspace, query).hits] for query in QUERIES
+            [(hit.chunk.id, hit.rank) for hit in service.search.search(workspace, query).hits] for query in QUERIES
         ],
     }
 
@@ -106,8 +106,8 @@ def workspace(
     """A service with workspace "W" holding the good document, and a snapshot of it."""
     data_dir = tmp_path_factory.mktemp("bad-service") / "data"
     service = build(data_dir)
-    service.create_workspace("W")
-    assert service.ingest_file("W", files[GOOD]).status == "ready"
+    service.workspaces.create("W")
+    assert service.documents.ingest("W", files[GOOD]).status == "ready"
     yield service, data_dir, snapshot(service, "W", GOOD)
 
 
@@ -117,7 +117,7 @@ def test_service_refuses_a_bad_file_clearly_and_changes_nothing(
 ) -> None:
     service, data_dir, before = workspace
 
-    report = service.ingest_file("W", files[bad.name])
+    report = service.documents.ingest("W", files[bad.name])
 
     assert report.status == "failed"
     assert report.chunks == 0
@@ -126,7 +126,7 @@ def test_service_refuses_a_bad_file_clearly_and_changes_nothing(
     assert "Traceback" not in (report.error or "")
     assert snapshot(service, "W", GOOD) == before
     assert fts_rows(data_dir) == before["document"][2]
-    for document in service.list_documents("W"):
+    for document in service.documents.list("W"):
         if document.name != GOOD:  # a refused file may stay listed, as failed, with its message
             assert (document.status, document.chunks, document.error) == ("failed", 0, document.error)
             assert document.error and document.name in document.error
@@ -137,8 +137,8 @@ def test_a_refused_file_is_refused_again_on_retry(
     workspace: tuple[Any, Path, dict[str, Any]], files: dict[str, Path]
 ) -> None:
     service, _, before = workspace
-    first = service.ingest_file("W", files["locked.pdf"])
-    second = service.ingest_file("W", files["locked.pdf"])
+    first = service.documents.ingest("W", files["locked.pdf"])
+    second = service.documents.ingest("W", files["locked.pdf"])
     assert first.status == second.status == "failed"
     assert second.error == first.error
     assert snapshot(service, "W", GOOD) == before
@@ -148,7 +148,7 @@ def test_a_missing_workspace_is_a_failed_report_not_an_exception(
     workspace: tuple[Any, Path, dict[str, Any]], files: dict[str, Path]
 ) -> None:
     service, _, _ = workspace
-    report = service.ingest_file("No such workspace", files[GOOD])
+    report = service.documents.ingest("No such workspace", files[GOOD])
     assert report.status == "failed" and "No such workspace" in (report.error or "")
 
 
@@ -157,20 +157,20 @@ def test_path_separators_and_odd_unicode_in_a_name_are_made_safe(
 ) -> None:
     data_dir = tmp_path / "data"
     service = build(data_dir)
-    service.create_workspace("Odd")
+    service.workspaces.create("Odd")
 
-    report = service.ingest_file("Odd", files["odd"], ODD_NAME)
+    report = service.documents.ingest("Odd", files["odd"], ODD_NAME)
 
     assert report.status == "ready", report
-    name = service.get_document("Odd", report.document_id).name
+    name = service.documents.get("Odd", report.document_id).name
     assert "/" not in name and "\\" not in name and ".." not in name
     assert not [ch for ch in name if unicodedata.category(ch).startswith("C")]
     assert name.startswith("ünï code") and name.endswith(".pdf")
     assert report.document == name
-    assert service.get_document("Odd", name).id == report.document_id
-    assert service.document_path(service.get_document("Odd", name)).parent == data_dir / "files"
+    assert service.documents.get("Odd", name).id == report.document_id
+    assert service.documents.document_path(service.documents.get("Odd", name)).parent == data_dir / "files"
     assert not (tmp_path / "etc").exists() and not (data_dir.parent.parent / "etc").exists()
-    assert service.search("Odd", "hormone therapy").hits
+    assert service.search.search("Odd", "hormone therapy").hits
 
 
 def test_a_pdf_with_an_empty_user_password_is_ingested(
@@ -179,20 +179,20 @@ def test_a_pdf_with_an_empty_user_password_is_ingested(
     with pymupdf.open(files["blank-password.pdf"]) as doc:
         assert "AES" in (doc.metadata or {}).get("encryption", "")
     service = build(tmp_path / "data")
-    service.create_workspace("Blank password")
-    report = service.ingest_file("Blank password", files["blank-password.pdf"])
+    service.workspaces.create("Blank password")
+    report = service.documents.ingest("Blank password", files["blank-password.pdf"])
     assert report.status == "ready", report
     assert report.pages == 2 and report.chunks > 0
-    assert service.search("Blank password", "双联抗血小板", methods=("sparse",)).hits
+    assert service.search.search("Blank password", "双联抗血小板", methods=("sparse",)).hits
 
 
 def test_a_300_page_pdf_is_ingested(tmp_path: Path, build: Callable[..., Any], files: dict[str, Path]) -> None:
     service = build(tmp_path / "data")
-    service.create_workspace("Big")
-    report = service.ingest_file("Big", files["300-pages.pdf"])
+    service.workspaces.create("Big")
+    report = service.documents.ingest("Big", files["300-pages.pdf"])
     assert report.status == "ready", report
     assert report.pages == 300
-    document = service.get_document("Big", report.document_id)
+    document = service.documents.get("Big", report.document_id)
     ids = service.catalog.document_chunk_ids(document.id)
     assert len(ids) == document.chunks == report.chunks
     assert service.vectors.count(document.workspace_id) == report.chunks
@@ -204,11 +204,11 @@ def test_the_page_limit_refuses_a_long_pdf_cleanly(
     tmp_path: Path, build: Callable[..., Any], files: dict[str, Path], guidelines: Path
 ) -> None:
     service = build(tmp_path / "data", max_pages=10)
-    service.create_workspace("Limited")
-    assert service.ingest_file("Limited", files[GOOD]).status == "ready"
+    service.workspaces.create("Limited")
+    assert service.documents.ingest("Limited", files[GOOD]).status == "ready"
     before = snapshot(service, "Limited", GOOD)
 
-    report = service.ingest_file("Limited", guidelines / "mosca-2011-women-cvd.pdf")
+    report = service.documents.ingest("Limited", guidelines / "mosca-2011-women-cvd.pdf")
 
     assert report.status == "failed"
     message = report.error or ""
@@ -220,13 +220,13 @@ def test_the_size_limit_refuses_a_large_file_before_storing_it(
     tmp_path: Path, build: Callable[..., Any], guidelines: Path
 ) -> None:
     service = build(tmp_path / "data", max_file_mb=1)
-    service.create_workspace("Small")
+    service.workspaces.create("Small")
     large = guidelines / "shen-2017-syncope.pdf"
     assert large.stat().st_size > 1024 * 1024
-    report = service.ingest_file("Small", large)
+    report = service.documents.ingest("Small", large)
     assert report.status == "failed" and report.document_id is None
     assert large.name in (report.error or "") and "MB" in (report.error or "")
-    assert service.list_documents("Small") == []
+    assert service.documents.list("Small") == []
     assert list((tmp_path / "data" / "files").iterdir()) == []
 
 
@@ -277,9 +277,9 @@ def test_cli_good_document_matches_an_undisturbed_ingest(
     data_dir, _, _, _ = cli_run
     reference, _, _ = workspace
     service = build(data_dir)
-    ws = service.get_workspace("W")
-    good = service.get_document("W", GOOD)
-    expected = reference.get_document("W", GOOD)
+    ws = service.workspaces.get("W")
+    good = service.documents.get("W", GOOD)
+    expected = reference.documents.get("W", GOOD)
     assert (good.status, good.chunks, good.pages) == ("ready", expected.chunks, expected.pages)
     ids, ref_ids = service.catalog.document_chunk_ids(good.id), reference.catalog.document_chunk_ids(expected.id)
     found, ref_found = service.catalog.get_chunks(ids), reference.catalog.get_chunks(ref_ids)
@@ -289,10 +289,10 @@ def test_cli_good_document_matches_an_undisturbed_ingest(
     # see the other documents the CLI ingested). Vectors from two processes may differ in the last bits, so
     # near-ties may swap: each side's top 3 must be in the other's top 5.
     for query in QUERIES:
-        got = [hit.chunk.text for hit in service.search("W", query, 5, [GOOD], ("dense",)).hits]
-        want = [hit.chunk.text for hit in reference.search("W", query, 5, [GOOD], ("dense",)).hits]
+        got = [hit.chunk.text for hit in service.search.search("W", query, 5, [GOOD], ("dense",)).hits]
+        want = [hit.chunk.text for hit in reference.search.search("W", query, 5, [GOOD], ("dense",)).hits]
         assert set(got[:3]) <= set(want) and set(want[:3]) <= set(got), query
-    for document in service.list_documents("W"):
+    for document in service.documents.list("W"):
         assert document.status in ("ready", "failed")
         if document.status == "failed":
             assert service.catalog.document_chunk_ids(document.id) == []
@@ -319,8 +319,8 @@ def test_a_very_long_name_is_shortened_but_keeps_its_extension(
     tmp_path: Path, build: Callable[..., Any], files: dict[str, Path]
 ) -> None:
     service = build(tmp_path / "data")
-    service.create_workspace("Long")
-    report = service.ingest_file("Long", files[GOOD], "guideline " * 40 + ".pdf")
+    service.workspaces.create("Long")
+    report = service.documents.ingest("Long", files[GOOD], "guideline " * 40 + ".pdf")
     assert report.status == "ready", report
     assert len(report.document) <= 180 and report.document.endswith(".pdf")
-    assert service.get_document("Long", report.document).id == report.document_id
+    assert service.documents.get("Long", report.document).id == report.document_id

@@ -23,19 +23,19 @@ def ingested(
 ) -> Iterator[tuple[Any, dict[str, Path]]]:
     """A workspace holding the 6-page arnett-2014 guideline and pages 5-6 of the Chinese AF guideline."""
     service = build(tmp_path_factory.mktemp("chunks") / "data")
-    service.create_workspace("chunks")
+    service.workspaces.create("chunks")
     sources = {
         "arnett-2014-guideline-strategies.pdf": guidelines / "arnett-2014-guideline-strategies.pdf",
         "zh-acute-af-ed-2024-p5-6.pdf": excerpt("zh-acute-af-ed-2024.pdf", 5, 6),
     }
     for name, path in sources.items():
-        report = service.ingest_file("chunks", path, name)
+        report = service.documents.ingest("chunks", path, name)
         assert report.status == "ready", report
     yield service, sources
 
 
 def stored_chunks(service: Any, name: str) -> list[Any]:
-    document = service.get_document("chunks", name)
+    document = service.documents.get("chunks", name)
     ids = service.catalog.document_chunk_ids(document.id)
     found = service.catalog.get_chunks(ids)
     return [found[chunk_id] for chunk_id in ids]
@@ -66,7 +66,7 @@ def test_what_is_embedded_fits_the_model_too(ingested: tuple[Any, dict[str, Path
 def test_chunks_are_numbered_in_reading_order(ingested: tuple[Any, dict[str, Path]]) -> None:
     service, _ = ingested
     chunks = stored_chunks(service, "arnett-2014-guideline-strategies.pdf")
-    document = service.get_document("chunks", "arnett-2014-guideline-strategies.pdf")
+    document = service.documents.get("chunks", "arnett-2014-guideline-strategies.pdf")
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
     assert document.chunks == len(chunks)
     assert [c.page_start for c in chunks] == sorted(c.page_start for c in chunks)

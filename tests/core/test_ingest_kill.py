@@ -68,8 +68,8 @@ def test_killed_ingest_rerun_matches_an_undisturbed_ingest(
     assert (status, stage) == ("running", "embedding")  # left behind mid-way
 
     undisturbed = build(tmp_path / "undisturbed" / "data")
-    undisturbed.create_workspace("W")
-    expected = undisturbed.ingest_file("W", guidelines / NAME)
+    undisturbed.workspaces.create("W")
+    expected = undisturbed.documents.ingest("W", guidelines / NAME)
     assert expected.status == "ready"
     # The killed run cached no vectors (they are cached when all are done). To keep the suite fast, give the
     # re-run the vectors the undisturbed ingestion just cached, in the app's own cache format: the re-run then
@@ -95,8 +95,8 @@ def test_killed_ingest_rerun_matches_an_undisturbed_ingest(
     expected_chunks = [expected_found[chunk_id] for chunk_id in expected_ids]
 
     resumed = build(data_dir)
-    document = resumed.get_document("W", NAME)
-    workspace = resumed.get_workspace("W")
+    document = resumed.documents.get("W", NAME)
+    workspace = resumed.workspaces.get("W")
     ids = resumed.catalog.document_chunk_ids(document.id)
     found = resumed.catalog.get_chunks(ids)
     chunks = [found[chunk_id] for chunk_id in ids]
@@ -104,7 +104,7 @@ def test_killed_ingest_rerun_matches_an_undisturbed_ingest(
     assert document.chunks == len(ids) == expected.chunks == report["chunks"]
     assert resumed.vectors.count(workspace.id, document.id) == expected.chunks
     assert resumed.vectors.count(workspace.id) == expected.chunks
-    assert undisturbed.vectors.count(undisturbed.get_workspace("W").id) == expected.chunks
+    assert undisturbed.vectors.count(undisturbed.workspaces.get("W").id) == expected.chunks
     assert len(set(ids)) == len(ids)
     with sqlite3.connect(data_dir / "catalog.sqlite") as db:
         assert db.execute("SELECT COUNT(*), COUNT(DISTINCT id) FROM chunks").fetchone() == (len(ids), len(ids))
@@ -113,6 +113,6 @@ def test_killed_ingest_rerun_matches_an_undisturbed_ingest(
         (c.text, c.section, c.page_start, c.page_end) for c in expected_chunks
     ]
     assert [c.ordinal for c in chunks] == list(range(len(ids)))
-    hits = resumed.search("W", "aspirin for women at high risk", top_k=5)
-    want = undisturbed.search("W", "aspirin for women at high risk", top_k=5)
+    hits = resumed.search.search("W", "aspirin for women at high risk", top_k=5)
+    want = undisturbed.search.search("W", "aspirin for women at high risk", top_k=5)
     assert [hit.chunk.text for hit in hits.hits] == [hit.chunk.text for hit in want.hits]

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from workspace_app.adapters.wiring import build_answer_service
 from workspace_app.models.answers import Answer
 from workspace_app.models.graph import ENTITY_TYPES
 from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetriever
+from workspace_app.retrieval.scope import search_scope
 
 EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval" / "guidelines_dev.jsonl"
 # (corpus PDF, first page, last page) of each excerpt; gold pages are shifted to the excerpt's numbering.
@@ -41,15 +41,15 @@ def dev() -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def answers(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Any:
-    """An answer service on a workspace 'Dev' holding the three excerpts, ingested with their graph."""
+def app(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Any:
+    """The app with a workspace 'Dev' holding the three excerpts, ingested with their graph."""
     service = build(tmp_path_factory.mktemp("modes") / "data")
-    service.create_workspace("Dev")
+    service.workspaces.create("Dev")
     for doc, (first, last) in EXCERPTS.items():
-        report = service.ingest_file("Dev", excerpt(doc, first, last), excerpt_name(doc))
+        report = service.documents.ingest("Dev", excerpt(doc, first, last), excerpt_name(doc))
         assert report.status == "ready", report.error
-    assert service.graph.entities(service.get_workspace("Dev").id), "the ingestion built no entity graph"
-    return build_answer_service(service)
+    assert service.graph.entities(service.workspaces.get("Dev").id), "the ingestion built no entity graph"
+    return service
 
 
 def on_gold_page(citation: Any, row: dict[str, Any]) -> bool:
@@ -60,57 +60,56 @@ def on_gold_page(citation: Any, row: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_every_mode_answers_dev_questions_with_citations_of_real_chunks(
-    answers: Any, dev: dict[str, dict[str, Any]], mode: str
+    app: Any, dev: dict[str, dict[str, Any]], mode: str
 ) -> None:
-    workspace = answers.service.get_workspace("Dev")
+    workspace = app.workspaces.get("Dev")
     for qid in QUESTIONS:
-        answer = answers.ask("Dev", dev[qid]["question"], mode=mode)
+        answer = app.answers.ask("Dev", dev[qid]["question"], mode=mode)
         assert answer.mode == mode and not answer.refused and answer.citations, (mode, qid, answer.text)
         assert on_gold_page(answer.citations[0], dev[qid]), (mode, qid, answer.citations[0])
-        chunks = answers.service.catalog.get_chunks([c.chunk_id for c in answer.citations])
+        chunks = app.catalog.get_chunks([c.chunk_id for c in answer.citations])
         for citation in answer.citations:
             chunk = chunks[citation.chunk_id]
             assert chunk.document_id == citation.document_id and citation.rects
-            assert answers.service.catalog.get_document(chunk.document_id).workspace_id == workspace.id
+            assert app.catalog.get_document(chunk.document_id).workspace_id == workspace.id
             assert f"[{citation.n}]" in answer.text
 
 
-def test_graph_modes_list_the_entities_they_used_and_keep_them(answers: Any, dev: dict[str, dict[str, Any]]) -> None:
-    workspace = answers.service.get_workspace("Dev")
-    answer = answers.ask("Dev", dev["gdev-001"]["question"], mode="hybrid")
+def test_graph_modes_list_the_entities_they_used_and_keep_them(app: Any, dev: dict[str, dict[str, Any]]) -> None:
+    workspace = app.workspaces.get("Dev")
+    answer = app.answers.ask("Dev", dev["gdev-001"]["question"], mode="hybrid")
     names = {e.name.lower() for e in answer.entities}
     assert "carotid sinus hypersensitivity" in names, names
     assert all(e.workspace_id == workspace.id and e.workspace == "Dev" and e.type in ENTITY_TYPES for e in answer.entities)
-    named = {e.id for e in answers.service.graph.match_question(workspace.id, dev["gdev-001"]["question"])}
+    named = {e.id for e in app.graph.match_question(workspace.id, dev["gdev-001"]["question"])}
     assert all(e.id in named or e.citations for e in answer.entities)  # report entities only when cited
     cited = [e for e in answer.entities if e.citations]
     assert cited, "no listed entity is traced to a citation"
     by_n = {c.n: c for c in answer.citations}
     for entity in cited:
-        mentioned = {m.chunk_id for m in answers.service.graph.mentions(workspace.id, entity.id)}
+        mentioned = {m.chunk_id for m in app.graph.mentions(workspace.id, entity.id)}
         assert all(by_n[n].chunk_id in mentioned for n in entity.citations), entity
     assert answer.to_json()["entities"][0]["name"] == answer.entities[0].name
-    chat = answers.create_chat("Dev")
-    answers.record_answer("Dev", chat.id, answer)
-    kept = answers.chat_messages("Dev", chat.id)[0].answer
+    chat = app.answers.create_chat("Dev")
+    app.answers.record_answer("Dev", chat.id, answer)
+    kept = app.answers.chat_messages("Dev", chat.id)[0].answer
     assert kept.entities == answer.entities and kept.mode == "hybrid"
-    exported = answers.export_chat("Dev", chat.id)
+    exported = app.answers.export_chat("Dev", chat.id)
     assert "**Entities (hybrid mode)**:" in exported and "carotid sinus hypersensitivity (" in exported
     assert Answer.from_record(json.loads(json.dumps(answer.to_record()))).entities == answer.entities
 
 
-def test_naive_direct_hits_are_the_hybrid_search(answers: Any, dev: dict[str, dict[str, Any]]) -> None:
-    workspace = answers.service.get_workspace("Dev")
+def test_naive_direct_hits_are_the_hybrid_search(app: Any, dev: dict[str, dict[str, Any]]) -> None:
     question = dev["gdev-001"]["question"]
-    found = answers.modes.retrieve(workspace.id, question, "naive", None, top_k=8)
+    found = app.answers.modes.retrieve(search_scope(app.catalog, "Dev", None), question, "naive", top_k=8)
     direct = [hit.chunk.id for hit in found.hits if hit.origin == "direct"]
-    assert direct == [hit.chunk.id for hit in answers.service.search("Dev", question, 8).hits]
+    assert direct == [hit.chunk.id for hit in app.search.search("Dev", question, 8).hits]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_expansion_is_scored_below_every_direct_hit(answers: Any, dev: dict[str, dict[str, Any]], mode: str) -> None:
-    workspace = answers.service.get_workspace("Dev")
-    found = answers.modes.retrieve(workspace.id, dev["gdev-002"]["question"], mode, None, top_k=6)
+def test_expansion_is_scored_below_every_direct_hit(app: Any, dev: dict[str, dict[str, Any]], mode: str) -> None:
+    workspace = app.workspaces.get("Dev")
+    found = app.answers.modes.retrieve(search_scope(app.catalog, "Dev", None), dev["gdev-002"]["question"], mode, top_k=6)
     direct = [hit for hit in found.hits if hit.origin == "direct"]
     expanded = found.hits[len(direct):]
     assert len(direct) == 6 and expanded, [hit.origin for hit in found.hits]
@@ -118,7 +117,7 @@ def test_expansion_is_scored_below_every_direct_hit(answers: Any, dev: dict[str,
     assert max(hit.score for hit in expanded) < min(hit.score for hit in direct)
     assert len({hit.chunk.id for hit in found.hits}) == len(found.hits)
     neighbours = {(h.chunk.document_id, h.chunk.ordinal + step) for h in direct[:3] for step in (-1, 1)}
-    entity_chunks = {m.chunk_id for e in found.entities for m in answers.service.graph.mentions(workspace.id, e.id)}
+    entity_chunks = {m.chunk_id for e in found.entities for m in app.graph.mentions(workspace.id, e.id)}
     for hit in expanded:
         if hit.origin == "adjacent":
             assert (hit.chunk.document_id, hit.chunk.ordinal) in neighbours
@@ -126,25 +125,24 @@ def test_expansion_is_scored_below_every_direct_hit(answers: Any, dev: dict[str,
             assert hit.chunk.id in entity_chunks
 
 
-def test_seq_ret_routes_to_the_documents_whose_summaries_match(answers: Any, dev: dict[str, dict[str, Any]]) -> None:
-    workspace = answers.service.get_workspace("Dev")
-    documents = {d.name: d.id for d in answers.service.list_documents("Dev")}
-    routed = ModeRetriever(answers.service, ModeOptions(seq_ret=True, seq_ret_min_documents=3, seq_ret_documents=1))
+def test_seq_ret_routes_to_the_documents_whose_summaries_match(app: Any, dev: dict[str, dict[str, Any]]) -> None:
+    documents = {d.name: d.id for d in app.documents.list("Dev")}
+    routed = ModeRetriever(app.search, app.catalog, app.embedder, app.graph, ModeOptions(seq_ret=True, seq_ret_min_documents=3, seq_ret_documents=1))
     for qid in ("gdev-022", "gdev-033"):
-        found = routed.retrieve(workspace.id, dev[qid]["question"], "hybrid", None, list(documents.values()))
+        found = routed.retrieve(search_scope(app.catalog, "Dev", None), dev[qid]["question"], "hybrid")
         gold = documents[excerpt_name(dev[qid]["doc"])]
         assert found.document_ids == [gold], (qid, found.document_ids)
         assert {hit.chunk.document_id for hit in found.hits} == {gold}
-    few = ModeRetriever(answers.service, ModeOptions(seq_ret=True, seq_ret_min_documents=4))
-    assert few.retrieve(workspace.id, dev["gdev-022"]["question"], "hybrid", None, list(documents.values())).document_ids is None
+    few = ModeRetriever(app.search, app.catalog, app.embedder, app.graph, ModeOptions(seq_ret=True, seq_ret_min_documents=4))
+    assert few.retrieve(search_scope(app.catalog, "Dev", None), dev["gdev-022"]["question"], "hybrid").document_ids is None
 
 
-def test_local_mode_puts_passages_of_the_most_specific_entity_first(answers: Any, dev: dict[str, dict[str, Any]]) -> None:
-    workspace = answers.service.get_workspace("Dev")
-    found = answers.modes.retrieve(workspace.id, dev["gdev-033"]["question"], "local", None, top_k=8)
+def test_local_mode_puts_passages_of_the_most_specific_entity_first(app: Any, dev: dict[str, dict[str, Any]]) -> None:
+    workspace = app.workspaces.get("Dev")
+    found = app.answers.modes.retrieve(search_scope(app.catalog, "Dev", None), dev["gdev-033"]["question"], "local", top_k=8)
     assert {"paroxysmal atrial fibrillation", "atrial fibrillation"} <= {e.name for e in found.entities}
     specific = min(found.entities, key=lambda e: e.mentions)
-    mentioned = {m.chunk_id for m in answers.service.graph.mentions(workspace.id, specific.id)}
+    mentioned = {m.chunk_id for m in app.graph.mentions(workspace.id, specific.id)}
     graph_first = next(hit for hit in found.hits if hit.ranks.get("graph") == 1)
     assert graph_first.chunk.id in mentioned
     assert found.hits[0].chunk.id in mentioned and "阵发性房颤" in found.hits[0].chunk.text

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from workspace_app.ingest.recommendations import find_recommendation
+from workspace_app.text.grades import find_recommendation
 
 # Each text is copied from a chunk or from the page text of the named guideline.
 STATED = [
@@ -101,8 +101,8 @@ def syncope_chunks(
 ) -> Iterator[list[Any]]:
     """Stored chunks of pages 10-12 of the 2017 syncope guideline (three recommendation tables)."""
     service = build(tmp_path_factory.mktemp("recommendations") / "data")
-    service.create_workspace("rec")
-    report = service.ingest_file("rec", excerpt("shen-2017-syncope.pdf", 10, 12), "shen-p10-12.pdf")
+    service.workspaces.create("rec")
+    report = service.documents.ingest("rec", excerpt("shen-2017-syncope.pdf", 10, 12), "shen-p10-12.pdf")
     assert report.status == "ready", report
     ids = service.catalog.document_chunk_ids(report.document_id)
     found = service.catalog.get_chunks(ids)

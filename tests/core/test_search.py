@@ -22,27 +22,27 @@ def service(
 ) -> Iterator[Any]:
     """Workspace "Search": arnett-2014 (6 pages), 2 pages of the women's guideline, 2 pages of the Chinese AF one."""
     built = build(tmp_path_factory.mktemp("search") / "data")
-    built.create_workspace("Search")
-    built.create_workspace("Empty")
+    built.workspaces.create("Search")
+    built.workspaces.create("Empty")
     sources = {
         ARNETT: guidelines / ARNETT,
         WOMEN: excerpt("mosca-2011-women-cvd.pdf", 10, 11),
         CHINESE: excerpt("zh-acute-af-ed-2024.pdf", 3, 4),
     }
     for name, path in sources.items():
-        report = built.ingest_file("Search", path, name)
+        report = built.documents.ingest("Search", path, name)
         assert report.status == "ready", report
     yield built
 
 
 def all_chunks(service: Any, name: str) -> list[Any]:
-    document = service.get_document("Search", name)
+    document = service.documents.get("Search", name)
     ids = service.catalog.document_chunk_ids(document.id)
     return list(service.catalog.get_chunks(ids).values())
 
 
 def test_hybrid_hits_carry_text_document_pages_section_rects_and_ranks(service: Any) -> None:
-    result = service.search("Search", "How should guidelines handle patients with multiple chronic conditions?")
+    result = service.search.search("Search", "How should guidelines handle patients with multiple chronic conditions?")
     hits = result.hits
     assert len(hits) == 8
     assert [hit.rank for hit in hits] == list(range(1, 9))
@@ -52,7 +52,7 @@ def test_hybrid_hits_carry_text_document_pages_section_rects_and_ranks(service: 
         chunk = hit.chunk
         assert chunk.text.strip()
         assert hit.document_name in {ARNETT, WOMEN, CHINESE}
-        assert service.get_document("Search", hit.document_name).id == chunk.document_id
+        assert service.documents.get("Search", hit.document_name).id == chunk.document_id
         assert 1 <= chunk.page_start <= chunk.page_end
         assert isinstance(chunk.section, str)
         assert chunk.rects and all(chunk.page_start <= r.page <= chunk.page_end for r in chunk.rects)
@@ -64,7 +64,7 @@ def test_hybrid_hits_carry_text_document_pages_section_rects_and_ranks(service: 
 
 
 def test_hit_json_is_the_public_shape(service: Any) -> None:
-    data = service.search("Search", "aspirin for women with atrial fibrillation", top_k=3).to_json()
+    data = service.search.search("Search", "aspirin for women with atrial fibrillation", top_k=3).to_json()
     assert data["query"] == "aspirin for women with atrial fibrillation"
     assert len(data["results"]) == 3
     first = data["results"][0]
@@ -79,7 +79,7 @@ def test_hit_json_is_the_public_shape(service: Any) -> None:
 
 def test_a_guideline_statement_is_found_on_its_page(service: Any) -> None:
     # gdev-020: physical activity for weight loss, women's guideline p.10 (p.1 of the excerpt).
-    result = service.search(
+    result = service.search.search(
         "Search", "How much daily physical activity should women who need to lose weight get?", top_k=5
     )
     assert any(
@@ -90,29 +90,29 @@ def test_a_guideline_statement_is_found_on_its_page(service: Any) -> None:
 
 @pytest.mark.parametrize("key", ["name", "id"])
 def test_documents_filter_restricts_hits(service: Any, key: str) -> None:
-    document = service.get_document("Search", WOMEN)
+    document = service.documents.get("Search", WOMEN)
     chosen = document.name if key == "name" else document.id
-    hits = service.search("Search", "multiple chronic conditions", top_k=20, documents=[chosen]).hits
+    hits = service.search.search("Search", "multiple chronic conditions", top_k=20, documents=[chosen]).hits
     assert hits
     assert {hit.document_name for hit in hits} == {WOMEN}
-    unfiltered = service.search("Search", "multiple chronic conditions", top_k=20).hits
+    unfiltered = service.search.search("Search", "multiple chronic conditions", top_k=20).hits
     assert {hit.document_name for hit in unfiltered} != {WOMEN}
 
 
 def test_documents_filter_with_two_documents(service: Any) -> None:
-    hits = service.search("Search", "atrial fibrillation", top_k=30, documents=[WOMEN, CHINESE]).hits
+    hits = service.search.search("Search", "atrial fibrillation", top_k=30, documents=[WOMEN, CHINESE]).hits
     assert hits and {hit.document_name for hit in hits} <= {WOMEN, CHINESE}
 
 
 def test_unknown_document_in_filter_is_a_clear_error(service: Any) -> None:
     with pytest.raises(DocumentNotFoundError, match="no-such.pdf"):
-        service.search("Search", "aspirin", documents=["no-such.pdf"])
+        service.search.search("Search", "aspirin", documents=["no-such.pdf"])
 
 
 @pytest.mark.parametrize("method", ["dense", "sparse"])
 def test_a_single_method_ranks_alone(service: Any, method: str) -> None:
     other = {"dense": "sparse", "sparse": "dense"}[method]
-    hits = service.search("Search", "warfarin dabigatran atrial fibrillation", methods=(method,)).hits
+    hits = service.search.search("Search", "warfarin dabigatran atrial fibrillation", methods=(method,)).hits
     assert hits
     assert all(hit.ranks[method] is not None and hit.ranks.get(other) is None for hit in hits)
     assert all(hit.to_json()["ranks"][other] is None for hit in hits)
@@ -122,17 +122,17 @@ def test_a_single_method_ranks_alone(service: Any, method: str) -> None:
 def test_chinese_two_character_term_is_found_by_bm25(service: Any) -> None:
     holding = {c.id for c in all_chunks(service, CHINESE) if "血糖" in c.text}
     assert holding  # 血糖 (blood glucose) is on both pages of the excerpt
-    hits = service.search("Search", "血糖", top_k=20, methods=("sparse",)).hits
+    hits = service.search.search("Search", "血糖", top_k=20, methods=("sparse",)).hits
     assert hits
     assert {hit.chunk.id for hit in hits} == holding
     assert all(hit.document_name == CHINESE and hit.ranks["sparse"] is not None for hit in hits)
 
 
 def test_chinese_question_finds_its_passage_in_hybrid_search(service: Any) -> None:
-    hits = service.search("Search", "急性房颤患者需要检查血糖吗", top_k=3).hits
+    hits = service.search.search("Search", "急性房颤患者需要检查血糖吗", top_k=3).hits
     assert hits and "血糖" in hits[0].chunk.text
     assert hits[0].document_name == CHINESE
 
 
 def test_an_empty_workspace_has_no_hits(service: Any) -> None:
-    assert service.search("Empty", "aspirin").hits == []
+    assert service.search.search("Empty", "aspirin").hits == []

@@ -12,9 +12,9 @@ import pytest
 
 from workspace_app.graph.entities import LexiconEntityExtractor
 from workspace_app.graph.lexicon import normalize_key
-from workspace_app.models.graph import ChunkEntities, FoundEntity
 from workspace_app.ingest.references import chunk_kind
 from workspace_app.models.documents import Chunk
+from workspace_app.models.graph import ChunkEntities, FoundEntity
 
 
 def chunks_of(drafts: list[Any], document_id: str = "doc") -> list[Chunk]:

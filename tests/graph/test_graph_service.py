@@ -11,6 +11,8 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from workspace_app.text.analyzer import index_text
+
 HCM = "hcm-p38-39.pdf"
 DAPT = "dapt-p7-8.pdf"
 HFPEF = "hfpef-p1-2.pdf"
@@ -20,15 +22,15 @@ HFPEF = "hfpef-p1-2.pdf"
 def service(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Any:
     """A workspace with an English and a Chinese excerpt, ingested through the pipeline (graph stage included)."""
     built = build(tmp_path_factory.mktemp("graph") / "data")
-    built.create_workspace("Graph")
+    built.workspaces.create("Graph")
     for source, name in ((excerpt("ommen-2024-hcm.pdf", 38, 39), HCM), (excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 8), DAPT)):
-        report = built.ingest_file("Graph", source, name)
+        report = built.documents.ingest("Graph", source, name)
         assert report.status == "ready", report
     return built
 
 
 def workspace_id(service: Any) -> str:
-    return str(service.get_workspace("Graph").id)
+    return str(service.workspaces.get("Graph").id)
 
 
 def graph_rows(service: Any, table: str, document_id: str | None = None) -> int:
@@ -47,7 +49,7 @@ def assert_consistent(service: Any) -> None:
     assert set(entities) == mentioned, "no entity without mentions"
     for relation in service.graph.relations(ws):
         assert relation.source in entities and relation.target in entities
-    ready = {d.id for d in service.list_documents("Graph")}
+    ready = {d.id for d in service.documents.list("Graph")}
     chunks = service.catalog.get_chunks([m.chunk_id for e in entities for m in service.graph.mentions(ws, e)])
     assert {c.document_id for c in chunks.values()} <= ready
     for report in [*service.graph.communities(ws, 0), *service.graph.communities(ws, 1)]:
@@ -63,7 +65,7 @@ def test_ingestion_builds_the_graph_of_both_languages(service: Any) -> None:
     ws = workspace_id(service)
     names = {e.name for e in service.graph.entities(ws)}
     assert {"mavacamten", "hypertrophic cardiomyopathy", "aspirin", "ticagrelor"} <= names
-    documents = {d.name: d for d in service.list_documents("Graph")}
+    documents = {d.name: d for d in service.documents.list("Graph")}
     aspirin = service.graph.find_entities(ws, "阿司匹林")[0]
     assert aspirin.name == "aspirin" and "阿司匹林" in aspirin.aliases
     assert {m.document_id for m in service.graph.mentions(ws, aspirin.id)} == {documents[DAPT].id}
@@ -96,7 +98,7 @@ def test_queries_for_modes(service: Any) -> None:
     texts = service.catalog.get_chunks([c for c, _ in chunks])
     assert all("mavacamten" in texts[c].text.lower() for c, _ in chunks)
     summaries = {s.document_id: s for s in service.graph.document_summaries(ws)}
-    assert set(summaries) == {d.id for d in service.list_documents("Graph")}
+    assert set(summaries) == {d.id for d in service.documents.list("Graph")}
     for summary in summaries.values():
         assert summary.entity_ids and summary.text
         quoted = service.catalog.get_chunks(list(summary.chunk_ids))
@@ -122,14 +124,14 @@ def test_networkx_views_and_graphml_export(service: Any, tmp_path: Path) -> None
 
 def test_removing_a_document_leaves_no_orphans_and_recomputes_communities(service: Any, excerpt: Callable[..., Path]) -> None:
     ws = workspace_id(service)
-    report = service.ingest_file("Graph", excerpt("zh-hfpef-consensus-2023.pdf", 1, 2), HFPEF)
+    report = service.documents.ingest("Graph", excerpt("zh-hfpef-consensus-2023.pdf", 1, 2), HFPEF)
     assert report.status == "ready"
     hfpef = service.graph.find_entities(ws, "HFpEF")
     assert hfpef and hfpef[0].documents == 1
     assert graph_rows(service, "graph_mentions", report.document_id) > 0
     assert graph_rows(service, "graph_relations", report.document_id) > 0
     assert_consistent(service)
-    service.remove_document("Graph", HFPEF)
+    service.documents.remove("Graph", HFPEF)
     for table in ("graph_mentions", "graph_relations", "graph_document_summaries"):
         assert graph_rows(service, table, report.document_id) == 0, table
     assert service.graph.find_entities(ws, "HFpEF") == []
@@ -139,7 +141,7 @@ def test_removing_a_document_leaves_no_orphans_and_recomputes_communities(servic
 def test_indexing_a_document_again_changes_nothing(service: Any) -> None:
     ws = workspace_id(service)
     before = [(e.id, e.mentions, e.degree) for e in service.graph.entities(ws)]
-    document = service.get_document("Graph", HCM)
+    document = service.documents.get("Graph", HCM)
     chunks = service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id))
     service.graph.index_document(document, sorted(chunks.values(), key=lambda c: c.ordinal))
     assert [(e.id, e.mentions, e.degree) for e in service.graph.entities(ws)] == before
@@ -150,13 +152,13 @@ def test_cli_exports_graphml_and_workspace_deletion_drops_the_graph(
 ) -> None:
     data = tmp_path / "data"
     own = build(data)
-    own.create_workspace("Export")
-    assert own.ingest_file("Export", excerpt("ommen-2024-hcm.pdf", 38, 39), HCM).status == "ready"
+    own.workspaces.create("Export")
+    assert own.documents.ingest("Export", excerpt("ommen-2024-hcm.pdf", 38, 39), HCM).status == "ready"
     out = tmp_path / "export.graphml"
     result = cli(data, "graph", "export", "--workspace", "Export", "--out", out, timeout=120)
     assert result.returncode == 0, result.stderr
     assert any(d.get("name") == "mavacamten" for _, d in nx.read_graphml(out).nodes(data=True))
-    own.delete_workspace("Export")
+    own.workspaces.delete("Export")
     with sqlite3.connect(data / "catalog.sqlite") as db:
         for table in ("graph_entities", "graph_mentions", "graph_relations", "graph_communities"):
             assert db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
@@ -167,7 +169,7 @@ def test_a_refresh_that_raced_with_another_writer_is_not_saved(service: Any) -> 
     ws = workspace_id(service)
     store = service.graph.store
     version = store.graph_version(ws)
-    document = service.get_document("Graph", DAPT)
+    document = service.documents.get("Graph", DAPT)
     store.delete_document_graph(document.id)  # what the other process did meanwhile
     assert store.graph_version(ws) != version
     reports = service.graph.communities(ws)
@@ -182,9 +184,10 @@ def test_a_refresh_that_raced_with_another_writer_is_not_saved(service: Any) -> 
 def test_a_document_whose_chunks_were_replaced_keeps_no_graph_rows_after_a_refresh(service: Any) -> None:
     """A re-run replaces the chunks (mentions go with them) and may fail before its graph stage."""
     ws = workspace_id(service)
-    document = service.get_document("Graph", HCM)
+    document = service.documents.get("Graph", HCM)
     chunks = sorted(service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id)).values(), key=lambda c: c.ordinal)
-    service.catalog.replace_chunks(document.id, ws, chunks)
+    keyword_texts = [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in chunks]
+    service.catalog.replace_chunks(document.id, ws, chunks, keyword_texts)
     assert graph_rows(service, "graph_mentions", document.id) == 0
     service.graph.refresh(ws)
     assert graph_rows(service, "graph_relations", document.id) == 0
@@ -198,7 +201,7 @@ def test_a_batch_refreshes_once_and_no_query_reads_a_stale_graph(service: Any) -
     """Documents stored with refresh=False (more of the batch on their way) leave the communities stale; the
     first query refreshes them, so it answers as if every document had refreshed."""
     ws = workspace_id(service)
-    document = service.get_document("Graph", DAPT)
+    document = service.documents.get("Graph", DAPT)
     chunks = sorted(service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id)).values(), key=lambda c: c.ordinal)
     service.graph.store.delete_document_graph(document.id)
     service.graph.refresh(ws)
@@ -217,12 +220,12 @@ def test_the_pipeline_leaves_the_refresh_to_the_last_document_of_a_batch(
     tmp_path: Path, build: Callable[..., Any], excerpt: Callable[..., Path]
 ) -> None:
     own = build(tmp_path / "data")
-    own.create_workspace("Batch")
-    first, _ = own.add_document("Batch", excerpt("ommen-2024-hcm.pdf", 38, 39), HCM)
-    own.add_document("Batch", excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 8), DAPT)  # queued: the batch goes on
-    ws = own.get_workspace("Batch").id
-    own.run_ingestion(first)
+    own.workspaces.create("Batch")
+    first = own.documents.submit("Batch", excerpt("ommen-2024-hcm.pdf", 38, 39), HCM).document_id
+    own.documents.submit("Batch", excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 8), DAPT)  # queued: the batch goes on
+    ws = own.workspaces.get("Batch").id
+    assert own.documents.jobs.run(first, "test@nowhere:1:x") == "ready"
     assert own.graph.is_stale(ws), "the first document of the batch did not refresh"
-    assert own.ingest_file("Batch", excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 8), DAPT).status == "ready"
+    assert own.documents.ingest("Batch", excerpt("zh-dapt-chd-consensus-2021.pdf", 7, 8), DAPT).status == "ready"
     assert not own.graph.is_stale(ws), "the last one did"
     assert own.graph.find_entities(ws, "mavacamten") and own.graph.find_entities(ws, "ticagrelor")

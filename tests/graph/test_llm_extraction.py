@@ -19,6 +19,7 @@ from workspace_app.config import LlmSettings
 from workspace_app.graph.llm import PROMPT_VERSION, LlmEntityExtractor, cache_key, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.models.documents import Chunk, Document
+from workspace_app.text.analyzer import index_text
 
 _spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "core" / "fake_openai.py")
 assert _spec is not None and _spec.loader is not None
@@ -110,7 +111,9 @@ def test_graph_service_stores_model_relations_and_writes_community_summaries(
         status="ready", stage="ready", progress=1.0, error=None, added_at="2026-01-01T00:00:00+00:00",
     )
     catalog.add_document(document)
-    catalog.replace_chunks(document.id, workspace.id, chunks)
+    catalog.replace_chunks(
+        document.id, workspace.id, chunks, [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in chunks]
+    )
     llm = settings(fake.url)
     graph = GraphService(store, catalog, LlmEntityExtractor(llm, store), community_summarizer(llm, store))
     graph.index_document(document, chunks)

@@ -10,7 +10,7 @@ from keyword_index import keyword_rows
 from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.migrations import MIGRATIONS
 from workspace_app.models.documents import Chunk, Document, Rect
-from workspace_app.retrieval.lexical import query_terms
+from workspace_app.text.analyzer import index_text, query_terms
 
 # The catalog schema as the first commit (fd9d3ce) wrote it, at schema_version 1.
 FIRST_SCHEMA = [
@@ -51,6 +51,11 @@ def chunk(doc_id: str, ordinal: int, text: str, section: str = "1. Intro") -> Ch
     )
 
 
+def indexed(chunks: list[Chunk]) -> tuple[list[Chunk], list[tuple[str, str]]]:
+    """Chunks with the index terms the pipeline computes for them (section title terms, body terms)."""
+    return chunks, [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in chunks]
+
+
 def versions(path: Path) -> list[int]:
     with sqlite3.connect(path) as db:
         return [row[0] for row in db.execute("SELECT version FROM schema_version ORDER BY version")]
@@ -88,7 +93,7 @@ def test_a_catalog_of_the_first_schema_is_upgraded_and_keeps_its_data(tmp_path: 
     assert catalog.get_chunks(["d1-00000"])["d1-00000"].text == "syncope evaluation"
     assert [cid for cid, _ in catalog.keyword_search("w1", ["syncope"], 5, None)] == ["d1-00000"]
     catalog.add_document(document("w1", "d2"))
-    catalog.replace_chunks("d2", "w1", [chunk("d2", 0, "tilt table testing for syncope")])
+    catalog.replace_chunks("d2", "w1", *indexed([chunk("d2", 0, "tilt table testing for syncope")]))
     assert [cid for cid, _ in catalog.keyword_search("w1", ["tilt"], 5, None)] == ["d2-00000"]
     catalog.close()
 
@@ -98,7 +103,7 @@ def test_chunks_round_trip_with_rects_and_recommendations(tmp_path: Path) -> Non
     ws = catalog.create_workspace("W")
     catalog.add_document(document(ws.id, "d1"))
     written = [chunk("d1", 0, "Beta blockers might be reasonable"), chunk("d1", 1, "Midodrine is reasonable 心率")]
-    catalog.replace_chunks("d1", ws.id, written)
+    catalog.replace_chunks("d1", ws.id, *indexed(written))
     read = catalog.get_chunks([c.id for c in written] + ["missing"])
     assert [read[c.id] for c in written] == written
     assert catalog.document_chunk_ids("d1") == ["d1-00000", "d1-00001"]
@@ -109,8 +114,8 @@ def test_replacing_chunks_leaves_no_stale_index_rows(tmp_path: Path) -> None:
     catalog = SqliteCatalog(path)
     ws = catalog.create_workspace("W")
     catalog.add_document(document(ws.id, "d1"))
-    catalog.replace_chunks("d1", ws.id, [chunk("d1", i, f"orthostatic hypotension part {i}") for i in range(5)])
-    catalog.replace_chunks("d1", ws.id, [chunk("d1", i, f"vasovagal syncope part {i}") for i in range(3)])
+    catalog.replace_chunks("d1", ws.id, *indexed([chunk("d1", i, f"orthostatic hypotension part {i}") for i in range(5)]))
+    catalog.replace_chunks("d1", ws.id, *indexed([chunk("d1", i, f"vasovagal syncope part {i}") for i in range(3)]))
     assert catalog.keyword_search(ws.id, ["orthostatic"], 10, None) == []
     assert len(catalog.keyword_search(ws.id, ["vasovagal"], 10, None)) == 3
     with sqlite3.connect(path) as db:
@@ -125,7 +130,7 @@ def test_keyword_search_sees_only_ready_documents_of_its_workspace(tmp_path: Pat
     catalog.add_document(document(mine.id, "running", status="running"))
     catalog.add_document(document(other.id, "elsewhere"))
     for doc_id, ws in (("ready", mine), ("running", mine), ("elsewhere", other)):
-        catalog.replace_chunks(doc_id, ws.id, [chunk(doc_id, 0, "pacemaker for carotid sinus syncope")])
+        catalog.replace_chunks(doc_id, ws.id, *indexed([chunk(doc_id, 0, "pacemaker for carotid sinus syncope")]))
     terms = query_terms("pacemaker for carotid sinus syncope?")
     assert [cid for cid, _ in catalog.keyword_search(mine.id, terms, 10, None)] == ["ready-00000"]
     assert catalog.keyword_search(mine.id, terms, 10, ["running"]) == []
@@ -138,7 +143,7 @@ def test_query_terms_with_fts_syntax_are_searched_literally(tmp_path: Path) -> N
     catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
     ws = catalog.create_workspace("W")
     catalog.add_document(document(ws.id, "d1"))
-    catalog.replace_chunks("d1", ws.id, [chunk("d1", 0, "NEAR the AND gate, OR not")])
+    catalog.replace_chunks("d1", ws.id, *indexed([chunk("d1", 0, "NEAR the AND gate, OR not")]))
     for terms in (['"'], ["NEAR(a b)"], ["*"], ["AND"], ["a:b"], ["-x"]):
         catalog.keyword_search(ws.id, terms, 5, None)  # no syntax error reaches the caller
     assert catalog.keyword_search(ws.id, ["near"], 5, None)
@@ -150,7 +155,7 @@ def test_deleting_a_document_cascades_to_its_chunks_and_index_rows(tmp_path: Pat
     ws = catalog.create_workspace("W")
     for doc_id in ("d1", "d2"):
         catalog.add_document(document(ws.id, doc_id))
-        catalog.replace_chunks(doc_id, ws.id, [chunk(doc_id, i, f"syncope {doc_id} {i}") for i in range(4)])
+        catalog.replace_chunks(doc_id, ws.id, *indexed([chunk(doc_id, i, f"syncope {doc_id} {i}") for i in range(4)]))
     catalog.delete_document("d1")
     assert catalog.document_chunk_ids("d1") == []
     assert {cid.split("-")[0] for cid, _ in catalog.keyword_search(ws.id, ["syncope"], 20, None)} == {"d2"}

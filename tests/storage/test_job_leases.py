@@ -22,7 +22,7 @@ from workspace_app.documents.jobs import new_owner, owner_is_gone
 @pytest.fixture
 def service(tmp_path: Path, build: Callable[..., Any]) -> Any:
     made = build(tmp_path / "data")
-    made.create_workspace("W")
+    made.workspaces.create("W")
     return made
 
 
@@ -31,7 +31,7 @@ def queued(service: Any, tmp_path: Path) -> Any:
     """A queued text document (nothing runs it: there is no worker)."""
     source = tmp_path / "notes.md"
     source.write_text("# Notes\n\nBeta blockers after myocardial infarction.\n", encoding="utf-8")
-    report = service.submit_file("W", source)
+    report = service.documents.submit("W", source)
     assert report.status == "queued"
     return service.catalog.get_document(report.document_id)
 
@@ -60,45 +60,45 @@ def test_cancel_is_immediate_when_queued_and_cooperative_when_running(service: A
     assert catalog.request_cancel(queued.id) == "cancelled"
     assert not catalog.claim_document(queued.id, "a@elsewhere:1:x", 30)  # a cancelled job is never started
 
-    assert service.retry_document("W", queued.id).status == "queued"
+    assert service.documents.retry("W", queued.id).status == "queued"
     assert catalog.claim_document(queued.id, "a@elsewhere:1:x", 30)
     assert catalog.request_cancel(queued.id) == "running"
     assert catalog.renew_lease(queued.id, "a@elsewhere:1:x") == "cancel"
-    assert service.get_document("W", queued.id).cancel_requested
+    assert service.documents.get("W", queued.id).cancel_requested
 
 
 def test_a_removed_document_loses_its_lease(service: Any, queued: Any) -> None:
     assert service.catalog.claim_document(queued.id, "a@elsewhere:1:x", 30)
-    service.remove_document("W", queued.id)
+    service.documents.remove("W", queued.id)
     assert service.catalog.renew_lease(queued.id, "a@elsewhere:1:x") == "lost"
 
 
 def test_recovery_requeues_jobs_of_dead_workers_only(service: Any, queued: Any, tmp_path: Path) -> None:
-    catalog, queue = service.catalog, service.job_queue()
+    catalog, queue = service.catalog, service.documents.jobs.queue()
     assert queue.pending_document_ids() == [queued.id]
     queue._huey.dequeue()  # a worker takes the job (huey deletes it from the queue) and dies before claiming it
-    assert service.recover_jobs() == [queued.id]
-    assert service.recover_jobs() == []  # in the queue again: not twice
+    assert service.documents.jobs.recover() == [queued.id]
+    assert service.documents.jobs.recover() == []  # in the queue again: not twice
     assert queue.pending_document_ids() == [queued.id]
 
     alive = new_owner("worker")  # this process
     assert catalog.claim_document(queued.id, alive, 30)
-    assert service.recover_jobs() == []
+    assert service.documents.jobs.recover() == []
     assert catalog.get_document(queued.id).status == "running"
     assert catalog.release_lease(queued.id, alive, status="queued")
 
     gone = dead_owner()
     assert owner_is_gone(gone) and not owner_is_gone(alive)
     assert catalog.claim_document(queued.id, gone, 30)
-    assert service.recover_jobs() == []  # its job is still waiting in the queue: nothing to add
+    assert service.documents.jobs.recover() == []  # its job is still waiting in the queue: nothing to add
     document = catalog.get_document(queued.id)
     assert (document.status, document.stage) == ("queued", "queued")  # freed at once, not after 30 s
     assert catalog.claim_document(queued.id, alive, 30)
 
 
 def test_process_job_skips_a_document_that_is_already_ready(service: Any, queued: Any) -> None:
-    assert service.process_job(queued.id, "w@elsewhere:1:x") == "ready"
-    assert service.process_job(queued.id, "w@elsewhere:1:x") == "skipped"
+    assert service.documents.jobs.run(queued.id, "w@elsewhere:1:x") == "ready"
+    assert service.documents.jobs.run(queued.id, "w@elsewhere:1:x") == "skipped"
     document = service.catalog.get_document(queued.id)
     assert document.status == "ready" and document.chunks == document.chunks_total == document.chunks_embedded > 0
     assert (document.progress, document.eta_s) == (1.0, None)

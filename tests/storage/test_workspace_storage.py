@@ -12,7 +12,7 @@ from keyword_index import keyword_rows, orphan_keyword_rows
 
 from storage.chroma import open_chroma
 from workspace_app.errors import DocumentNotFoundError, WorkspaceError, WorkspaceExistsError, WorkspaceNotFoundError
-from workspace_app.retrieval.lexical import query_terms
+from workspace_app.text.analyzer import query_terms
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"
 QUERY = "guidelines for patients with multiple chronic conditions and comorbidities"
@@ -49,9 +49,9 @@ def stored_files(data_dir: Path) -> set[str]:
 
 
 def ingest(service: Any, workspace: str, path: Path, name: str | None = None) -> Any:
-    report = service.ingest_file(workspace, path, name)
+    report = service.documents.ingest(workspace, path, name)
     assert report.status == "ready", report
-    return service.get_document(workspace, report.document_id)
+    return service.documents.get(workspace, report.document_id)
 
 
 def hit_keys(result: Any) -> list[tuple[str, int, str]]:
@@ -65,19 +65,19 @@ def test_documents_and_search_survive_closing_and_reopening(
     build: Callable[..., Any], data_dir: Path, arnett: Path, women: Path
 ) -> None:
     service = build(data_dir)
-    service.create_workspace("Prevention")
+    service.workspaces.create("Prevention")
     ingest(service, "Prevention", arnett)
     ingest(service, "Prevention", women, "women-p10-11.pdf")
-    before = service.search("Prevention", QUERY)
-    documents = service.list_documents("Prevention")
-    vectors = service.vectors.count(service.get_workspace("Prevention").id)
+    before = service.search.search("Prevention", QUERY)
+    documents = service.documents.list("Prevention")
+    vectors = service.vectors.count(service.workspaces.get("Prevention").id)
     service.catalog.close()
 
     reopened = build(data_dir)
-    assert [w.name for w in reopened.list_workspaces()] == ["Prevention"]
-    assert reopened.list_documents("Prevention") == documents
-    assert reopened.vectors.count(reopened.get_workspace("Prevention").id) == vectors == sum(d.chunks for d in documents)
-    after = reopened.search("Prevention", QUERY)
+    assert [w.name for w in reopened.workspaces.list()] == ["Prevention"]
+    assert reopened.documents.list("Prevention") == documents
+    assert reopened.vectors.count(reopened.workspaces.get("Prevention").id) == vectors == sum(d.chunks for d in documents)
+    after = reopened.search.search("Prevention", QUERY)
     assert len(before.hits) == 8
     assert hit_keys(after) == hit_keys(before)
     assert [hit.ranks for hit in after.hits] == [hit.ranks for hit in before.hits]
@@ -88,43 +88,43 @@ def test_documents_and_search_survive_closing_and_reopening(
 
 def test_workspace_create_rename_and_name_rules(build: Callable[..., Any], data_dir: Path) -> None:
     service = build(data_dir)
-    created = service.create_workspace("  Heart   failure ")
+    created = service.workspaces.create("  Heart   failure ")
     assert created.name == "Heart failure"
     with pytest.raises(WorkspaceExistsError):
-        service.create_workspace("Heart failure")
+        service.workspaces.create("Heart failure")
     for bad in ("", "   ", "\u200e\u202e", "x" * 81):
         with pytest.raises(WorkspaceError):
-            service.create_workspace(bad)
-    service.create_workspace("Arrhythmia")
+            service.workspaces.create(bad)
+    service.workspaces.create("Arrhythmia")
 
-    renamed = service.rename_workspace("Heart failure", "HFpEF 心衰")
+    renamed = service.workspaces.rename("Heart failure", "HFpEF 心衰")
     assert renamed.id == created.id and renamed.name == "HFpEF 心衰"
-    assert service.get_workspace(created.id).name == "HFpEF 心衰"
+    assert service.workspaces.get(created.id).name == "HFpEF 心衰"
     with pytest.raises(WorkspaceNotFoundError):
-        service.get_workspace("Heart failure")
+        service.workspaces.get("Heart failure")
     with pytest.raises(WorkspaceExistsError):
-        service.rename_workspace("HFpEF 心衰", "Arrhythmia")
+        service.workspaces.rename("HFpEF 心衰", "Arrhythmia")
     with pytest.raises(WorkspaceNotFoundError):
-        service.rename_workspace("nope", "other")
-    assert sorted(w.name for w in service.list_workspaces()) == ["Arrhythmia", "HFpEF 心衰"]
+        service.workspaces.rename("nope", "other")
+    assert sorted(w.name for w in service.workspaces.list()) == ["Arrhythmia", "HFpEF 心衰"]
 
 
 def test_deleting_a_workspace_removes_everything_it_alone_used(
     build: Callable[..., Any], data_dir: Path, arnett: Path, women: Path
 ) -> None:
     service = build(data_dir)
-    doomed = service.create_workspace("Doomed")
-    kept = service.create_workspace("Kept")
+    doomed = service.workspaces.create("Doomed")
+    kept = service.workspaces.create("Kept")
     ingest(service, "Doomed", arnett)
     women_doc = ingest(service, "Doomed", women, "women.pdf")
     kept_doc = ingest(service, "Kept", arnett)
-    kept_hits = hit_keys(service.search("Kept", QUERY))
+    kept_hits = hit_keys(service.search.search("Kept", QUERY))
     assert f"ws-{doomed.id}" in collections(data_dir)
 
-    service.delete_workspace("Doomed")
+    service.workspaces.delete("Doomed")
 
     with pytest.raises(WorkspaceNotFoundError):
-        service.get_workspace("Doomed")
+        service.workspaces.get("Doomed")
     assert sql(data_dir, "SELECT COUNT(*) FROM documents WHERE workspace_id = ?", doomed.id) == [(0,)]
     assert sql(data_dir, "SELECT COUNT(*) FROM chunks WHERE workspace_id = ?", doomed.id) == [(0,)]
     with sqlite3.connect(data_dir / "catalog.sqlite") as db:
@@ -135,17 +135,17 @@ def test_deleting_a_workspace_removes_everything_it_alone_used(
     # The arnett file is still used by "Kept"; the women's excerpt was only in "Doomed".
     assert stored_files(data_dir) == {f"{kept_doc.sha256}.pdf"}
     assert women_doc.sha256 != kept_doc.sha256
-    assert hit_keys(service.search("Kept", QUERY)) == kept_hits
+    assert hit_keys(service.search.search("Kept", QUERY)) == kept_hits
     assert service.vectors.count(kept.id) == kept_doc.chunks
 
 
 def test_deleting_an_empty_workspace_works(build: Callable[..., Any], data_dir: Path) -> None:
     service = build(data_dir)
-    service.create_workspace("Empty")
-    service.delete_workspace("Empty")
-    assert service.list_workspaces() == []
+    service.workspaces.create("Empty")
+    service.workspaces.delete("Empty")
+    assert service.workspaces.list() == []
     with pytest.raises(WorkspaceNotFoundError):
-        service.delete_workspace("Empty")
+        service.workspaces.delete("Empty")
 
 
 # Documents
@@ -155,17 +155,17 @@ def test_removing_a_document_removes_its_chunks_index_rows_vectors_and_file(
     build: Callable[..., Any], data_dir: Path, arnett: Path, women: Path
 ) -> None:
     service = build(data_dir)
-    workspace = service.create_workspace("W")
+    workspace = service.workspaces.create("W")
     kept = ingest(service, "W", arnett)
     removed = ingest(service, "W", women, "women.pdf")
     terms = query_terms("omega-3 fatty acids warfarin dabigatran")
     assert service.catalog.keyword_search(workspace.id, terms, 50, [removed.id])
     assert service.vectors.count(workspace.id, removed.id) == removed.chunks > 0
 
-    service.remove_document("W", "women.pdf")
+    service.documents.remove("W", "women.pdf")
 
     with pytest.raises(DocumentNotFoundError):
-        service.get_document("W", removed.id)
+        service.documents.get("W", removed.id)
     assert service.catalog.document_chunk_ids(removed.id) == []
     assert service.catalog.keyword_search(workspace.id, terms, 50, [removed.id]) == []
     remaining = service.catalog.keyword_search(workspace.id, terms, 50, None)
@@ -176,29 +176,29 @@ def test_removing_a_document_removes_its_chunks_index_rows_vectors_and_file(
     assert service.vectors.count(workspace.id, removed.id) == 0
     assert service.vectors.count(workspace.id) == kept.chunks
     assert stored_files(data_dir) == {f"{kept.sha256}.pdf"}
-    assert [d.name for d in service.list_documents("W")] == [ARNETT]
-    assert all(hit.document_name == ARNETT for hit in service.search("W", "warfarin in atrial fibrillation").hits)
+    assert [d.name for d in service.documents.list("W")] == [ARNETT]
+    assert all(hit.document_name == ARNETT for hit in service.search.search("W", "warfarin in atrial fibrillation").hits)
     with pytest.raises(DocumentNotFoundError):
-        service.remove_document("W", "women.pdf")
+        service.documents.remove("W", "women.pdf")
 
 
 def test_a_file_used_by_two_workspaces_stays_until_the_last_one_removes_it(
     build: Callable[..., Any], data_dir: Path, arnett: Path
 ) -> None:
     service = build(data_dir)
-    first, second = service.create_workspace("First"), service.create_workspace("Second")
+    first, second = service.workspaces.create("First"), service.workspaces.create("Second")
     in_first = ingest(service, "First", arnett)
     in_second = ingest(service, "Second", arnett, "renamed copy.pdf")
     assert in_first.sha256 == in_second.sha256 and in_first.id != in_second.id
     stored = data_dir / "files" / f"{in_first.sha256}.pdf"
 
-    service.remove_document("First", ARNETT)
+    service.documents.remove("First", ARNETT)
     assert stored.is_file()
     assert service.vectors.count(first.id) == 0
     assert service.vectors.count(second.id) == in_second.chunks
-    assert service.search("Second", QUERY).hits
+    assert service.search.search("Second", QUERY).hits
 
-    service.remove_document("Second", "renamed copy.pdf")
+    service.documents.remove("Second", "renamed copy.pdf")
     assert not stored.exists()
 
 
@@ -206,18 +206,18 @@ def test_the_same_file_twice_in_a_workspace_is_one_document(
     build: Callable[..., Any], data_dir: Path, arnett: Path, tmp_path: Path
 ) -> None:
     service = build(data_dir)
-    workspace = service.create_workspace("W")
+    workspace = service.workspaces.create("W")
     first = ingest(service, "W", arnett)
     copy = tmp_path / "another name.pdf"
     copy.write_bytes(arnett.read_bytes())
 
-    again = service.ingest_file("W", copy, "another name.pdf")
+    again = service.documents.ingest("W", copy, "another name.pdf")
 
     assert again.status == "duplicate"
     assert again.document_id == first.id
     assert again.chunks == first.chunks
     assert ARNETT in (again.error or "")
-    assert [d.id for d in service.list_documents("W")] == [first.id]
+    assert [d.id for d in service.documents.list("W")] == [first.id]
     assert service.vectors.count(workspace.id) == first.chunks
     assert sql(data_dir, "SELECT COUNT(*) FROM chunks") == [(first.chunks,)]
 
@@ -233,8 +233,8 @@ def test_a_second_workspace_reuses_cached_embeddings(
             return int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
     service = build(data_dir)
-    service.create_workspace("A")
-    service.create_workspace("B")
+    service.workspaces.create("A")
+    service.workspaces.create("B")
     start = cached()
     first = ingest(service, "A", pdf)
     after_first = cached()
@@ -243,20 +243,20 @@ def test_a_second_workspace_reuses_cached_embeddings(
     assert after_first > start and first.chunks > 0
     assert cached() == after_first
     assert second.chunks == first.chunks
-    assert service.vectors.count(service.get_workspace("B").id) == second.chunks
+    assert service.vectors.count(service.workspaces.get("B").id) == second.chunks
 
 
 def test_search_in_a_workspace_does_not_depend_on_other_workspaces(
     build: Callable[..., Any], data_dir: Path, arnett: Path, excerpt: Callable[..., Path]
 ) -> None:
     service = build(data_dir)
-    service.create_workspace("Mine")
-    service.create_workspace("Theirs")
+    service.workspaces.create("Mine")
+    service.workspaces.create("Theirs")
     ingest(service, "Mine", arnett)
     queries = ["multiple chronic conditions in Medicare beneficiaries", "clinical practice guideline comorbidity"]
 
     def results() -> list[list[tuple[str, float]]]:
-        hits = [service.search("Mine", query, top_k=10, methods=("sparse",)).hits for query in queries]
+        hits = [service.search.search("Mine", query, top_k=10, methods=("sparse",)).hits for query in queries]
         return [[(hit.chunk.id, round(hit.score, 9)) for hit in found] for found in hits]
 
     before = results()

@@ -14,8 +14,6 @@ import streamlit as st
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from workspace_app.adapters.wiring import build_answer_service
-
 APP = Path(__file__).resolve().parents[2] / "app.py"
 HOSTILE = (
     "# Tilt testing\n\nA tilt-table angle of 70 degrees for 30 minutes gives the best yield <script>alert(1)</script> "
@@ -29,18 +27,18 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any]
     """A workspace 'Cardiology' with pages 8-9 of the syncope guideline and a Markdown file full of markup."""
     folder = tmp_path_factory.mktemp("chat")
     service = build(folder / "data")
-    service.create_workspace("Cardiology")
+    service.workspaces.create("Cardiology")
     hostile = folder / "hostile.md"
     hostile.write_text(HOSTILE, encoding="utf-8")
     for path, name in ((excerpt("shen-2017-syncope.pdf", 8, 9), "syncope-p8-9.pdf"), (hostile, "hostile.md")):
-        assert service.ingest_file("Cardiology", path, name).status == "ready"
+        assert service.documents.ingest("Cardiology", path, name).status == "ready"
     return folder / "data"
 
 
 @pytest.fixture
 def answers(data_dir: Path, build: Callable[..., Any]) -> Any:
     """An answer service on the app's data dir, to arrange state and check what the page did."""
-    return build_answer_service(build(data_dir))
+    return build(data_dir).answers
 
 
 @pytest.fixture
@@ -57,7 +55,7 @@ def app(data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch) -> Iterat
 def open_page(answers: Any, page: str) -> AppTest:
     st.cache_resource.clear()
     at = AppTest.from_file(str(APP), default_timeout=120)
-    at.session_state["workspace"] = answers.service.get_workspace("Cardiology").id
+    at.session_state["workspace"] = answers.catalog.find_workspace("Cardiology").id
     at.run()
     at.switch_page(page).run()
     assert not at.exception

@@ -14,8 +14,6 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from workspace_app.adapters.wiring import build_answer_service
-
 REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "app.py"
 if str(REPO) not in sys.path:  # components/ belongs to the Streamlit app, not to the installed packages
@@ -29,10 +27,10 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any]
     """'Cardiology' with pages 8-9 of the syncope guideline and 10-11 of the women's guideline; 'Empty' with none."""
     folder = tmp_path_factory.mktemp("graph")
     service = build(folder / "data")
-    service.create_workspace("Cardiology")
-    service.create_workspace("Empty")
+    service.workspaces.create("Cardiology")
+    service.workspaces.create("Empty")
     for doc, first, last in (("shen-2017-syncope.pdf", 8, 9), ("mosca-2011-women-cvd.pdf", 10, 11)):
-        assert service.ingest_file("Cardiology", excerpt(doc, first, last)).status == "ready"
+        assert service.documents.ingest("Cardiology", excerpt(doc, first, last)).status == "ready"
     return folder / "data"
 
 
@@ -51,7 +49,7 @@ def open_graph(data_dir: Path, service: Any, monkeypatch: pytest.MonkeyPatch) ->
     def _open(workspace: str) -> AppTest:
         st.cache_resource.clear()
         at = AppTest.from_file(str(APP), default_timeout=120)
-        at.session_state["workspace"] = service.get_workspace(workspace).id
+        at.session_state["workspace"] = service.workspaces.get(workspace).id
         at.run()
         at.switch_page("pages/graph.py").run()
         assert not at.exception, at.exception
@@ -75,7 +73,7 @@ def captions(at: AppTest) -> str:
 
 def test_the_network_is_drawn_offline_with_the_cap_and_legend(open_graph: Callable[[str], AppTest], service: Any) -> None:
     at = open_graph("Cardiology")
-    graph = service.graph.entity_graph(service.get_workspace("Cardiology").id)
+    graph = service.graph.entity_graph(service.workspaces.get("Cardiology").id)
     html = iframe_html(at)
     assert "vis.Network(" in html and "cdn.jsdelivr" not in html and 'src="http' not in html and 'href="http' not in html
     assert f"{graph.number_of_nodes()} entities" in captions(at) or "best-connected" in captions(at)
@@ -87,7 +85,7 @@ def test_the_network_is_drawn_offline_with_the_cap_and_legend(open_graph: Callab
 
 def test_filters_and_colour_toggle_change_the_network(open_graph: Callable[[str], AppTest], service: Any) -> None:
     at = open_graph("Cardiology")
-    graph = service.graph.entity_graph(service.get_workspace("Cardiology").id)
+    graph = service.graph.entity_graph(service.workspaces.get("Cardiology").id)
     diseases = [n for n, d in graph.nodes(data=True) if d["type"] == "disease"]
     at.multiselect(key="graph-types").set_value(["disease"]).run()
     assert not at.exception
@@ -105,7 +103,7 @@ def test_filters_and_colour_toggle_change_the_network(open_graph: Callable[[str]
 
 def test_search_centres_on_an_entity_and_its_passages_open_the_pdf(open_graph: Callable[[str], AppTest], service: Any) -> None:
     at = open_graph("Cardiology")
-    workspace = service.get_workspace("Cardiology")
+    workspace = service.workspaces.get("Cardiology")
     target = service.graph.find_entities(workspace.id, "orthostatic hypotension", limit=1)[0]
     at.text_input(key="graph-search").input("orthostatic hypotension").run()
     picker = at.selectbox(key="graph-pick")
@@ -163,8 +161,8 @@ def test_the_chat_page_answers_in_the_chosen_mode_and_lists_the_entities(
     question = "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?"
     at.chat_input(key="chat-input").set_value(question).run()
     assert not at.exception
-    chats = build_answer_service(service).list_chats("Cardiology")
-    answer = build_answer_service(service).chat_messages("Cardiology", chats[0].id)[-1].answer
+    chats = service.answers.list_chats("Cardiology")
+    answer = service.answers.chat_messages("Cardiology", chats[0].id)[-1].answer
     assert answer.mode == "local" and answer.citations and answer.entities
     shown = captions(at)
     assert "Entities used (local mode):" in shown and answer.entities[0].name in shown

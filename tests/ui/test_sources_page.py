@@ -36,7 +36,7 @@ def service(data_dir: Path, build: Callable[..., Any]) -> Any:
 
 @pytest.fixture
 def workspace(service: Any) -> Any:
-    return service.create_workspace("Cardiology")
+    return service.workspaces.create("Cardiology")
 
 
 @pytest.fixture
@@ -85,10 +85,10 @@ def test_upload_many_queues_good_ones_and_names_the_limit(app: AppTest, service:
     good = excerpt("shen-2017-syncope.pdf", 10, 11).read_bytes()
     upload(app, ("syncope.pdf", good), ("notes.md", b"# Notes\n\nBeta blockers."), ("huge.pdf", b"%PDF" + b"0" * 1_300_000))
 
-    documents = {d.name: d for d in service.list_documents(workspace.id)}
+    documents = {d.name: d for d in service.documents.list(workspace.id)}
     assert set(documents) == {"syncope.pdf", "notes.md"}
     assert {d.status for d in documents.values()} == {"queued"}
-    assert service.job_queue().pending_document_ids() == [documents["syncope.pdf"].id, documents["notes.md"].id]
+    assert service.documents.jobs.queue().pending_document_ids() == [documents["syncope.pdf"].id, documents["notes.md"].id]
     problems = " ".join(e.value for e in app.error).replace("\\", "")
     assert "huge.pdf is 1.2 MB; the limit is 1 MB" in problems
     assert "Queued 2 files" in app.toast[0].value
@@ -107,22 +107,22 @@ PROBLEMS_KEY = "sources-upload-problems"
 
 def test_cancel_a_queued_job_then_retry_it(app: AppTest, service: Any, workspace: Any) -> None:
     upload(app, ("notes.md", b"# Notes\n\nBeta blockers after myocardial infarction."))
-    document = service.list_documents(workspace.id)[0]
+    document = service.documents.list(workspace.id)[0]
 
     app.button(key=f"{ROWS}-cancel-{document.id}").click().run()
     assert not app.exception
-    assert service.get_document(workspace.id, document.id).status == "cancelled"
+    assert service.documents.get(workspace.id, document.id).status == "cancelled"
     assert list(app.dataframe[0].value["Status"]) == ["Cancelled"]
 
     app.button(key=f"{ROWS}-retry-{document.id}").click().run()
-    assert service.get_document(workspace.id, document.id).status == "queued"
-    assert service.job_queue().pending_document_ids().count(document.id) == 2  # the cancelled job is skipped
+    assert service.documents.get(workspace.id, document.id).status == "queued"
+    assert service.documents.jobs.queue().pending_document_ids().count(document.id) == 2  # the cancelled job is skipped
 
 
 def test_failed_source_shows_its_error_escaped_and_can_be_retried(app: AppTest, service: Any, workspace: Any) -> None:
     upload(app, (HOSTILE, b""))
-    document = service.list_documents(workspace.id)[0]
-    assert service.process_job(document.id, "test@nowhere:1:x") == "failed"
+    document = service.documents.list(workspace.id)[0]
+    assert service.documents.jobs.run(document.id, "test@nowhere:1:x") == "failed"
     app.run()
 
     assert not app.exception
@@ -132,46 +132,46 @@ def test_failed_source_shows_its_error_escaped_and_can_be_retried(app: AppTest, 
     assert "<img" not in text and "<strong>bold</strong>" not in text and "**bold**" in text
     assert "&lt;img src=x onerror=alert(1)&gt;" in text
     app.button(key=f"{ROWS}-retry-{document.id}").click().run()
-    assert service.get_document(workspace.id, document.id).status == "queued"
+    assert service.documents.get(workspace.id, document.id).status == "queued"
 
 
 def test_ready_source_can_be_left_out_of_chat(app: AppTest, service: Any, workspace: Any,
                                              excerpt: Callable[..., Path]) -> None:
     upload(app, ("syncope.pdf", excerpt("shen-2017-syncope.pdf", 10, 11).read_bytes()))
-    document = service.list_documents(workspace.id)[0]
-    assert service.process_job(document.id, "test@nowhere:1:x") == "ready"
+    document = service.documents.list(workspace.id)[0]
+    assert service.documents.jobs.run(document.id, "test@nowhere:1:x") == "ready"
     app.run()
     assert list(app.dataframe[0].value["Status"]) == ["Ready"]
-    assert service.included_document_ids(workspace.id) == [document.id]
+    assert service.documents.included_ids(workspace.id) == [document.id]
 
     app.checkbox(key=f"{ROWS}-include-{document.id}").uncheck().run()
 
     assert not app.exception
-    assert service.included_document_ids(workspace.id) == []
-    assert not service.get_document(workspace.id, document.id).included
+    assert service.documents.included_ids(workspace.id) == []
+    assert not service.documents.get(workspace.id, document.id).included
     assert list(app.dataframe[0].value["In chat"]) == [False]
 
 
 def test_remove_asks_first(app: AppTest, service: Any, workspace: Any) -> None:
     upload(app, ("notes.md", b"# Notes\n\nBeta blockers."))
-    document = service.list_documents(workspace.id)[0]
+    document = service.documents.list(workspace.id)[0]
 
     app.button(key=f"{ROWS}-remove-{document.id}").click().run()
     assert "cannot be undone" in app.warning[0].value
     app.button(key=f"{ROWS}-keep-{document.id}").click().run()
     assert not app.warning
-    assert service.list_documents(workspace.id)
+    assert service.documents.list(workspace.id)
 
     app.button(key=f"{ROWS}-remove-{document.id}").click().run()
     app.button(key=f"{ROWS}-confirm-remove-{document.id}").click().run()
     assert not app.exception
-    assert service.list_documents(workspace.id) == []
+    assert service.documents.list(workspace.id) == []
     assert "No sources yet" in app.info[0].value
 
 
 def test_running_job_shows_stage_counts_and_eta(app: AppTest, service: Any, workspace: Any) -> None:
     upload(app, ("notes.md", b"# Notes\n\nBeta blockers."))
-    document = service.list_documents(workspace.id)[0]
+    document = service.documents.list(workspace.id)[0]
     assert service.catalog.claim_document(document.id, "test@nowhere:1:x", 30)
     service.catalog.update_document(
         document.id, stage="embedding", progress=0.5, chunks_embedded=120, chunks_total=340, eta_s=40.0, pages=12
@@ -181,5 +181,5 @@ def test_running_job_shows_stage_counts_and_eta(app: AppTest, service: Any, work
     bars = app.get("progress")
     assert bars and "Embedding passages 120/340 · about 40 s left" in bars[0].proto.text.replace("\\", "")
     app.button(key=f"{ROWS}-cancel-{document.id}").click().run()
-    assert service.get_document(workspace.id, document.id).cancel_requested
+    assert service.documents.get(workspace.id, document.id).cancel_requested
     assert "Cancelling" in app.get("progress")[0].proto.text

@@ -130,7 +130,7 @@ def start_worker(tmp_path: Path, chroma_url: str) -> Iterator[Callable[..., Work
 @pytest.fixture
 def client(chroma_url: str, embedder: Any) -> Iterator[Callable[[Path], Any]]:
     """client(data_dir): a service in the test process on the same data dir and Chroma server as the workers."""
-    from workspace_app.adapters.wiring import build_service
+    from workspace_app.adapters.wiring import build_app
     from workspace_app.config import Settings
 
     services: list[Any] = []
@@ -139,14 +139,14 @@ def client(chroma_url: str, embedder: Any) -> Iterator[Callable[[Path], Any]]:
         settings = Settings(_env_file=None)  # type: ignore[call-arg]
         settings.storage.data_dir = data_dir
         settings.storage.chroma_url = chroma_url
-        service = build_service(settings, embedder=embedder)
+        service = build_app(settings, embedder=embedder)
         services.append(service)
         return service
 
     yield _client
     for service in services:
         service.catalog.close()
-        service.job_queue().close()
+        service.documents.jobs.queue().close()
 
 
 # Checks
@@ -170,7 +170,7 @@ def assert_complete(service: Any, document: Any, expected_chunks: int) -> None:
 
 
 def settled(service: Any, workspace: str) -> bool:
-    return all(not d.is_active for d in service.list_documents(workspace))
+    return all(not d.is_active for d in service.documents.list(workspace))
 
 
 def jobs_done(worker: Worker, outcome: str) -> list[str]:
@@ -209,16 +209,16 @@ def test_worker_runs_what_ingest_no_wait_queues(
     reports = [json.loads(line) for line in queued.stdout.splitlines()]
     assert [(r["document"], r["status"]) for r in reports] == [(f.name, "queued") for f in [*files, broken]]
     service = client(data_dir)
-    assert sorted(service.job_queue().pending_document_ids()) == sorted(r["document_id"] for r in reports)
+    assert sorted(service.documents.jobs.queue().pending_document_ids()) == sorted(r["document_id"] for r in reports)
 
     worker = start_worker(data_dir)
     wait_until(lambda: settled(service, "W"), 240, "the queued files to settle")
 
     for path in files:
-        assert_complete(service, service.get_document("W", path.name), len(chunk_pdf(path)))
-    failed = service.get_document("W", "broken.pdf")
+        assert_complete(service, service.documents.get("W", path.name), len(chunk_pdf(path)))
+    failed = service.documents.get("W", "broken.pdf")
     assert failed.status == failed.stage == "failed" and (failed.error or "").startswith("broken.pdf ")
-    assert service.job_queue().pending_document_ids() == []
+    assert service.documents.jobs.queue().pending_document_ids() == []
     listed = cli(data_dir, "documents", "-w", "W", "--json", WORKSPACE_CHROMA_URL=chroma_url)
     shown = {d["name"]: d for d in map(json.loads, listed.stdout.splitlines())}
     first = shown[files[0].name]
@@ -233,8 +233,8 @@ def test_kill_9_mid_document_then_restart_ends_like_an_undisturbed_run(
     chunk_pdf: Callable[[Path], list[Any]],
 ) -> None:
     service = client(data_dir)
-    service.create_workspace("W")
-    report = service.submit_file("W", hundred_pages)
+    service.workspaces.create("W")
+    report = service.documents.submit("W", hundred_pages)
     env = {"WORKSPACE_EMBEDDING__BATCH_SIZE": "4"}  # progress after every 16 passages: easy to catch mid-way
     first = start_worker(data_dir, **env)
 
@@ -246,12 +246,12 @@ def test_kill_9_mid_document_then_restart_ends_like_an_undisturbed_run(
     assert first.kill(signal.SIGKILL) == -signal.SIGKILL
     left = service.catalog.get_document(report.document_id)
     assert (left.status, left.stage) == ("running", "embedding")
-    assert service.job_queue().pending_document_ids() == []  # huey removed the job when the worker took it
+    assert service.documents.jobs.queue().pending_document_ids() == []  # huey removed the job when the worker took it
 
     second = start_worker(data_dir, **env)
     wait_until(lambda: settled(service, "W"), 240, "the document to finish after the restart")
 
-    assert_complete(service, service.get_document("W", hundred_pages.name), len(chunk_pdf(hundred_pages)))
+    assert_complete(service, service.documents.get("W", hundred_pages.name), len(chunk_pdf(hundred_pages)))
     assert service.catalog.get_document(report.document_id).pages == 100
     assert "queued 1 unfinished jobs again" in second.log()
 
@@ -261,16 +261,16 @@ def test_sigterm_puts_the_running_job_back_and_a_new_worker_finishes_it(
     chunk_pdf: Callable[[Path], list[Any]],
 ) -> None:
     service = client(data_dir)
-    service.create_workspace("W")
+    service.workspaces.create("W")
     path = excerpt("grundy-2018-cholesterol.pdf", 20, 29)
-    report = service.submit_file("W", path)
+    report = service.documents.submit("W", path)
     worker = start_worker(data_dir, WORKSPACE_EMBEDDING__BATCH_SIZE="2")
     wait_until(lambda: service.catalog.get_document(report.document_id).status == "running", 120, "the job to start")
 
     assert worker.kill(signal.SIGTERM) == 0
     back = service.catalog.get_document(report.document_id)
     assert (back.status, back.stage) == ("queued", "queued")
-    assert service.job_queue().pending_document_ids() == [report.document_id]
+    assert service.documents.jobs.queue().pending_document_ids() == [report.document_id]
 
     start_worker(data_dir)
     wait_until(lambda: settled(service, "W"), 240, "the document to finish")
@@ -282,18 +282,18 @@ def test_two_workers_share_the_queue_and_never_run_a_document_twice(
     chunk_pdf: Callable[[Path], list[Any]],
 ) -> None:
     service = client(data_dir)
-    service.create_workspace("W")
+    service.workspaces.create("W")
     workers = [start_worker(data_dir, WORKSPACE_QUEUE__WORKER_THREADS="1") for _ in range(2)]
     for worker in workers:
         worker.wait_consuming()
     paths = [excerpt(*spec) for spec in SMALL] + [excerpt("stout-2018-achd.pdf", 30, 31)]
-    reports = [service.submit_file("W", path) for path in paths]
-    service.enqueue_documents("W", [r.document_id for r in reports])  # every job twice: only one run may win
+    reports = [service.documents.submit("W", path) for path in paths]
+    service.documents.enqueue("W", [r.document_id for r in reports])  # every job twice: only one run may win
 
-    wait_until(lambda: settled(service, "W") and not service.job_queue().pending_document_ids(), 300, "all jobs")
+    wait_until(lambda: settled(service, "W") and not service.documents.jobs.queue().pending_document_ids(), 300, "all jobs")
 
     for path in paths:
-        assert_complete(service, service.get_document("W", path.name), len(chunk_pdf(path)))
+        assert_complete(service, service.documents.get("W", path.name), len(chunk_pdf(path)))
     ready = [jobs_done(worker, "ready") for worker in workers]
     assert sorted(ready[0] + ready[1]) == sorted(r.document_id for r in reports)  # each exactly once
     assert all(ready), "both workers took jobs"
@@ -305,16 +305,16 @@ def test_cancel_a_running_job_then_retry_it(
     chunk_pdf: Callable[[Path], list[Any]],
 ) -> None:
     service = client(data_dir)
-    workspace = service.create_workspace("W")
+    workspace = service.workspaces.create("W")
     path = excerpt("ommen-2024-hcm.pdf", 10, 17)
-    report = service.submit_file("W", path)
+    report = service.documents.submit("W", path)
     start_worker(data_dir, WORKSPACE_EMBEDDING__BATCH_SIZE="2")
 
     def embedding_started() -> bool:
         return service.catalog.get_document(report.document_id).chunks_embedded > 0
 
     wait_until(embedding_started, 240, "the embedding stage", poll_s=0.02)
-    asked = service.cancel_document("W", report.document_id)
+    asked = service.documents.cancel("W", report.document_id)
     assert asked.status == "running" and asked.cancel_requested
     wait_until(lambda: service.catalog.get_document(report.document_id).status == "cancelled", 60, "the cancel")
     cancelled = service.catalog.get_document(report.document_id)
@@ -322,7 +322,7 @@ def test_cancel_a_running_job_then_retry_it(
     assert service.catalog.document_chunk_ids(report.document_id) == []
     assert service.vectors.count(workspace.id, report.document_id) == 0
 
-    assert service.retry_document("W", report.document_id).status == "queued"
+    assert service.documents.retry("W", report.document_id).status == "queued"
     wait_until(lambda: settled(service, "W"), 240, "the retried document")
     assert_complete(service, cancelled, len(chunk_pdf(path)))
 
@@ -377,13 +377,13 @@ def test_redis_backend_queues_jobs_for_two_workers_to_finish_once_each(
     for name, value in on_redis.items():
         monkeypatch.setenv(name, value)
     service = client(data_dir)
-    assert sorted(service.job_queue().pending_document_ids()) == sorted(ids)  # the jobs live in Redis
+    assert sorted(service.documents.jobs.queue().pending_document_ids()) == sorted(ids)  # the jobs live in Redis
     assert not (data_dir / "queue.sqlite").exists()  # nothing fell back to the SQLite queue
 
     workers = [start_worker(data_dir, WORKSPACE_QUEUE__WORKER_THREADS="1", **on_redis) for _ in range(2)]
-    wait_until(lambda: settled(service, "W") and not service.job_queue().pending_document_ids(), 300, "all jobs")
+    wait_until(lambda: settled(service, "W") and not service.documents.jobs.queue().pending_document_ids(), 300, "all jobs")
 
     for path in files:
-        assert_complete(service, service.get_document("W", path.name), len(chunk_pdf(path)))
+        assert_complete(service, service.documents.get("W", path.name), len(chunk_pdf(path)))
     ready = [jobs_done(worker, "ready") for worker in workers]
     assert sorted(ready[0] + ready[1]) == sorted(ids)  # each exactly once

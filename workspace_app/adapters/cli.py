@@ -11,10 +11,13 @@ import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workspace_app.config import Settings, load_settings
 from workspace_app.errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from workspace_app.app import App
 
 METHODS = {"hybrid": ("dense", "sparse"), "dense": ("dense",), "sparse": ("sparse",)}
 
@@ -101,23 +104,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _service(settings: Settings) -> Any:
-    from workspace_app.adapters.wiring import build_service
+def _service(settings: Settings) -> App:
+    from workspace_app.adapters.wiring import build_app
 
-    return build_service(settings)
+    return build_app(settings)
 
 
 def _workspace(args: argparse.Namespace, settings: Settings) -> int:
     service = _service(settings)
     if args.action == "create":
-        print(json.dumps(_workspace_json(service.create_workspace(args.name))))
+        print(json.dumps(_workspace_json(service.workspaces.create(args.name))))
     elif args.action == "list":
-        for ws in service.list_workspaces():
+        for ws in service.workspaces.list():
             print(json.dumps(_workspace_json(ws)) if args.json else f"{ws.name}\t{ws.document_count} documents")
     elif args.action == "rename":
-        print(json.dumps(_workspace_json(service.rename_workspace(args.name, args.new_name))))
+        print(json.dumps(_workspace_json(service.workspaces.rename(args.name, args.new_name))))
     else:
-        service.delete_workspace(args.name)
+        service.workspaces.delete(args.name)
         print(json.dumps({"deleted": args.name}))
     return 0
 
@@ -130,7 +133,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from tqdm import tqdm
 
     service = _service(settings)
-    service.get_workspace(args.workspace)
+    service.workspaces.get(args.workspace)
     if args.no_wait:
         return _enqueue(service, args.workspace, args.files, settings)
     failed = False
@@ -147,14 +150,14 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if failed else 0
 
 
-def _enqueue(service: Any, workspace: str, files: list[Path], settings: Settings) -> int:
+def _enqueue(service: App, workspace: str, files: list[Path], settings: Settings) -> int:
     from workspace_app.adapters.wiring import running_chroma_url
     from workspace_app.models.documents import IngestReport
 
     failed = False
     for path in files:
         if path.is_file():
-            report = service.submit_file(workspace, path, path.name)
+            report = service.documents.submit(workspace, path, path.name)
         else:
             report = IngestReport(None, path.name, "failed", 0, 0, f"{path} does not exist or is not a file.")
         failed |= report.status == "failed"
@@ -164,12 +167,12 @@ def _enqueue(service: Any, workspace: str, files: list[Path], settings: Settings
     return 1 if failed else 0
 
 
-def _ingest_one(service: Any, workspace: str, path: Path, show: Callable[[Any], None]) -> Any:
+def _ingest_one(service: App, workspace: str, path: Path, show: Callable[[Any], None]) -> Any:
     from workspace_app.models.documents import IngestReport
 
     if not path.is_file():
         return IngestReport(None, path.name, "failed", 0, 0, f"{path} does not exist or is not a file.")
-    return service.ingest_file(workspace, path, path.name, show)
+    return service.documents.ingest(workspace, path, path.name, show)
 
 
 def _queries(args: argparse.Namespace) -> Iterator[str]:
@@ -185,7 +188,7 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     service = _service(settings)
     documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
     for query in _queries(args):
-        result = service.search(args.workspace, query, args.top_k, documents, METHODS[args.method])
+        result = service.search.search(args.workspace, query, args.top_k, documents, METHODS[args.method])
         if args.json:
             print(json.dumps(result.to_json(), ensure_ascii=False), flush=True)
         else:
@@ -202,9 +205,8 @@ def _print_hits(result: Any) -> None:
 
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
-    from workspace_app.adapters.wiring import build_answer_service
-
-    answers = build_answer_service(_service(settings))
+    
+    answers = _service(settings).answers
     documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
     for question in _queries(args):
         answer = answers.ask(args.workspace, question, documents=documents, mode=args.mode)
@@ -230,7 +232,7 @@ def _print_answer(answer: Any) -> None:
 
 
 def _documents(args: argparse.Namespace, settings: Settings) -> int:
-    for document in _service(settings).list_documents(args.workspace):
+    for document in _service(settings).documents.list(args.workspace):
         print(json.dumps(document.to_json(), ensure_ascii=False) if args.json else _document_line(document))
     return 0
 
@@ -244,26 +246,24 @@ def _document_line(document: Any) -> str:
 
 
 def _remove(args: argparse.Namespace, settings: Settings) -> int:
-    removed = _service(settings).remove_document(args.workspace, args.document)
+    removed = _service(settings).documents.remove(args.workspace, args.document)
     print(json.dumps({"removed": removed.name, "document_id": removed.id}, ensure_ascii=False))
     return 0
 
 
 def _cancel(args: argparse.Namespace, settings: Settings) -> int:
-    print(json.dumps(_service(settings).cancel_document(args.workspace, args.document).to_json(), ensure_ascii=False))
+    print(json.dumps(_service(settings).documents.cancel(args.workspace, args.document).to_json(), ensure_ascii=False))
     return 0
 
 
 def _retry(args: argparse.Namespace, settings: Settings) -> int:
-    print(json.dumps(_service(settings).retry_document(args.workspace, args.document).to_json(), ensure_ascii=False))
+    print(json.dumps(_service(settings).documents.retry(args.workspace, args.document).to_json(), ensure_ascii=False))
     return 0
 
 
 def _graph(args: argparse.Namespace, settings: Settings) -> int:
     service = _service(settings)
-    workspace = service.get_workspace(args.workspace)
-    if service.graph is None:
-        raise WorkspaceError("This service was built without an entity graph.")
+    workspace = service.workspaces.get(args.workspace)
     data = service.graph.export_graphml(workspace.id)
     if args.out is None:
         sys.stdout.buffer.write(data)

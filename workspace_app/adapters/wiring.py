@@ -1,4 +1,5 @@
-"""Builds the concrete backends from settings: the one place that knows which ones we use."""
+"""The composition root: Settings -> backends -> App. The one place that knows which backends, readers,
+rerankers, stages and evidence sources we use."""
 
 from __future__ import annotations
 
@@ -6,18 +7,30 @@ import json
 import os
 from pathlib import Path
 
-from storage.sqlite.embedding_cache import SqliteEmbeddingCache
-from storage.sqlite.catalog import SqliteCatalog
-from storage.files import LocalFileStore
-from storage.sqlite.graph import SqliteGraphStore
-from storage.queue import HueyJobQueue, open_huey
+from storage.base import VectorIndex
 from storage.chroma import ChromaVectorIndex, open_chroma
+from storage.files import LocalFileStore
+from storage.queue import HueyJobQueue, open_huey
+from storage.sqlite.catalog import SqliteCatalog
+from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+from storage.sqlite.graph import SqliteGraphStore
 from workspace_app.answer.service import AnswerService
+from workspace_app.answer.sources import StoredDocumentSource
+from workspace_app.app import App
 from workspace_app.config import Settings
+from workspace_app.documents.jobs import Jobs
+from workspace_app.documents.lifecycle import DocumentStates
+from workspace_app.documents.service import DocumentService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
-from workspace_app.service import WorkspaceService
+from workspace_app.graph.stage import GraphStage
+from workspace_app.ingest.pipeline import ProgressCallback, StopCheck, ingest_document
+from workspace_app.models.documents import Document
+from workspace_app.retrieval.hybrid import HybridRetriever
+from workspace_app.retrieval.rerank import build_reranker
+from workspace_app.retrieval.search import SearchService
+from workspace_app.workspaces import WorkspaceService
 
 RUN_FILE = "run/serve.json"
 
@@ -46,17 +59,43 @@ def build_queue(settings: Settings) -> HueyJobQueue:
     return HueyJobQueue(open_huey(settings.queue, settings.storage.data_dir))
 
 
-def build_service(settings: Settings, embedder: Embedder | None = None) -> WorkspaceService:
-    """A service on the data dir named in the settings."""
+def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
+    """The application on the data dir named in the settings: Settings -> backends -> App."""
     data_dir = settings.storage.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     catalog = SqliteCatalog(data_dir / "catalog.sqlite")
-    path, url = chroma_location(settings)
-    vectors = ChromaVectorIndex(open_chroma(path, url))
+    vectors = build_vectors(settings)
     files = LocalFileStore(data_dir / "files")
     if embedder is None:
         embedder = Embedder(settings.embedding, SqliteEmbeddingCache(data_dir / "embeddings.sqlite"))
-    return WorkspaceService(settings, catalog, vectors, files, embedder, build_queue(settings), build_graph(settings, catalog))
+    graph = build_graph(settings, catalog)
+    states = DocumentStates(catalog, catalog)
+
+    def ingest(document: Document, on_progress: ProgressCallback | None, should_stop: StopCheck | None) -> Document:
+        return ingest_document(
+            document, documents.document_path(document), embedder=embedder, documents=catalog, states=states,
+            chunks=catalog, vectors=vectors, settings=settings.ingest, on_progress=on_progress,
+            should_stop=should_stop, stages=[GraphStage(graph)],
+        )
+
+    jobs = Jobs(catalog, vectors, build_queue(settings), states, settings.queue, ingest)
+    documents = DocumentService(catalog, vectors, files, states, jobs, settings.ingest, on_remove=[graph.remove_document])
+    retriever = HybridRetriever(embedder, vectors, catalog, settings.retrieval, build_reranker(settings.retrieval))
+    search = SearchService(catalog, retriever, settings.retrieval.top_k)
+    answers = AnswerService(
+        settings=settings, catalog=catalog, search=search, embedder=embedder, graph=graph,
+        source=StoredDocumentSource(documents), chats=catalog, notes=catalog,
+    )
+    workspaces = WorkspaceService(catalog, vectors, documents)
+    return App(settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors)
+
+
+def build_vectors(settings: Settings) -> VectorIndex:
+    """The vector index the settings choose (`storage.vector_backend`)."""
+    if settings.storage.vector_backend == "chroma":
+        path, url = chroma_location(settings)
+        return ChromaVectorIndex(open_chroma(path, url))
+    raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
 
 
 def build_graph(settings: Settings, catalog: SqliteCatalog) -> GraphService:
@@ -65,10 +104,3 @@ def build_graph(settings: Settings, catalog: SqliteCatalog) -> GraphService:
     if not (settings.llm.api_key or settings.llm.base_url):
         return GraphService(store, catalog)
     return GraphService(store, catalog, LlmEntityExtractor(settings.llm, store), community_summarizer(settings.llm, store))
-
-
-def build_answer_service(service: WorkspaceService) -> AnswerService:
-    """Answers, chats and notes next to a workspace service (its catalog keeps the chats)."""
-    if not isinstance(service.catalog, SqliteCatalog):
-        raise TypeError("chats and notes need the SQLite catalog")
-    return AnswerService(service, service.catalog, service.catalog)

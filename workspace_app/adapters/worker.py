@@ -13,21 +13,21 @@ import logging
 import threading
 import time
 
+from workspace_app.app import App
 from workspace_app.config import Settings
-from workspace_app.errors import WorkspaceError
 from workspace_app.documents.jobs import new_owner
-from workspace_app.service import WorkspaceService
+from workspace_app.errors import WorkspaceError
 
-log = logging.getLogger("workspace_app.adapters.worker")
+log = logging.getLogger("workspace_app.worker")
 
 
 def run_worker(settings: Settings, threads: int | None = None) -> int:
     """Consume jobs until told to stop; returns the process exit code."""
-    from workspace_app.adapters.wiring import build_service, chroma_location
+    from workspace_app.adapters.wiring import build_app, chroma_location
 
     if chroma_location(settings)[1] is None:
         log.warning("no Chroma server configured or running: using the embedded store (one process only)")
-    service = build_service(settings)
+    service = build_app(settings)
     owner = new_owner("worker")
     shutdown = threading.Event()
     if not _load_model(service):
@@ -36,7 +36,7 @@ def run_worker(settings: Settings, threads: int | None = None) -> int:
     threading.Thread(target=_sweep, args=(service, shutdown), name="sweeper", daemon=True).start()
     count = threads or settings.queue.worker_threads
     log.info("worker %s consuming with %d threads", owner, count)
-    service.job_queue().consume(
+    service.documents.jobs.queue().consume(
         lambda document_id: handle_job(service, document_id, owner, shutdown),
         threads=count, poll_max_delay_s=settings.queue.poll_max_delay_s, on_stop=shutdown.set,
     )
@@ -44,11 +44,11 @@ def run_worker(settings: Settings, threads: int | None = None) -> int:
     return 0
 
 
-def handle_job(service: WorkspaceService, document_id: str, owner: str, shutdown: threading.Event) -> None:
+def handle_job(service: App, document_id: str, owner: str, shutdown: threading.Event) -> None:
     """Run one job and log what became of it (never raises: the document row holds the outcome)."""
     started = time.monotonic()
     try:
-        outcome = service.process_job(document_id, owner, shutdown)
+        outcome = service.documents.jobs.run(document_id, owner, shutdown)
     except WorkspaceError as exc:
         log.error("job %s: %s", document_id, exc.user_message)
         return
@@ -58,7 +58,7 @@ def handle_job(service: WorkspaceService, document_id: str, owner: str, shutdown
     log.info("job %s %s in %.1f s by %s", document_id, outcome, time.monotonic() - started, owner)
 
 
-def _load_model(service: WorkspaceService) -> bool:
+def _load_model(service: App) -> bool:
     """Load the embedding model (in this thread, before any job runs); False when it cannot be loaded."""
     started = time.monotonic()
     try:
@@ -70,9 +70,9 @@ def _load_model(service: WorkspaceService) -> bool:
     return True
 
 
-def _recover(service: WorkspaceService) -> None:
+def _recover(service: App) -> None:
     try:
-        requeued = service.recover_jobs()
+        requeued = service.documents.jobs.recover()
     except WorkspaceError as exc:
         log.error("recovering jobs failed: %s", exc.user_message)
         return
@@ -80,6 +80,6 @@ def _recover(service: WorkspaceService) -> None:
         log.info("queued %d unfinished jobs again: %s", len(requeued), ", ".join(requeued))
 
 
-def _sweep(service: WorkspaceService, shutdown: threading.Event) -> None:
+def _sweep(service: App, shutdown: threading.Event) -> None:
     while not shutdown.wait(service.settings.queue.sweep_s):
         _recover(service)

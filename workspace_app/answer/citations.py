@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workspace_app.models.answers import EvidenceBlock
-from workspace_app.answer.sentences import Span, markers_of, split_sentences, strip_markers
-from workspace_app.answer.terms import Coverage, content_terms, loose
+from workspace_app.answer.markers import markers_of, strip_markers
 from workspace_app.embedding.embedder import Embedder
+from workspace_app.models.answers import EvidenceBlock
+from workspace_app.text.sentences import Span, split_sentences
+from workspace_app.text.terms import Coverage, content_terms, loose
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 LEXICAL_SUPPORT = 0.6

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workspace_app.models.answers import EvidenceBlock
-from workspace_app.answer.sentences import Span, split_sentences
-from workspace_app.answer.terms import Coverage, content_terms, loose
 from workspace_app.embedding.embedder import Embedder
+from workspace_app.models.answers import EvidenceBlock
+from workspace_app.text.sentences import Span, split_sentences
+from workspace_app.text.terms import Coverage, content_terms, loose
 
 _NUMERIC_QUESTION = re.compile(
     r"\b(how (?:many|much|long|often)|what (?:dose|percentage|proportion|range|length|angle|target|limit)|"

@@ -12,8 +12,8 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from workspace_app.answer.terms import loose
 from workspace_app.models.documents import Chunk, Rect
+from workspace_app.text.terms import loose
 
 _Word = tuple[float, float, float, float, str]
 _CACHE: OrderedDict[tuple[str, int], list[_Word]] = OrderedDict()

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
-from workspace_app.answer.highlight import locate_quote
+from workspace_app.answer.sources import EvidenceSource
 from workspace_app.models.answers import Citation
-from workspace_app.answer.sentences import Span, split_sentences
-from workspace_app.answer.terms import loose
+from workspace_app.models.documents import Chunk, Document
 from workspace_app.models.graph import Entity
-from workspace_app.models.documents import Chunk
+from workspace_app.retrieval.graph_query import GraphQuery
+from workspace_app.text.sentences import Span, split_sentences
+from workspace_app.text.terms import loose
 
 
 @dataclass(frozen=True)
@@ -28,16 +29,25 @@ class EntityPassage:
     sentence: Span
 
 
+class PassageCatalog(Protocol):
+    """Chunks and documents, as the passages of an entity need them."""
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]: ...
+    def list_documents(self, workspace_id: str) -> list[Document]: ...
+    def get_document(self, document_id: str) -> Document | None: ...
+
+
 def entity_passages(
-    service: Any, workspace_id: str, entity: Entity, document_ids: Sequence[str] | None = None, limit: int = 20
+    graph: GraphQuery, catalog: PassageCatalog, workspace_id: str, entity: Entity,
+    document_ids: Sequence[str] | None = None, limit: int = 20,
 ) -> list[EntityPassage]:
     """The chunks that mention the entity (most mentions first, then document order), at most `limit`."""
     mentions = sorted(
-        service.graph.mentions(workspace_id, entity.id, list(document_ids) if document_ids is not None else None),
+        graph.mentions(workspace_id, entity.id, list(document_ids) if document_ids is not None else None),
         key=lambda m: (-m.count, m.document_id, m.page_start),
     )[:limit]
-    chunks = service.catalog.get_chunks([m.chunk_id for m in mentions])
-    names = {d.id: d.name for d in service.catalog.list_documents(workspace_id)}
+    chunks = catalog.get_chunks([m.chunk_id for m in mentions])
+    names = {d.id: d.name for d in catalog.list_documents(workspace_id)}
     passages = []
     for mention in mentions:
         chunk = chunks.get(mention.chunk_id)
@@ -57,12 +67,12 @@ def naming_sentence(chunk: Chunk, entity: Entity) -> Span:
     return spans[0]
 
 
-def passage_citation(service: Any, passage: EntityPassage, n: int = 1) -> Citation:
+def passage_citation(catalog: PassageCatalog, source: EvidenceSource, passage: EntityPassage, n: int = 1) -> Citation:
     """The passage as a citation: the chunk's rectangles and those of the naming sentence."""
     chunk = passage.chunk
-    document = service.catalog.get_document(chunk.document_id)
+    document = catalog.get_document(chunk.document_id)
     quote = passage.sentence.text
-    rects = locate_quote(service.document_path(document), chunk, quote, passage.sentence.start) if document else ()
+    rects = source.locate(document, chunk, quote, passage.sentence.start) if document else ()
     pages = sorted({r.page for r in rects}) or [chunk.page_start, chunk.page_end]
     return Citation(
         n=n, chunk_id=chunk.id, document=passage.document_name, document_id=chunk.document_id, page_start=pages[0],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workspace_app.answer.language import refusal_text
+from workspace_app.answer.phrases import refusal_text
 from workspace_app.models.answers import EvidenceBlock, Turn
 
 SYSTEM = """You are a clinical guideline assistant for clinicians. Follow these rules strictly:

@@ -4,7 +4,8 @@
         -> answer (extractive by default; the LLM when one is configured) -> verify citations
         -> citations renumbered [1], [2]... in order of appearance, each with its quote's rectangles
 
-It sits next to `WorkspaceService` (built by `workspace_app.adapters.wiring.build_answer_service`) and uses its search.
+Its parts are given by the wiring (workspace_app/adapters/wiring.py): the scope catalog, the search, the graph
+query, the evidence source that locates quotes, and the chat and note repositories.
 """
 
 from __future__ import annotations
@@ -12,23 +13,31 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass
+from typing import Protocol
 
-from storage.base import ChatRepository, NoteRepository
+from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.export import chat_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
-from workspace_app.answer.grading import grading_in, stated_grading
-from workspace_app.answer.highlight import excerpt_pages, locate_quote
-from workspace_app.answer.language import UNSUPPORTED_NOTES, detect_language, disclaimer_text, is_refusal, refusal_text
+from workspace_app.answer.grade_notes import stated_grading
 from workspace_app.answer.llm import LlmAnswerer
+from workspace_app.answer.markers import normalize_markers, with_markers
+from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
+from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, refusal_text
+from workspace_app.answer.sources import CitationExcerpt, EvidenceSource
+from workspace_app.config import Settings
+from workspace_app.embedding.embedder import Embedder
+from workspace_app.errors import ChatNotFoundError, DocumentNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, Turn
-from workspace_app.answer.sentences import normalize_markers, with_markers
-from workspace_app.answer.terms import content_terms, idf_weights
-from workspace_app.errors import ChatNotFoundError, WorkspaceError
 from workspace_app.models.documents import Workspace
+from workspace_app.models.graph import Entity
+from workspace_app.retrieval.graph_query import GraphQuery
 from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetrieval, ModeRetriever, entity_refs
-from workspace_app.service import WorkspaceService
+from workspace_app.retrieval.scope import Scope, ScopeCatalog, answer_scope, find_workspace
+from workspace_app.retrieval.search import SearchService
+from workspace_app.text.grades import grading_in
+from workspace_app.text.language import detect_language
+from workspace_app.text.terms import content_terms, idf_weights
 
 EVIDENCE_BLOCKS = 8
 MAX_QUESTION_CHARS = 2000
@@ -41,37 +50,28 @@ _FOLLOW_UP = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class CitationExcerpt:
-    """The pages a citation needs, as PDF bytes, and which original page each excerpt page is."""
-
-    pdf: bytes
-    pages: list[int]
-    document: str
-
-
-@dataclass
-class _Scope:
-    workspace: Workspace
-    document_ids: list[str] | None
-    chunk_total: int
-    ready_ids: list[str]
+class AnswerCatalog(ScopeCatalog, DocumentRepository, ChunkRepository, Protocol):
+    """What answers read of the catalog: the scope, documents (citations) and the keyword index (term weights)."""
 
 
 class AnswerService:
     """Grounded answers over a workspace, and the chats and notes that keep them."""
 
     def __init__(
-        self, service: WorkspaceService, chats: ChatRepository, notes: NoteRepository, llm: LlmAnswerer | None = None
+        self, *, settings: Settings, catalog: AnswerCatalog, search: SearchService, embedder: Embedder,
+        graph: GraphQuery | None, source: EvidenceSource, chats: ChatRepository, notes: NoteRepository,
+        llm: LlmAnswerer | None = None,
     ) -> None:
-        self.service = service
+        self.catalog = catalog
+        self.embedder = embedder
+        self.source = source
         self.chats = chats
         self.notes = notes
-        self.extractive = ExtractiveAnswerer(service.embedder)
+        self.extractive = ExtractiveAnswerer(embedder)
         self.evidence_blocks = EVIDENCE_BLOCKS
-        self.modes = ModeRetriever(service, ModeOptions(seq_ret=service.settings.retrieval.seq_ret))
+        self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
-        llm_settings = service.settings.llm
+        llm_settings = settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
         self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
 
@@ -104,7 +104,7 @@ class AnswerService:
         if mode not in MODES:
             raise WorkspaceError(f"The query mode '{mode}' is not available; use one of: {', '.join(MODES)}.")
         language = detect_language(question)
-        scope = self._scope(workspace, documents)
+        scope = answer_scope(self.catalog, workspace, documents)
         timings: dict[str, float] = {}
         standalone = self._standalone(question, history, timings)
         blocks, found = self._retrieve(standalone, scope, timings, mode)
@@ -120,23 +120,6 @@ class AnswerService:
         timings["total"] = _ms(started)
         answer.timings_ms = timings
         yield answer
-
-    def _scope(self, workspace: str, documents: Sequence[str] | None) -> _Scope:
-        ws = self.service.get_workspace(workspace)
-        all_documents = self.service.list_documents(ws.id)
-        if documents is None:
-            chosen = [d for d in all_documents if d.status == "ready" and d.included]
-        else:
-            wanted = [self.service.get_document(ws.id, key).id for key in documents]
-            chosen = [d for d in all_documents if d.id in wanted and d.status == "ready"]
-        if not chosen:
-            raise WorkspaceError(
-                f"No ready sources are selected in '{ws.name}'. Add PDFs on the Sources page, wait until they "
-                "are ready, and keep at least one switched on for chat."
-            )
-        ready = [d for d in all_documents if d.status == "ready"]
-        ids = None if len(chosen) == len(ready) == len(all_documents) else [d.id for d in chosen]
-        return _Scope(ws, ids, sum(d.chunks for d in chosen), [d.id for d in chosen])
 
     def _standalone(self, question: str, history: Sequence[Turn], timings: dict[str, float]) -> str:
         """The question made to stand alone: rewritten by the LLM, or joined to the last question offline."""
@@ -154,22 +137,22 @@ class AnswerService:
         return rewritten
 
     def _retrieve(
-        self, query: str, scope: _Scope, timings: dict[str, float], mode: str = "naive"
+        self, query: str, scope: Scope, timings: dict[str, float], mode: str = "naive"
     ) -> tuple[list[EvidenceBlock], ModeRetrieval]:
         """Evidence blocks numbered from 1: the mode's direct hits, then its graph expansion (scored lower)."""
         started = time.perf_counter()
-        found = self.modes.retrieve(scope.workspace.id, query, mode, scope.document_ids, scope.ready_ids, self.evidence_blocks)
+        found = self.modes.retrieve(scope, query, mode, self.evidence_blocks)
         timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
         return [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(found.hits, start=1)], found
 
-    def _idf(self, question: str, scope: _Scope) -> dict[str, float]:
+    def _idf(self, question: str, scope: Scope) -> dict[str, float]:
         terms = content_terms(question, drop_question_words=True)
 
         def frequency(key: str) -> int:
             # Document frequencies only change with the workspace's sources: remember them per scope.
             memo = (scope.workspace.id, tuple(scope.document_ids or ()), scope.chunk_total, terms[key])
             if memo not in self._frequencies:
-                hits = self.service.catalog.keyword_search(
+                hits = self.catalog.keyword_search(
                     scope.workspace.id, [terms[key]], scope.chunk_total + 1, scope.document_ids
                 )
                 if len(self._frequencies) > 20_000:
@@ -182,7 +165,7 @@ class AnswerService:
     def evidence_scores(self, workspace: str, question: str, documents: Sequence[str] | None = None) -> dict[str, float]:
         """What the extractive answerer's refusal rests on for this question (for calibration)."""
         question = _clean_question(question)
-        scope = self._scope(workspace, documents)
+        scope = answer_scope(self.catalog, workspace, documents)
         language = detect_language(question)
         blocks, _ = self._retrieve(question, scope, {})
         selection = self.extractive.select(question, blocks, language, self._idf(question, scope))
@@ -193,7 +176,7 @@ class AnswerService:
     # The extractive answerer
 
     def _extract(
-        self, question: str, standalone: str, blocks: list[EvidenceBlock], language: str, scope: _Scope,
+        self, question: str, standalone: str, blocks: list[EvidenceBlock], language: str, scope: Scope,
         timings: dict[str, float],
     ) -> Answer:
         started = time.perf_counter()
@@ -232,7 +215,7 @@ class AnswerService:
         if not text.strip() or is_refusal(text):
             return self._refusal(question, language, 0.0, "llm")
         started = time.perf_counter()
-        verification = verify_citations(normalize_markers(text), blocks, self.service.embedder, language)
+        verification = verify_citations(normalize_markers(text), blocks, self.embedder, language)
         timings["verify"] = _ms(started)
         supported = [max(s.score for s in c.supports) for c in verification.sentences if c.supports]
         share = len(supported) / max(1, sum(1 for c in verification.sentences if c.needs_citation))
@@ -276,8 +259,8 @@ class AnswerService:
 
     def _citation(self, n: int, block: EvidenceBlock, quote: str, start: int, score: float) -> Citation:
         chunk = block.chunk
-        document = self.service.catalog.get_document(chunk.document_id)
-        rects = locate_quote(self.service.document_path(document), chunk, quote, start) if document else ()
+        document = self.catalog.get_document(chunk.document_id)
+        rects = self.source.locate(document, chunk, quote, start) if document else ()
         pages = sorted({r.page for r in rects}) or [chunk.page_start, chunk.page_end]
         grading = grading_in(chunk.text, start, quote)
         return Citation(
@@ -298,29 +281,43 @@ class AnswerService:
 
     def citation_excerpt(self, workspace: str, citation: Citation) -> CitationExcerpt | None:
         """The cited pages as a small PDF (None for text sources, which have no pages to show)."""
-        document = self.service.get_document(workspace, citation.document_id)
-        if document.media_type != "application/pdf":
-            return None
-        pages = sorted({r.page for r in (*citation.rects, *citation.chunk_rects)} | {citation.page_start})
-        path = self.service.document_path(document)
-        if not path.is_file():
-            raise WorkspaceError(f"The file of {document.name} is missing from the store. Upload it again.")
-        return CitationExcerpt(excerpt_pages(path, pages), pages, document.name)
+        ws = self._workspace(workspace)
+        document = self.catalog.find_document(ws.id, citation.document_id)
+        if document is None:
+            raise DocumentNotFoundError(f"There is no document '{citation.document_id}' in workspace '{ws.name}'.")
+        return self.source.excerpt(document, citation)
+
+    def _workspace(self, workspace: str) -> Workspace:
+        return find_workspace(self.catalog, workspace)
+
+    # Where an entity is mentioned (the Graph page's side list)
+
+    def entity_passages(
+        self, workspace: str, entity: Entity, document_ids: Sequence[str] | None = None, limit: int = 20
+    ) -> list[EntityPassage]:
+        """The passages mentioning an entity, most mentions first (empty without a graph)."""
+        if self.modes.graph is None:
+            return []
+        return entity_passages(self.modes.graph, self.catalog, self._workspace(workspace).id, entity, document_ids, limit)
+
+    def passage_citation(self, passage: EntityPassage, n: int = 1) -> Citation:
+        """A passage as a citation the PDF panel can open, its naming sentence highlighted."""
+        return passage_citation(self.catalog, self.source, passage, n)
 
     # Chats
 
     def create_chat(self, workspace: str, title: str = NEW_CHAT) -> Chat:
         """Start a chat in a workspace."""
-        return self.chats.create_chat(self.service.get_workspace(workspace).id, _clean_title(title))
+        return self.chats.create_chat(self._workspace(workspace).id, _clean_title(title))
 
     def list_chats(self, workspace: str) -> list[Chat]:
         """The workspace's chats, most recent first."""
-        return self.chats.list_chats(self.service.get_workspace(workspace).id)
+        return self.chats.list_chats(self._workspace(workspace).id)
 
     def get_chat(self, workspace: str, chat_id: str) -> Chat:
         """A chat of this workspace, or a clear error."""
         chat = self.chats.get_chat(chat_id)
-        if chat is None or chat.workspace_id != self.service.get_workspace(workspace).id:
+        if chat is None or chat.workspace_id != self._workspace(workspace).id:
             raise ChatNotFoundError("This chat no longer exists. Pick another chat or start a new one.")
         return chat
 
@@ -359,16 +356,16 @@ class AnswerService:
 
     def save_note(self, workspace: str, answer: Answer, title: str | None = None) -> Note:
         """Save an answer to the workspace's notes."""
-        ws = self.service.get_workspace(workspace)
+        ws = self._workspace(workspace)
         return self.notes.add_note(ws.id, _clean_title(title or answer.question, limit=80), answer)
 
     def list_notes(self, workspace: str) -> list[Note]:
         """The workspace's notes, newest first."""
-        return self.notes.list_notes(self.service.get_workspace(workspace).id)
+        return self.notes.list_notes(self._workspace(workspace).id)
 
     def delete_note(self, workspace: str, note_id: str) -> None:
         """Delete a note of the workspace."""
-        ws = self.service.get_workspace(workspace)
+        ws = self._workspace(workspace)
         if not any(note.id == note_id for note in self.notes.list_notes(ws.id)):
             raise ChatNotFoundError("This note no longer exists.")
         self.notes.delete_note(note_id)

@@ -18,16 +18,16 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
-from storage.base import JobLeases
+from storage.base import Catalog, JobLeases, JobQueue, VectorIndex
+from workspace_app.config import QueueSettings
+from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.errors import WorkspaceError
-from workspace_app.ingest.pipeline import JobInterrupted, ProgressCallback
-from workspace_app.models.documents import JobState
-
-if TYPE_CHECKING:
-    from workspace_app.service import WorkspaceService
+from workspace_app.ingest.pipeline import JobInterrupted, ProgressCallback, StopCheck
+from workspace_app.models.documents import Document, JobState
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
@@ -99,108 +99,119 @@ class Heartbeat:
                 return
 
 
-def run_job(
-    service: WorkspaceService, document_id: str, owner: str, shutdown: threading.Event | None = None,
-    on_progress: ProgressCallback | None = None,
-) -> str:
-    """Ingest one document if its lease can be taken: 'ready', 'failed', 'cancelled', 'requeued', 'lost' or 'skipped'."""
-    catalog, settings = service.catalog, service.settings.queue
-    if not catalog.claim_document(document_id, owner, settings.lease_timeout_s):
-        return "skipped"
-    document = catalog.get_document(document_id)
-    if document is None:
-        return "skipped"
-    outcome = "failed"
-    try:
-        with Heartbeat(catalog, document_id, owner, settings.heartbeat_s, shutdown) as heartbeat:
-            service.run_ingestion(document, on_progress, should_stop=heartbeat.check)
-        outcome = "ready"
-    except JobInterrupted as stop:
-        outcome = _settle_interrupted(service, document_id, document.workspace_id, owner, stop.reason)
-    except WorkspaceError as exc:
-        log.info("%s failed: %s", document.name, exc.user_message)
-    finally:
-        catalog.release_lease(document_id, owner)
-        _drop_if_removed(service, document_id, document.workspace_id)
-    return outcome
+Ingest = Callable[[Document, ProgressCallback | None, StopCheck | None], Document]
 
 
-def run_until_settled(
-    service: WorkspaceService, document_id: str, owner: str, on_progress: ProgressCallback | None = None
-) -> str:
-    """Run a document here, or wait while another live process runs it; returns the final status."""
-    while True:
-        outcome = run_job(service, document_id, owner, None, on_progress)
-        document = service.catalog.get_document(document_id)
+class Jobs:
+    """Runs, waits for and recovers ingestion jobs; its dependencies are given, not reached through a facade."""
+
+    def __init__(
+        self, catalog: Catalog, vectors: VectorIndex, queue: JobQueue | None, states: DocumentStates,
+        settings: QueueSettings, ingest: Ingest,
+    ) -> None:
+        self.catalog = catalog
+        self.vectors = vectors
+        self.states = states
+        self.settings = settings
+        self._queue = queue
+        self._ingest = ingest
+
+    def queue(self) -> JobQueue:
+        """The ingestion queue, or a clear error when the app was built without one."""
+        if self._queue is None:
+            raise WorkspaceError("No ingestion queue is configured for this service.")
+        return self._queue
+
+    def run(
+        self, document_id: str, owner: str, shutdown: threading.Event | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> str:
+        """Ingest one document if its lease can be taken: 'ready', 'failed', 'cancelled', 'requeued', 'lost' or 'skipped'."""
+        catalog = self.catalog
+        if not catalog.claim_document(document_id, owner, self.settings.lease_timeout_s):
+            return "skipped"
+        document = catalog.get_document(document_id)
         if document is None:
-            return "removed"
-        if outcome != "skipped" or not document.is_active:
-            return document.status
-        if not _release_if_dead(service, document_id):
-            time.sleep(WAIT_POLL_S)
+            return "skipped"
+        outcome = "failed"
+        try:
+            with Heartbeat(catalog, document_id, owner, self.settings.heartbeat_s, shutdown) as heartbeat:
+                self._ingest(document, on_progress, heartbeat.check)
+            outcome = "ready"
+        except JobInterrupted as stop:
+            outcome = self._settle_interrupted(document_id, document.workspace_id, owner, stop.reason)
+        except WorkspaceError as exc:
+            log.info("%s failed: %s", document.name, exc.user_message)
+        finally:
+            catalog.release_lease(document_id, owner)
+            self._drop_if_removed(document_id, document.workspace_id)
+        return outcome
 
+    def run_until_settled(self, document_id: str, owner: str, on_progress: ProgressCallback | None = None) -> str:
+        """Run a document here, or wait while another live process runs it; returns the final status."""
+        while True:
+            outcome = self.run(document_id, owner, None, on_progress)
+            document = self.catalog.get_document(document_id)
+            if document is None:
+                return "removed"
+            if outcome != "skipped" or not document.is_active:
+                return document.status
+            if not self._release_if_dead(document_id):
+                time.sleep(WAIT_POLL_S)
 
-def recover_jobs(service: WorkspaceService) -> list[str]:
-    """Queue again every unfinished document that nobody runs; returns their ids."""
-    catalog, queue = service.catalog, service.job_queue()
-    pending = set(queue.pending_document_ids())
-    requeued = []
-    for job in catalog.list_jobs():
-        if job.lease_owner is not None:
-            if not _lease_is_dead(job, service.settings.queue.lease_timeout_s):
-                continue
-            if not catalog.release_lease(job.document_id, job.lease_owner, status="queued", stage="queued", eta_s=None):
-                continue
-            log.warning("job %s of %s died; queueing it again", job.document_id, job.lease_owner)
-        if job.cancel_requested:
-            catalog.request_cancel(job.document_id)
-            discard_outputs(service, job.document_id, job.workspace_id)
-        elif job.document_id not in pending:
-            queue.enqueue(job.document_id)
-            requeued.append(job.document_id)
-    return requeued
+    def recover(self) -> list[str]:
+        """Queue again every unfinished document that nobody runs; returns their ids."""
+        catalog, queue = self.catalog, self.queue()
+        pending = set(queue.pending_document_ids())
+        requeued = []
+        for job in catalog.list_jobs():
+            if job.lease_owner is not None:
+                if not _lease_is_dead(job, self.settings.lease_timeout_s):
+                    continue
+                if not self.states.release_to_queue(job.document_id, job.lease_owner, reset_progress=False):
+                    continue
+                log.warning("job %s of %s died; queueing it again", job.document_id, job.lease_owner)
+            if job.cancel_requested:
+                catalog.request_cancel(job.document_id)
+                self.discard_outputs(job.document_id, job.workspace_id)
+            elif job.document_id not in pending:
+                queue.enqueue(job.document_id)
+                requeued.append(job.document_id)
+        return requeued
 
+    def discard_outputs(self, document_id: str, workspace_id: str) -> None:
+        """Drop a document's chunks, keyword rows and vectors (a cancelled run leaves nothing half-built)."""
+        self.catalog.replace_chunks(document_id, workspace_id, [], [])
+        self.vectors.delete_document(workspace_id, document_id)
 
-def discard_outputs(service: WorkspaceService, document_id: str, workspace_id: str) -> None:
-    """Drop a document's chunks, keyword rows and vectors (a cancelled run leaves nothing half-built)."""
-    service.catalog.replace_chunks(document_id, workspace_id, [])
-    service.vectors.delete_document(workspace_id, document_id)
+    def _release_if_dead(self, document_id: str) -> bool:
+        """Free the lease of a document whose holder is dead (e.g. a killed `ingest`); True when freed."""
+        for job in self.catalog.list_jobs():
+            if job.document_id == document_id and job.lease_owner and _lease_is_dead(job, self.settings.lease_timeout_s):
+                return self.states.release_dead(document_id, job.lease_owner)
+        return False
 
+    def _settle_interrupted(self, document_id: str, workspace_id: str, owner: str, reason: str) -> str:
+        if reason == "cancel":
+            self.discard_outputs(document_id, workspace_id)
+            self.states.release_cancelled(document_id, owner)
+            return "cancelled"
+        if reason == "shutdown":
+            if self.states.release_to_queue(document_id, owner):
+                self.queue().enqueue(document_id)
+            return "requeued"
+        return "lost"
 
-def _release_if_dead(service: WorkspaceService, document_id: str) -> bool:
-    """Free the lease of a document whose holder is dead (e.g. a killed `ingest`); True when freed."""
-    stale_after_s = service.settings.queue.lease_timeout_s
-    for job in service.catalog.list_jobs():
-        if job.document_id == document_id and job.lease_owner and _lease_is_dead(job, stale_after_s):
-            return service.catalog.release_lease(document_id, job.lease_owner, status="queued", stage="queued")
-    return False
+    def _drop_if_removed(self, document_id: str, workspace_id: str) -> None:
+        """A document removed while it ran may have had vectors written after the removal: drop them."""
+        if self.catalog.get_document(document_id) is not None:
+            return
+        if self.catalog.find_workspace(workspace_id) is None:
+            self.vectors.drop_workspace(workspace_id)
+        else:
+            self.vectors.delete_document(workspace_id, document_id)
 
 
 def _lease_is_dead(job: JobState, stale_after_s: float) -> bool:
     stale = job.lease_age_s is None or job.lease_age_s > stale_after_s
     return stale or owner_is_gone(job.lease_owner or "")
-
-
-def _settle_interrupted(service: WorkspaceService, document_id: str, workspace_id: str, owner: str, reason: str) -> str:
-    catalog = service.catalog
-    if reason == "cancel":
-        discard_outputs(service, document_id, workspace_id)
-        catalog.release_lease(
-            document_id, owner, status="cancelled", stage="cancelled", progress=0.0, eta_s=None, cancel_requested=0
-        )
-        return "cancelled"
-    if reason == "shutdown":
-        if catalog.release_lease(document_id, owner, status="queued", stage="queued", progress=0.0, eta_s=None):
-            service.job_queue().enqueue(document_id)
-        return "requeued"
-    return "lost"
-
-
-def _drop_if_removed(service: WorkspaceService, document_id: str, workspace_id: str) -> None:
-    """A document removed while it ran may have had vectors written after the removal: drop them."""
-    if service.catalog.get_document(document_id) is not None:
-        return
-    if service.catalog.find_workspace(workspace_id) is None:
-        service.vectors.drop_workspace(workspace_id)
-    else:
-        service.vectors.delete_document(workspace_id, document_id)

@@ -19,8 +19,8 @@ import numpy as np
 
 from storage.base import EmbeddingCache
 from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
-from workspace_app.errors import ModelUnavailableError
 from workspace_app.embedding.priority import QUERY_PRIORITY, PriorityLock
+from workspace_app.errors import ModelUnavailableError
 
 ProgressCallback = Callable[[int, int], None]
 _RECENT_QUERIES = 64

@@ -17,13 +17,14 @@ from typing import Any
 from workspace_app.graph.english import Match
 from workspace_app.graph.junk import ZH_BAD_PREFIXES, ZH_CUT, ZH_STOP, is_junk_chinese
 from workspace_app.graph.lexicon import Concept, Lexicon
+from workspace_app.text.cjk import IDEOGRAPHS, is_cjk
 
-_RUN_CHARS = "\u3400-\u4dbf\u4e00-\u9fffA-Za-z0-9\u0370-\u03ff\u2160-\u216b\\-"
+_RUN_CHARS = f"{IDEOGRAPHS}A-Za-z0-9\u0370-\u03ff\u2160-\u216b\\-"
 # A run of Chinese text with the Latin, Greek and Roman-numeral pieces inside terms (β受体阻滞剂, P2Y12 受体);
 # single spaces are kept in the run because the PDFs turn line breaks inside words into spaces.
-_CJK_RUN = re.compile(rf"[{_RUN_CHARS}]*[\u3400-\u4dbf\u4e00-\u9fff](?:[{_RUN_CHARS}]| (?=[{_RUN_CHARS}]))*")
+_CJK_RUN = re.compile(rf"[{_RUN_CHARS}]*[{IDEOGRAPHS}](?:[{_RUN_CHARS}]| (?=[{_RUN_CHARS}]))*")
 _PAIR = re.compile(
-    r"([\u4e00-\u9fffA-Za-z0-9\-]{2,30}?)\s*[（(]\s*([A-Za-z][A-Za-z0-9 ,'\-/]{3,120}?)\s*"
+    rf"([{IDEOGRAPHS}A-Za-z0-9\-]{{2,30}}?)\s*[（(]\s*([A-Za-z][A-Za-z0-9 ,'\-/]{{3,120}}?)\s*"
     r"(?:[,，;；]\s*([A-Za-z][A-Za-z0-9\-/]{1,12}))?\s*[）)]"
 )
 _LOCK = threading.Lock()
@@ -99,7 +100,7 @@ class ChineseMatcher:
 
 
 def _pattern_concept(term: str) -> Concept | None:
-    if len(term) < 3 or len(term) > 12 or is_junk_chinese(term) or not _is_chinese(term):
+    if len(term) < 3 or len(term) > 12 or is_junk_chinese(term) or not is_cjk(term):
         return None
     if term.endswith(_NOT_A_PROCEDURE):
         return None
@@ -107,10 +108,6 @@ def _pattern_concept(term: str) -> Concept | None:
         if term.endswith(suffix) and len(term) > len(suffix):
             return Concept(term, term, kind, "pattern")
     return None
-
-
-def _is_chinese(term: str) -> bool:
-    return all("\u3400" <= ch <= "\u9fff" for ch in term)
 
 
 @lru_cache(maxsize=2)
@@ -124,7 +121,7 @@ def _tokenizer_with(terms: tuple[str, ...]) -> Any:
         tokenizer.FREQ = dict(base.FREQ)
         tokenizer.user_word_tag_tab = {}
         for term in terms:
-            if _is_chinese(term):
+            if is_cjk(term):
                 tokenizer.add_word(term, freq=max(10000, len(term) * 5000))
     return tokenizer
 
@@ -152,4 +149,4 @@ def _trailing_term(run: str) -> str | None:
     while len(term) > 16 and len(words) > 1:
         words = words[1:]
         term = "".join(words[-6:])
-    return term if len(term) >= 2 and _is_chinese(term) and not is_junk_chinese(term) else None
+    return term if len(term) >= 2 and is_cjk(term) and not is_junk_chinese(term) else None

@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from workspace_app.answer.sentences import split_sentences
 from workspace_app.graph.chinese import ChineseMatcher, find_pairings
 from workspace_app.graph.english import HEAD_TYPES, EnglishMatcher, Match, candidate_phrases
 from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase
@@ -23,14 +22,15 @@ from workspace_app.graph.lexicon import (
     Lexicon,
     case_key,
     clean_text,
-    has_cjk,
     load_lexicon,
     normalize_key,
     singular,
 )
-from workspace_app.models.graph import ChunkEntities, FoundEntity
-from workspace_app.ingest.abbreviations import find_abbreviations
 from workspace_app.models.documents import Chunk
+from workspace_app.models.graph import ChunkEntities, FoundEntity
+from workspace_app.text.abbreviations import find_abbreviations
+from workspace_app.text.cjk import has_cjk
+from workspace_app.text.sentences import split_sentences
 
 ProgressCallback = Callable[[int, int], None]
 MIN_PATTERN_COUNT = 2  # a pattern find named once in a whole document is more often noise than a concept

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from workspace_app.text.cjk import has_cjk
+
 _LEXICON = Path(__file__).with_name("lexicon") / "cardiology.tsv"
 _SEPARATORS = re.compile(r"[^\w\u0370-\u03ff]+|_")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "’": "'", "′": "'"})
 # Two-letter abbreviations that mean one thing in cardiology text; others need a definition in the document.
 SAFE_SHORT = frozenset({"AF", "HF", "MI", "VT", "VF", "BP", "CT", "EF", "DM", "ICD", "PCI"})
@@ -68,11 +69,6 @@ def looks_like_abbreviation(form: str) -> bool:
     if capitals < 2:
         return False
     return " " not in form.strip() or capitals * 2 >= len(letters)
-
-
-def has_cjk(text: str) -> bool:
-    """True when the text holds a Chinese character."""
-    return bool(_CJK.search(text))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Entity extraction and community summaries by a language model (any OpenAI-compatible server).
+"""Entity extraction and community summaries by a language model (any OpenAI-compatible server, `workspace_app.llm`).
 
 Each body chunk is sent once with a JSON-only prompt; the reply (entities with type and description, typed
 relations) is cached in the catalog keyed by (model, sha256 of prompt version + chunk text), so ingesting the
@@ -17,12 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol
 
-from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.config import LlmSettings
 from workspace_app.graph.entities import LexiconEntityExtractor, ProgressCallback
-from workspace_app.graph.lexicon import Concept, case_key, clean_text, has_cjk, load_lexicon, normalize_key
-from workspace_app.models.graph import ENTITY_TYPES, ChunkEntities, CommunityReport, FoundEntity, FoundRelation
+from workspace_app.graph.lexicon import Concept, case_key, clean_text, load_lexicon, normalize_key
+from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Chunk
+from workspace_app.models.graph import ENTITY_TYPES, ChunkEntities, CommunityReport, FoundEntity, FoundRelation
+from workspace_app.text.cjk import has_cjk
 
 log = logging.getLogger(__name__)
 PROMPT_VERSION = "graph-extract-v1"
@@ -64,7 +65,7 @@ class LlmEntityExtractor:
         self._settings = settings
         self._cache = cache
         self._offline = offline or LexiconEntityExtractor()
-        self._answerer = LlmAnswerer(settings)
+        self._llm = LlmClient(settings)
 
     def extract(
         self, chunks: Sequence[Chunk], abbreviations: Mapping[str, str] | None = None,
@@ -99,11 +100,7 @@ class LlmEntityExtractor:
 
     def complete(self, system: str, user: str) -> str:
         """One chat completion's text."""
-        response = self._answerer.client.chat.completions.create(
-            model=self._settings.model, temperature=0,
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-        )
-        return (response.choices[0].message.content or "") if response.choices else ""
+        return self._llm.complete([{"role": "system", "content": system}, {"role": "user", "content": user}])
 
 
 def parse_reply(content: str) -> dict[str, Any] | None:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from workspace_app.answer.sentences import split_sentences
-from workspace_app.graph.lexicon import has_cjk
-from workspace_app.models.graph import CommunityReport, DocumentSummary, Relation, ReportSentence
 from workspace_app.graph.store import ChunkInfo
+from workspace_app.models.graph import CommunityReport, DocumentSummary, Relation, ReportSentence
+from workspace_app.text.cjk import has_cjk
+from workspace_app.text.sentences import split_sentences
 
 KEY_ENTITIES = 8
 KEY_RELATIONS = 8

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-_CJK = r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
-CJK_CHAR = re.compile(f"[{_CJK}]")
+from workspace_app.text.cjk import WIDE_CHAR
 
 
 @dataclass
@@ -86,7 +84,7 @@ def needs_space(left: str, right: str) -> bool:
     """Whether two pieces of a paragraph are joined with a space (never between CJK characters)."""
     if not left or not right or left[-1].isspace() or right[0].isspace():
         return False
-    return not (CJK_CHAR.match(left[-1]) or CJK_CHAR.match(right[0]))
+    return not (WIDE_CHAR.match(left[-1]) or WIDE_CHAR.match(right[0]))
 
 
 @dataclass

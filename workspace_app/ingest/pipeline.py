@@ -13,23 +13,25 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Protocol
 
 from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
+from workspace_app.documents.lifecycle import DocumentStates, StageProgress
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.errors import FileTooLargeError, IngestionError, UnsupportedFileError, WorkspaceError
-from workspace_app.graph.service import GraphService
-from workspace_app.ingest.abbreviations import find_abbreviations
+from workspace_app.errors import FileTooLargeError, IngestionError, WorkspaceError
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.layout import ParsedDocument
-from workspace_app.ingest.readers.pdf import parse_pdf
-from workspace_app.ingest.recommendations import Recommendation, find_recommendation
+from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
-from workspace_app.ingest.readers.text import parse_text
 from workspace_app.models.documents import Chunk, Document
+from workspace_app.text.abbreviations import find_abbreviations
+from workspace_app.text.analyzer import index_text
+from workspace_app.text.grades import Recommendation, find_recommendation
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +71,10 @@ class _Tracker:
     """Turns stage counts into overall progress and an ETA, and stores them on the document row."""
 
     def __init__(
-        self, documents: DocumentRepository, document_id: str, listener: ProgressCallback | None,
+        self, states: DocumentStates, document_id: str, listener: ProgressCallback | None,
         should_stop: StopCheck | None = None,
     ) -> None:
-        self._documents = documents
+        self._states = states
         self._document_id = document_id
         self._listener = listener
         self._should_stop = should_stop
@@ -82,7 +84,8 @@ class _Tracker:
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self._should_stop:
             self._should_stop()
-        start, end = _PREVIOUS[stage], _STAGE_END[stage]
+        # A registered stage without its own share runs in the graph's (the last) share.
+        start, end = _PREVIOUS.get(stage, _PREVIOUS["graph"]), _STAGE_END.get(stage, 1.0)
         overall = start + (end - start) * (done / total if total else 1.0)
         elapsed = time.monotonic() - self._started
         eta = elapsed * (1 - overall) / overall if overall > 0.05 else None
@@ -90,22 +93,20 @@ class _Tracker:
         now = time.monotonic()
         if now - self._last_write > _WRITE_EVERY_S or done == total:
             counts = dict(zip(_COUNTS[stage], (done, total), strict=True)) if stage in _COUNTS else {}
-            self._documents.update_document(
-                self._document_id, stage=stage, status="running", progress=progress.overall, eta_s=progress.eta_s,
-                **counts,
-            )
+            self._states.progress(self._document_id, StageProgress(stage, progress.overall, progress.eta_s, counts))
             self._last_write = now
         if self._listener:
             self._listener(progress)
 
 
-def parse_source(path: Path, display_name: str, media_type: str, on_page: Callable[[int, int], None]) -> ParsedDocument:
-    """Parse a stored file by its media type."""
-    if media_type == "application/pdf":
-        return parse_pdf(path, display_name, on_page)
-    if media_type in ("text/plain", "text/markdown"):
-        return parse_text(path, display_name, markdown=media_type == "text/markdown")
-    raise UnsupportedFileError(f"{display_name}: this file type is not supported. Upload PDF, .txt or .md files.")
+class IndexStage(Protocol):
+    """A stage that indexes a document's stored chunks after its vectors (today: the entity graph).
+
+    `run` reports (done, total) through `report`; the pipeline gives each stage its share of the progress."""
+
+    name: str
+
+    def run(self, document: Document, chunks: list[Chunk], report: Callable[[int, int], None]) -> None: ...
 
 
 def ingest_document(
@@ -114,61 +115,54 @@ def ingest_document(
     *,
     embedder: Embedder,
     documents: DocumentRepository,
+    states: DocumentStates,
     chunks: ChunkRepository,
     vectors: VectorIndex,
     settings: IngestSettings,
     on_progress: ProgressCallback | None = None,
     should_stop: StopCheck | None = None,
-    graph: GraphService | None = None,
+    stages: Sequence[IndexStage] = (),
 ) -> Document:
     """Run the whole pipeline for one stored document; the row ends `ready` or `failed` with a message
-    (or as it was when `should_stop` raised `JobInterrupted`). With `graph`, its entities are indexed last."""
-    track = _Tracker(documents, document.id, on_progress, should_stop)
+    (or as it was when `should_stop` raised `JobInterrupted`). The `stages` (the entity graph) run last."""
+    states.start(document.id)
+    track = _Tracker(states, document.id, on_progress, should_stop)
     try:
-        parsed = parse_source(path, document.name, document.media_type, lambda d, t: track("parsing", d, t))
+        parsed = read_source(path, document.name, document.media_type, lambda d, t: track("parsing", d, t))
         if parsed.page_count > settings.max_pages:
             raise FileTooLargeError(
                 f"{document.name} has {parsed.page_count} pages; the limit is {settings.max_pages}. "
                 "Split it into parts or raise WORKSPACE_INGEST__MAX_PAGES."
             )
-        documents.update_document(document.id, pages=parsed.page_count, pages_without_text=parsed.pages_without_text)
+        states.parsed(document.id, parsed.page_count, parsed.pages_without_text)
         track("chunking", 0, 1)
         records = _build_chunks(document, parsed, embedder, settings)
-        chunks.replace_chunks(document.id, document.workspace_id, records)
+        keyword_texts = [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in records]
+        chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts)
         chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
         track("chunking", 1, 1)
         embedded = embedder.embed_passages([embedding_text(c) for c in records], lambda d, t: track("embedding", d, t))
         track("indexing", 0, 1)
         _index_vectors(document, records, embedded.tolist(), vectors)
         track("indexing", 1, 1)
-        if graph is not None:
-            track("graph", 0, 1)
-            graph.index_document(
-                document, records, lambda d, t: track("graph", d, t), refresh=not _batch_continues(documents, document)
-            )
-            track("graph", 1, 1)
+        for stage in stages:
+            track(stage.name, 0, 1)
+            stage.run(document, records, partial(track, stage.name))
+            track(stage.name, 1, 1)
     except JobInterrupted:
         raise
     except WorkspaceError as exc:
-        documents.update_document(document.id, status="failed", stage="failed", error=exc.user_message, eta_s=None)
+        states.fail(document.id, exc.user_message)
         raise
     except Exception as exc:
         log.exception("ingestion of %s failed", document.name)
         message = f"{document.name} could not be ingested ({type(exc).__name__}). Retry; if it fails again, report it."
-        documents.update_document(document.id, status="failed", stage="failed", error=message, eta_s=None)
+        states.fail(document.id, message)
         raise IngestionError(message) from exc
-    documents.update_document(
-        document.id, status="ready", stage="ready", progress=1.0, chunks=len(records), pages=parsed.page_count, error=None,
-        eta_s=None, chunks_embedded=len(records), chunks_total=len(records),
-    )
+    states.ready(document.id, parsed.page_count, len(records))
     found = documents.find_document(document.workspace_id, document.id)
     assert found is not None
     return found
-
-
-def _batch_continues(documents: DocumentRepository, document: Document) -> bool:
-    """Whether other documents of the workspace are queued or running: the last of them refreshes the graph."""
-    return any(d.id != document.id and d.is_active for d in documents.list_documents(document.workspace_id))
 
 
 def embedding_text(chunk: Chunk) -> str:

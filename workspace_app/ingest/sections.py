@@ -11,12 +11,14 @@ import re
 
 from workspace_app.ingest.layout import Paragraph, TextLine
 from workspace_app.ingest.references import CONTENTS_LEADER
+from workspace_app.text.cjk import IDEOGRAPHS
 
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+(?=\S)(?!(?:mg|g|mm|cm|kg|mL|%|y|years?|h|min)\b)")
 _ZH_LEVEL1 = re.compile(r"^[一二三四五六七八九十]{1,3}[、.．]")
 _ZH_LEVEL2 = re.compile(r"^[（(][一二三四五六七八九十]{1,3}[）)]")
 _CAPTION = re.compile(r"^(table|figure|fig\.|box|appendix|supplemental|表|图)\s*[\dA-Za-z一二三四五六七八九十]", re.IGNORECASE)
 _SENTENCE_LIKE = re.compile(r"[.;,。；，]\s*$")
+_TITLE_START = re.compile(f"[A-Z{IDEOGRAPHS}]")  # a capital or a Chinese character
 _MAX_HEADING_CHARS = 110
 
 
@@ -36,12 +38,12 @@ def heading_level(line: TextLine, body_size: float) -> int:
     if numbered:
         depth = numbered.group(1).count(".") + 1
         title = text[numbered.end():]
-        if not re.match(r"[A-Z\u4e00-\u9fff]", title) or len(title.split()) > 14:
+        if not _TITLE_START.match(title) or len(title.split()) > 14:
             return 0
         if emphasised or depth >= 2 or title.isupper():
             return min(depth, 5)
         return 0
-    if len(text) <= 3 or len(text.split()) > 12 or not re.match(r"[A-Z\u4e00-\u9fff]", text):
+    if len(text) <= 3 or len(text.split()) > 12 or not _TITLE_START.match(text):
         return 0
     if line.size >= body_size * 1.4:
         return 1

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from storage.base import ChunkRepository, VectorIndex
 from workspace_app.config import RetrievalSettings
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.ingest.layout import CJK_CHAR
 from workspace_app.models.documents import Chunk
 from workspace_app.retrieval.fusion import Fused, fuse_rankings, fuse_scores
-from workspace_app.retrieval.lexical import expand_with_abbreviations, query_terms
-from workspace_app.retrieval.rerank import CrossEncoderReranker
+from workspace_app.retrieval.rerank import Reranker
+from workspace_app.text.analyzer import expand_with_abbreviations, query_terms
+from workspace_app.text.cjk import is_mostly_cjk
 
 
 @dataclass
@@ -30,7 +30,7 @@ class HybridRetriever:
 
     def __init__(
         self, embedder: Embedder, vectors: VectorIndex, chunks: ChunkRepository, settings: RetrievalSettings,
-        reranker: CrossEncoderReranker | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self._embedder = embedder
         self._vectors = vectors
@@ -94,12 +94,6 @@ def _body_first(ids: list[str], chunks: dict[str, Chunk]) -> list[str]:
     """Drop ids without a chunk; bibliography and contents chunks go after body chunks (they echo every topic)."""
     present = [cid for cid in ids if cid in chunks]
     return [cid for cid in present if chunks[cid].kind == "body"] + [cid for cid in present if chunks[cid].kind != "body"]
-
-
-def is_mostly_cjk(text: str) -> bool:
-    """Whether most letters of the text are CJK characters."""
-    letters = [ch for ch in text if ch.isalpha()]
-    return bool(letters) and sum(1 for ch in letters if CJK_CHAR.match(ch)) * 2 > len(letters)
 
 
 def _ms(started: float) -> float:

@@ -26,17 +26,19 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from workspace_app.models.answers import Citation, EntityRef
-from workspace_app.answer.terms import Coverage, content_terms
+from workspace_app.models.documents import Chunk, SearchResult, Workspace
 from workspace_app.models.graph import CommunityReport, Entity
-from workspace_app.models.documents import Chunk, Workspace
 from workspace_app.retrieval.fusion import fuse_rankings
-from workspace_app.retrieval.hybrid import is_mostly_cjk
+from workspace_app.retrieval.graph_query import GraphQuery
 from workspace_app.retrieval.routing import route_documents
+from workspace_app.retrieval.scope import Scope
+from workspace_app.text.cjk import is_mostly_cjk
+from workspace_app.text.terms import Coverage, content_terms
 
 MODES = ("naive", "local", "global", "hybrid")
 # The graph's rankings of a mode are merged into one graph ranking (each chunk at its best weighted position,
@@ -103,35 +105,54 @@ class ModeOptions:
     seq_ret_documents: int = 3
 
 
-class ModeRetriever:
-    """Evidence chunks for a question in one of `MODES` over a `WorkspaceService` (with or without a graph)."""
+class Searcher(Protocol):
+    """The text search a mode starts from, inside a resolved scope."""
 
-    def __init__(self, service: Any, options: ModeOptions | None = None) -> None:
-        self.service = service
+    def search_in(self, scope: Scope, query: str, top_k: int | None = None) -> SearchResult: ...
+
+
+class ChunkReader(Protocol):
+    """Chunks by id and a document's chunk order (for adjacent chunks)."""
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]: ...
+    def document_chunk_ids(self, document_id: str) -> list[str]: ...
+
+
+class QueryEmbedder(Protocol):
+    """Embeds community report texts and the question (global mode)."""
+
+    def embed_passages(self, texts: list[str]) -> Any: ...
+    def embed_query(self, text: str) -> Any: ...
+
+
+class ModeRetriever:
+    """Evidence chunks for a question in one of `MODES`, from the search and (when there is one) the graph."""
+
+    def __init__(
+        self, searcher: Searcher, chunks: ChunkReader, embedder: QueryEmbedder, graph: GraphQuery | None,
+        options: ModeOptions | None = None,
+    ) -> None:
+        self.searcher = searcher
+        self.chunks = chunks
+        self.embedder = embedder
+        self.graph = graph
         self.options = options or ModeOptions()
 
-    @property
-    def graph(self) -> Any | None:
-        """The service's GraphService, or None when this service has no graph."""
-        return getattr(self.service, "graph", None)
-
-    def retrieve(
-        self, workspace_id: str, query: str, mode: str, document_ids: Sequence[str] | None,
-        ready_ids: Sequence[str] = (), top_k: int | None = None,
-    ) -> ModeRetrieval:
-        """The evidence for `query` in `mode`, inside `document_ids` (None: the whole workspace).
+    def retrieve(self, within: Scope, query: str, mode: str, top_k: int | None = None) -> ModeRetrieval:
+        """The evidence for `query` in `mode`, inside the scope's documents (None: the whole workspace).
 
         Args:
-            ready_ids: the documents routing may choose from when `document_ids` is None.
+            within: the resolved scope; routing may choose among its `ready_ids` when `document_ids` is None.
             top_k: direct hits wanted (default `options.top_k`); expansion adds up to `options.expansion`.
         """
         top_k = top_k or self.options.top_k
         timings: dict[str, float] = {}
-        scope = list(document_ids) if document_ids is not None else None
+        workspace_id = within.workspace.id
+        scope = list(within.document_ids) if within.document_ids is not None else None
         if self.options.seq_ret:
-            scope = self._route(workspace_id, query, scope, list(ready_ids), timings)
+            scope = self._route(workspace_id, query, scope, list(within.ready_ids), timings)
         started = time.perf_counter()
-        search = self.service.search(workspace_id, query, SEARCH_POOL if mode != "naive" else top_k, scope)
+        search = self.searcher.search_in(within.narrowed(scope), query, SEARCH_POOL if mode != "naive" else top_k)
         timings["search"] = _ms(started)
         names = {hit.chunk.document_id: hit.document_name for hit in search.hits}
         chunks = {hit.chunk.id: hit.chunk for hit in search.hits}
@@ -156,7 +177,7 @@ class ModeRetriever:
             rankings["graph"] = merge_by_best_position(parts, GRAPH_PARTS[mode])
         direct = self._direct(rankings, {"search": 1.0, "graph": GRAPH_WEIGHT[mode]}, chunks, scope, search.hits, top_k)
         hits = direct + self._expansion(workspace_id, direct, entities, scope)
-        self._name(workspace_id, hits, names)
+        self._name(within, hits, names)
         timings["fuse_expand"] = _ms(started)
         used = entities + [e for e in self._report_entities(workspace_id, reports, mode) if e not in entities]
         named = frozenset(e.id for e in entities)
@@ -221,7 +242,7 @@ class ModeRetriever:
         coverage = Coverage(content_terms(query, drop_question_words=True), {})
         scores = np.array([coverage.of(text) for text in texts], dtype=float)
         if not is_mostly_cjk(query):
-            embedder = self.service.embedder
+            embedder = self.embedder
             similarity = np.asarray(embedder.embed_passages(texts)) @ embedder.embed_query(query)
             scores = 0.5 * scores + 0.5 * np.clip(similarity, 0.0, None)
         order = np.argsort(-scores, kind="stable")[:REPORTS_PER_QUESTION]
@@ -249,7 +270,7 @@ class ModeRetriever:
         if list(rankings) == ["search"]:
             return [ModeHit(h.chunk, h.document_name, h.score, "direct", dict(h.ranks)) for h in search_hits][:top_k]
         missing = [cid for ids in rankings.values() for cid in ids if cid not in chunks]
-        chunks.update(self.service.catalog.get_chunks(list(dict.fromkeys(missing))))
+        chunks.update(self.chunks.get_chunks(list(dict.fromkeys(missing))))
         allowed = {
             method: [cid for cid in ids if cid in chunks and _in_scope(chunks[cid], scope) and chunks[cid].kind == "body"]
             for method, ids in rankings.items()
@@ -275,7 +296,7 @@ class ModeRetriever:
             if cid not in taken:
                 taken.add(cid)
                 chosen.append((cid, origin))
-        found = self.service.catalog.get_chunks([cid for cid, _ in chosen])
+        found = self.chunks.get_chunks([cid for cid, _ in chosen])
         floor = min(hit.score for hit in direct) * EXPANSION_SCORE
         expanded: list[ModeHit] = []
         for cid, origin in chosen:
@@ -289,14 +310,14 @@ class ModeRetriever:
 
     def _adjacent(self, chunk: Chunk) -> list[str]:
         """Ids of the chunks just before and after this one in its document."""
-        ids = self.service.catalog.document_chunk_ids(chunk.document_id)
+        ids = self.chunks.document_chunk_ids(chunk.document_id)
         at = chunk.ordinal if 0 <= chunk.ordinal < len(ids) and ids[chunk.ordinal] == chunk.id else ids.index(chunk.id)
         return [ids[i] for i in (at - 1, at + 1) if 0 <= i < len(ids)]
 
-    def _name(self, workspace_id: str, hits: list[ModeHit], names: dict[str, str]) -> None:
+    def _name(self, within: Scope, hits: list[ModeHit], names: dict[str, str]) -> None:
         """Fill in document names the search did not already give."""
         if any(hit.chunk.document_id not in names for hit in hits):
-            names.update({d.id: d.name for d in self.service.catalog.list_documents(workspace_id)})
+            names.update(within.names)
         hits[:] = [
             hit if hit.document_name else ModeHit(hit.chunk, names.get(hit.chunk.document_id, "?"), hit.score, hit.origin, hit.ranks)
             for hit in hits
@@ -312,12 +333,12 @@ class ModeRetriever:
         if self.graph is None or len(candidates) < self.options.seq_ret_min_documents:
             return scope
         started = time.perf_counter()
-        chosen = route_documents(self.graph, self.service.embedder, workspace_id, query, candidates)
+        chosen = route_documents(self.graph, self.embedder, workspace_id, query, candidates)
         timings["route"] = _ms(started)
         return chosen[: self.options.seq_ret_documents] or scope
 
 
-def entity_refs(graph: Any | None, found: ModeRetrieval, citations: Sequence[Citation], workspace: Workspace) -> list[EntityRef]:
+def entity_refs(graph: GraphQuery | None, found: ModeRetrieval, citations: Sequence[Citation], workspace: Workspace) -> list[EntityRef]:
     """The entities a mode used, each with the numbers of the citations whose chunk mentions it.
 
     The question's entities are always listed; a report's key entity only when a cited chunk mentions it.

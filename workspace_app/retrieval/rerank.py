@@ -1,11 +1,24 @@
-"""Optional cross-encoder reranking (off by default: no reranker weights ship offline)."""
+"""Rerankers: the `Reranker` seam and its implementations, chosen by settings (none by default: no reranker
+weights ship offline). A new reranker is a class with `rerank` here and one line in `build_reranker`."""
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Protocol
 
+from workspace_app.config import RetrievalSettings
 from workspace_app.errors import ModelUnavailableError
+
+
+class Reranker(Protocol):
+    """Scores passages against a query (higher is better); the search orders its candidates by these scores."""
+
+    def rerank(self, query: str, passages: list[str]) -> list[float]: ...
+
+
+def build_reranker(settings: RetrievalSettings) -> Reranker | None:
+    """The reranker the settings name: a sentence-transformers cross-encoder by name or path, or none."""
+    return CrossEncoderReranker(settings.reranker) if settings.reranker else None
 
 
 class CrossEncoderReranker:

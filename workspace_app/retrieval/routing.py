@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from workspace_app.answer.terms import Coverage, content_terms
-from workspace_app.retrieval.hybrid import is_mostly_cjk
+from workspace_app.retrieval.graph_query import GraphQuery
+from workspace_app.text.cjk import is_mostly_cjk
+from workspace_app.text.terms import Coverage, content_terms
 
 ROUTING_ENTITY_WEIGHT = 1.0
 
 
-def route_documents(graph: Any, embedder: Any, workspace_id: str, query: str, candidates: Sequence[str]) -> list[str]:
+def route_documents(graph: GraphQuery, embedder: Any, workspace_id: str, query: str, candidates: Sequence[str]) -> list[str]:
     """The candidate documents with a positive score, best first."""
     wanted = set(candidates)
     summaries = [s for s in graph.document_summaries(workspace_id) if s.document_id in wanted]
@@ -43,7 +44,7 @@ def summary_scores(embedder: Any, query: str, summaries: Sequence[Any]) -> dict[
     return {s.document_id: float(score) for s, score in zip(summaries, scores, strict=True)}
 
 
-def entity_document_scores(graph: Any, workspace_id: str, query: str, candidates: list[str]) -> dict[str, float]:
+def entity_document_scores(graph: GraphQuery, workspace_id: str, query: str, candidates: list[str]) -> dict[str, float]:
     """Per document, the question's entities it mentions: sum of specificity x log(1 + mentions there)."""
     scores: dict[str, float] = {}
     for entity in graph.match_question(workspace_id, query, document_ids=candidates):

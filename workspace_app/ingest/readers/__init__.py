@@ -1,0 +1,99 @@
+"""Readers: the registry from media type to the reader that parses it, and the one list of supported files.
+
+Everything that needs to know which files we take (upload validation, the upload widget, the store's file
+suffix, the viewer) asks this registry. A new file type is a reader module and one `FileType` line below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from workspace_app.errors import UnsupportedFileError
+from workspace_app.ingest.layout import ParsedDocument
+from workspace_app.ingest.readers.pdf import parse_pdf
+from workspace_app.ingest.readers.text import parse_text
+
+PageCallback = Callable[[int, int], None]
+
+
+class Reader(Protocol):
+    """Parses a stored file into paragraphs (with page boxes where the format has pages)."""
+
+    def __call__(self, path: Path, display_name: str, on_page: PageCallback) -> ParsedDocument: ...
+
+
+@dataclass(frozen=True)
+class FileType:
+    """A supported kind of file: its media type, the suffixes it comes with (the first is stored), its reader."""
+
+    media_type: str
+    suffixes: tuple[str, ...]
+    label: str
+    reader: Reader
+    has_pages: bool
+
+
+def _read_pdf(path: Path, display_name: str, on_page: PageCallback) -> ParsedDocument:
+    return parse_pdf(path, display_name, on_page)
+
+
+def _read_text(path: Path, display_name: str, on_page: PageCallback) -> ParsedDocument:
+    return parse_text(path, display_name, markdown=False)
+
+
+def _read_markdown(path: Path, display_name: str, on_page: PageCallback) -> ParsedDocument:
+    return parse_text(path, display_name, markdown=True)
+
+
+FILE_TYPES: tuple[FileType, ...] = (
+    FileType("application/pdf", (".pdf",), "PDF", _read_pdf, has_pages=True),
+    FileType("text/plain", (".txt",), ".txt", _read_text, has_pages=False),
+    FileType("text/markdown", (".md", ".markdown"), ".md", _read_markdown, has_pages=False),
+)
+_BY_MEDIA_TYPE = {file_type.media_type: file_type for file_type in FILE_TYPES}
+_BY_SUFFIX = {suffix: file_type for file_type in FILE_TYPES for suffix in file_type.suffixes}
+
+
+def supported_labels() -> str:
+    """'PDF, .txt or .md': the supported files as a user reads them."""
+    labels = [file_type.label for file_type in FILE_TYPES]
+    return ", ".join(labels[:-1]) + " or " + labels[-1] if len(labels) > 1 else labels[0]
+
+
+def upload_suffixes() -> list[str]:
+    """Suffixes without the dot, as the upload widget takes them (the first suffix of each type)."""
+    return [file_type.suffixes[0].lstrip(".") for file_type in FILE_TYPES]
+
+
+def media_type_for(name: str) -> str:
+    """The media type of a file by its name, or a clear error naming what is supported."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in _BY_SUFFIX:
+        raise UnsupportedFileError(
+            f"{name}: '{suffix or 'no extension'}' files are not supported. Upload {supported_labels()} files."
+        )
+    return _BY_SUFFIX[suffix].media_type
+
+
+def stored_suffix(media_type: str) -> str:
+    """The suffix a stored file of this media type gets."""
+    return _BY_MEDIA_TYPE[media_type].suffixes[0]
+
+
+def has_pages(media_type: str) -> bool:
+    """Whether sources of this type have pages to show (the PDF viewer)."""
+    found = _BY_MEDIA_TYPE.get(media_type)
+    return found is not None and found.has_pages
+
+
+def read_source(path: Path, display_name: str, media_type: str, on_page: PageCallback) -> ParsedDocument:
+    """Parse a stored file with the reader registered for its media type."""
+    found = _BY_MEDIA_TYPE.get(media_type)
+    if found is None:
+        raise UnsupportedFileError(
+            f"{display_name}: this file type is not supported. Upload {supported_labels()} files."
+        )
+    return found.reader(path, display_name, on_page)

@@ -18,7 +18,7 @@ import pymupdf
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
 from workspace_app.ingest.layout import ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
-from workspace_app.ingest.recommendations import is_class_cell, table_cell_recommendation
+from workspace_app.text.grades import is_class_cell, table_cell_recommendation
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)

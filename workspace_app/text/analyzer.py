@@ -2,7 +2,8 @@
 
 The index stores these terms separated by spaces in an FTS5 `porter unicode61` column, so English gets
 stemmed by FTS5 and Chinese words (segmented here) stay whole: the trigram tokenizer alone misses
-two-character terms such as 血糖.
+two-character terms such as 血糖. Storage receives the terms (`index_text`); answers and retrieval read
+the content terms of questions and evidence through the same analyzer (`workspace_app.text.terms`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import threading
 from collections.abc import Mapping
 from functools import lru_cache
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+from workspace_app.text.cjk import IDEOGRAPHS, is_cjk
+
 _WORD = re.compile(r"[0-9a-z\u00c0-\u024f\u0370-\u03ff]+(?:[.,][0-9]+)?", re.IGNORECASE)
-_SEGMENTED = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)")
+_SEGMENTED = re.compile(f"([{IDEOGRAPHS}]+)")
 _LOCK = threading.Lock()
 
 STOPWORDS = frozenset(
@@ -47,7 +49,7 @@ def analyze(text: str) -> list[str]:
     for piece in _SEGMENTED.split(text.lower()):
         if not piece:
             continue
-        if _CJK_RUN.fullmatch(piece):
+        if is_cjk(piece):
             terms.extend(_segment(piece))
         else:
             terms.extend(match.group(0) for match in _WORD.finditer(piece))
@@ -63,7 +65,7 @@ def query_terms(query: str) -> list[str]:
     """Distinct non-stopword terms of a query, in order."""
     seen: dict[str, None] = {}
     for term in analyze(query):
-        if term not in STOPWORDS and (len(term) > 1 or _CJK_RUN.fullmatch(term) or term.isdigit()):
+        if term not in STOPWORDS and (len(term) > 1 or is_cjk(term) or term.isdigit()):
             seen.setdefault(term, None)
     return list(seen)
 

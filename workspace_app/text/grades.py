@@ -2,6 +2,9 @@
 
 ACC/AHA tables put the class and level in cells beside the text ("IIa B-NR"); older guidelines write
 "(Class I; Level of Evidence B)" or "COR I, LOE A"; Chinese guidelines "Ⅱa类推荐，B级证据" or "（Ⅰ，A）".
+Ingestion reads the grading of a chunk and of a table cell; answers read the grading stated at a quoted
+sentence (`grading_in`): the quote and the short cell after it, since a chunk may hold several
+recommendations with different gradings.
 """
 
 from __future__ import annotations
@@ -69,3 +72,15 @@ _CLASS_ONLY = re.compile(rf"\s*(?:{_CLASS}|Ⅲ|Ⅱa|Ⅱb|Ⅰ)\s*")
 def is_class_cell(text: str) -> bool:
     """Whether a line holds only a class of recommendation ("IIa", "Ⅰ")."""
     return bool(_CLASS_ONLY.fullmatch(text))
+
+
+def grading_window(text: str, start: int, quote: str) -> str:
+    """The quote and the short line after it, if any."""
+    end = start + len(quote) if start >= 0 else 0
+    following = text[end : end + 40].lstrip().split("\n")[0]
+    return quote + ("\n" + following if len(following) <= 20 else "")
+
+
+def grading_in(text: str, start: int, quote: str) -> Recommendation:
+    """The grading stated at a quote starting at `start` in `text`."""
+    return find_recommendation(grading_window(text, start, quote))

@@ -1,21 +1,20 @@
 """Content terms of questions and evidence, and how much of a question a piece of evidence covers.
 
 English words are lower-cased and reduced by a light suffix stemmer (the same on both sides, so "fainters"
-meets "fainting"); Chinese is segmented by jieba (through the keyword index's analyzer) and a Chinese term
-counts as covered when it occurs anywhere in the evidence, which makes coverage robust to jieba cutting the
-evidence differently from the question.
+meets "fainting"); Chinese is segmented by jieba (through the keyword index's analyzer, `text.analyzer`) and a
+Chinese term counts as covered when it occurs anywhere in the evidence, which makes coverage robust to jieba
+cutting the evidence differently from the question.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 
-from workspace_app.retrieval.lexical import STOPWORDS, analyze
+from workspace_app.text.analyzer import STOPWORDS, analyze
+from workspace_app.text.cjk import has_cjk
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # Words of how a question is asked rather than what it is about.
 QUESTION_WORDS = frozenset(
     """about according advise advised also any aim best do does guideline guidelines give given go good i me my
@@ -50,7 +49,7 @@ def normalize(text: str) -> str:
 
 def is_cjk_term(term: str) -> bool:
     """Whether a term is Chinese."""
-    return bool(_CJK.search(term))
+    return has_cjk(term)
 
 
 def content_terms(text: str, *, drop_question_words: bool = False) -> dict[str, str]:

@@ -1,14 +1,12 @@
-"""The question's language and the fixed texts said in it: refusal, disclaimer, answer lead-ins.
+"""The fixed texts an answer says in the question's language: refusal, disclaimer, answer lead-ins, notes.
 
-Only English and Chinese are told apart (the corpus is English and Chinese guidelines); anything that is
-not mostly CJK is answered in English.
+Only English and Chinese are told apart (`workspace_app.text.language.detect_language`; the corpus is English
+and Chinese guidelines); any other language gets the English texts.
 """
 
 from __future__ import annotations
 
 import re
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 REFUSALS = {
     "zh": "根据提供的资料，我无法回答这个问题。",
@@ -26,15 +24,6 @@ UNSUPPORTED_NOTES = {
     "zh": "（此句未能在所引资料中得到验证）",
     "en": "(not verified against the cited source)",
 }
-
-
-def detect_language(text: str) -> str:
-    """'zh' when CJK characters make up at least a third of the letters, else 'en'."""
-    letters = [ch for ch in text if ch.isalpha()]
-    if not letters:
-        return "en"
-    cjk = sum(1 for ch in letters if _CJK.match(ch))
-    return "zh" if cjk * 3 >= len(letters) else "en"
 
 
 def refusal_text(language: str) -> str:

@@ -1,0 +1,74 @@
+"""The one place where the benchmarks build the application (and the only bench module importing the wiring).
+
+Every benchmark gets the app through `open_app(settings, embedder=None, *, embedding_cache=None)`, which returns
+the application object (`workspace_app.app.App`: `.workspaces`, `.documents`, `.search`, `.answers`, `.graph`,
+`.catalog`, `.embedder`, `.settings`) with its answerer offline. `vector_index(app)` is the one place that reaches
+past the App for the vector index (bench.embedder and bench.ingest read and rewrite vectors). When the way the
+application is built changes, only this module changes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workspace_app.app import App as BenchApp
+else:
+    BenchApp = Any  # what open_app returns (workspace_app.app.App); the core is imported only when a bench runs
+
+
+def open_app(settings: Any, embedder: Any = None, *, embedding_cache: Path | None = None) -> BenchApp:
+    """The application on `settings.storage.data_dir`.
+
+    `embedder` replaces the one the wiring would build; `embedding_cache` (when no embedder is given) builds one
+    whose embedding cache is that SQLite file instead of the data dir's. The answerer is always the offline
+    extractive one: that is what the benchmarks measure, whatever the environment configures.
+    """
+    from workspace_app.adapters.wiring import build_app
+
+    if embedder is None and embedding_cache is not None:
+        embedder = new_embedder(settings.embedding, embedding_cache)
+    app = build_app(settings, embedder)
+    app.answers.llm = None
+    return app
+
+
+def vector_index(app: BenchApp) -> Any:
+    """The app's vector index (not part of the App's interface: the benchmarks that inspect vectors use this)."""
+    return app.documents._vectors
+
+
+def new_embedder(embedding_settings: Any, cache: Path | None = None) -> Any:
+    """An embedder outside any app (bench.embedder compares backends), with a SQLite embedding cache if given."""
+    from workspace_app.embedding.embedder import Embedder
+
+    if cache is None:
+        return Embedder(embedding_settings)
+    return Embedder(embedding_settings, embedding_cache_class()(cache))
+
+
+def embedding_cache_class() -> type:
+    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+
+    return SqliteEmbeddingCache
+
+
+def embedding_cache_source() -> Path:
+    """The source file of the embedding cache (the shared embedding cache's fingerprint hashes it)."""
+    return Path(inspect.getsourcefile(embedding_cache_class()) or "")
+
+
+def bench_settings(data_dir: Path) -> Any:
+    """App settings for a bench data dir (never a remote Chroma: the bench owns its stores)."""
+    from workspace_app.config import load_settings
+
+    settings = load_settings(data_dir)
+    settings.storage.chroma_url = None
+    return settings
+
+
+def load_app_modules() -> None:
+    """Import the application's modules, so that the code fingerprinted next is the code in memory."""
+    import workspace_app.adapters.wiring  # noqa: F401

@@ -1,0 +1,43 @@
+"""The application object: the one typed way into the core for pages, the CLI, the worker and the API.
+
+    app.workspaces  create, list, rename, delete workspaces
+    app.documents   add (ingest here or submit to the queue), list, cancel, retry, include, remove; .jobs for workers
+    app.search      hybrid search in a workspace or some of its documents
+    app.answers     grounded answers with verified citations, chats, notes, entity passages
+    app.graph       the entity graph: entities, relations, communities, GraphML
+
+Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
+`Datasette` the same way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from storage.base import Catalog, VectorIndex
+from workspace_app.answer.service import AnswerService
+from workspace_app.config import Settings
+from workspace_app.documents.service import DocumentService
+from workspace_app.embedding.embedder import Embedder
+from workspace_app.graph.service import GraphService
+from workspace_app.retrieval.search import SearchService
+from workspace_app.workspaces import WorkspaceService
+
+
+@dataclass(frozen=True)
+class App:
+    """The workspace application: its typed parts over one data dir."""
+
+    settings: Settings
+    workspaces: WorkspaceService
+    documents: DocumentService
+    search: SearchService
+    answers: AnswerService
+    graph: GraphService
+    embedder: Embedder
+    catalog: Catalog
+    vectors: VectorIndex
+
+    def close(self) -> None:
+        """Close the catalog's connection (closing twice is harmless)."""
+        self.catalog.close()

@@ -1,0 +1,97 @@
+"""The scope of a question or a search, resolved once: the workspace, the documents searched, their names.
+
+Resolved at the front of `ask` and `search` and passed down, so retrieval modes, the search and the answerer
+never look the workspace or its documents up again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from workspace_app.errors import DocumentNotFoundError, WorkspaceError, WorkspaceNotFoundError
+from workspace_app.models.documents import Document, Workspace
+
+
+class ScopeCatalog(Protocol):
+    """What resolving a scope reads: the workspace and its documents."""
+
+    def find_workspace(self, name_or_id: str) -> Workspace | None: ...
+    def list_documents(self, workspace_id: str) -> list[Document]: ...
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A workspace and the documents searched in it (`document_ids` None: the whole workspace, all ready)."""
+
+    workspace: Workspace
+    document_ids: list[str] | None
+    ready_ids: list[str]
+    chunk_total: int
+    names: dict[str, str]
+
+    def narrowed(self, document_ids: list[str] | None) -> Scope:
+        """The same scope searching only these documents (routing)."""
+        return replace(self, document_ids=document_ids)
+
+
+def find_workspace(catalog: ScopeCatalog, name_or_id: str) -> Workspace:
+    """A workspace by name or id, or a clear error."""
+    found = catalog.find_workspace(name_or_id)
+    if found is None:
+        raise WorkspaceNotFoundError(
+            f"There is no workspace '{name_or_id}'. Create it first (workspace-app workspace create NAME)."
+        )
+    return found
+
+
+def search_scope(catalog: ScopeCatalog, workspace: str, wanted: Sequence[str] | None) -> Scope:
+    """A search's scope: the ready documents among `wanted` (names, ids or sha256), or every ready one."""
+    ws = find_workspace(catalog, workspace)
+    documents = catalog.list_documents(ws.id)
+    ready = [d for d in documents if d.status == "ready"]
+    if wanted is None:
+        ids = None if len(ready) == len(documents) else [d.id for d in ready]
+    else:
+        ids = []
+        for key in wanted:
+            match = next((d for d in documents if key in (d.id, d.name, d.sha256)), None)
+            if match is None:
+                raise DocumentNotFoundError(f"There is no document '{key}' in workspace '{ws.name}'.")
+            if match.status == "ready":
+                ids.append(match.id)
+    return _scope(ws, documents, ids, ready)
+
+
+def answer_scope(catalog: ScopeCatalog, workspace: str, wanted: Sequence[str] | None) -> Scope:
+    """A question's scope: the chosen documents, or the ready ones switched on for chat; an error when none is."""
+    ws = find_workspace(catalog, workspace)
+    documents = catalog.list_documents(ws.id)
+    if wanted is None:
+        chosen = [d for d in documents if d.status == "ready" and d.included]
+    else:
+        wanted_ids = [_find_document(ws, documents, key).id for key in wanted]
+        chosen = [d for d in documents if d.id in wanted_ids and d.status == "ready"]
+    if not chosen:
+        raise WorkspaceError(
+            f"No ready sources are selected in '{ws.name}'. Add PDFs on the Sources page, wait until they "
+            "are ready, and keep at least one switched on for chat."
+        )
+    ready = [d for d in documents if d.status == "ready"]
+    chosen_ids = None if len(chosen) == len(ready) == len(documents) else [d.id for d in chosen]
+    return _scope(ws, documents, chosen_ids, chosen)
+
+
+def _find_document(ws: Workspace, documents: list[Document], key: str) -> Document:
+    # The catalog's order of preference: id, then sha256, then name.
+    for matches in (lambda d: d.id == key, lambda d: d.sha256 == key, lambda d: d.name == key):
+        found = next((d for d in documents if matches(d)), None)
+        if found is not None:
+            return found
+    raise DocumentNotFoundError(f"There is no document '{key}' in workspace '{ws.name}'.")
+
+
+def _scope(ws: Workspace, documents: list[Document], ids: list[str] | None, counted: list[Document]) -> Scope:
+    names = {d.id: d.name for d in documents}
+    return Scope(ws, ids, [d.id for d in counted], sum(d.chunks for d in counted), names)
