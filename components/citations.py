@@ -12,7 +12,7 @@ from typing import Literal
 import streamlit as st
 
 from components.text import escape_markdown
-from workspace_app.answer.export import grading_text
+from workspace_app.app import grading_text
 from workspace_app.models.answers import Answer, Citation, EntityRef
 
 AnswerActionKind = Literal["cite", "save"]

@@ -11,8 +11,7 @@ from streamlit_pdf_viewer import pdf_viewer
 
 from components.citations import pages_label
 from components.text import escape_markdown
-from workspace_app.answer.export import grading_text
-from workspace_app.answer.service import CitationExcerpt
+from workspace_app.app import CitationExcerpt, grading_text
 from workspace_app.models.answers import Citation
 from workspace_app.models.documents import Rect
 

@@ -17,8 +17,7 @@ from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown
 from components.workspace_gate import render_workspace_gate
-from workspace_app.answer.service import MODES, AnswerService
-from workspace_app.app import App
+from workspace_app.app import MODES, AnswerService, App
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
 from workspace_app.models.documents import Workspace

@@ -24,9 +24,7 @@ from components.graph_view import (
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
-from workspace_app.answer.mentions import EntityPassage
-from workspace_app.answer.service import AnswerService
-from workspace_app.app import App
+from workspace_app.app import AnswerService, App, EntityPassage
 from workspace_app.models.documents import Workspace
 from workspace_app.models.graph import ENTITY_TYPES, Entity
 

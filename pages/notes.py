@@ -9,9 +9,7 @@ from components.citations import render_answer
 from components.feedback import flash, report_errors, show_flash
 from components.text import escape_markdown, format_date
 from components.workspace_gate import render_workspace_gate
-from workspace_app.answer.export import answer_markdown, escape
-from workspace_app.answer.service import AnswerService
-from workspace_app.app import App
+from workspace_app.app import AnswerService, App, answer_markdown, escape
 from workspace_app.models.answers import Note
 from workspace_app.models.documents import Workspace
 

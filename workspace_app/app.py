@@ -7,7 +7,8 @@
     app.graph       the entity graph: entities, relations, communities, GraphML
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
-`Datasette` the same way).
+`Datasette` the same way). Pages and components import the core only through this module (and plain
+models and errors): the names re-exported below are what they use of the answer package.
 """
 
 from __future__ import annotations
@@ -15,13 +16,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from storage.base import Catalog, VectorIndex
+from workspace_app.answer.export import answer_markdown, escape, grading_text
+from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
+from workspace_app.answer.sources import CitationExcerpt
 from workspace_app.config import Settings
 from workspace_app.documents.service import DocumentService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
+from workspace_app.retrieval.modes import MODES
 from workspace_app.retrieval.search import SearchService
 from workspace_app.workspaces import WorkspaceService
+
+__all__ = [
+    "MODES", "AnswerService", "App", "CitationExcerpt", "EntityPassage", "answer_markdown", "escape", "grading_text",
+]
 
 
 @dataclass(frozen=True)

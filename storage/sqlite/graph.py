@@ -17,8 +17,17 @@ from typing import Any
 
 from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.database import Database
-from workspace_app.graph.store import ChunkInfo, DocumentGraph, EntityStats
-from workspace_app.models.graph import CommunityReport, DocumentSummary, Entity, Mention, Relation, ReportSentence
+from workspace_app.models.graph import (
+    ChunkInfo,
+    CommunityReport,
+    DocumentGraph,
+    DocumentSummary,
+    Entity,
+    EntityStats,
+    Mention,
+    Relation,
+    ReportSentence,
+)
 
 _MAX_EVIDENCE = 20
 _BATCH = 500

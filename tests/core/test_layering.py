@@ -1,56 +1,133 @@
-"""The layout is the architecture: the core and the UI import only what their layer may (STYLE.md §1)."""
+"""The layout is the architecture: each package imports only what its layer may (STYLE.md §1, ARCHITECTURE.md).
+
+    base       workspace_app.{config, errors, models, text, llm, embedding}   (text and models are leaves)
+    features   ingest, retrieval, graph (each over the base only)
+               answer (over the base and retrieval), documents (over the base, ingest and retrieval.scope)
+    the App    app.py, workspaces.py over the features; adapters/ (wiring, cli, worker, supervisor) over all
+    storage    only its protocols, plain models, errors and settings of the core
+    UI         pages/ import the App module, models and errors, and components/; components/application.py
+               alone builds the App (through the wiring)
+"""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
-ADAPTERS = {"cli.py", "supervisor.py", "worker.py", "api.py"}
 CORE_FORBIDDEN = {"streamlit", "fastapi", "chromadb", "sqlite3"}
-UI_FORBIDDEN = {"sqlite3", "chromadb", "storage"}  # app.py, the entry point, builds the backends
+BASE = ("workspace_app.config", "workspace_app.errors", "workspace_app.models", "workspace_app.text",
+        "workspace_app.llm", "workspace_app.embedding")
+# What each core package may import from workspace_app (besides itself).
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "text": ("workspace_app.errors",),
+    "models": (),
+    "embedding": BASE,
+    "llm": BASE,
+    "ingest": BASE,
+    "retrieval": BASE,
+    "graph": BASE,
+    "answer": (*BASE, "workspace_app.retrieval"),
+    "documents": (*BASE, "workspace_app.ingest", "workspace_app.retrieval.scope"),
+}
+STORAGE_ALLOWED = ("workspace_app.models", "workspace_app.errors", "workspace_app.config")
+PAGES_ALLOWED = ("workspace_app.app", "workspace_app.models", "workspace_app.errors", "components")
 
 
-def imported_modules(source: str) -> set[str]:
-    """Top-level names of every absolute import in the source, including imports inside functions."""
+def imports_of(path: Path) -> set[str]:
+    """Every absolute module imported by a file, including imports inside functions."""
     names = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse((ROOT / path).read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
     return names
 
 
 def python_files(folder: str) -> list[Path]:
-    """The .py files under a folder of the repo, as paths relative to the repo."""
+    """The .py files under a folder of the repo, relative to the repo."""
     return sorted(path.relative_to(ROOT) for path in (ROOT / folder).rglob("*.py"))
 
 
-CORE_MODULES = [p for p in python_files("workspace_app") if not (p.parent.name == "workspace_app" and p.name in ADAPTERS)]
-UI_MODULES = python_files("pages") + python_files("components")
+def package_of(path: Path) -> str:
+    """'ingest' for workspace_app/ingest/x.py, 'llm' for workspace_app/llm.py."""
+    parts = path.parts
+    return parts[1] if len(parts) > 2 else path.stem
 
 
-def test_the_import_walker_sees_every_form() -> None:
-    source = "import chromadb.api\nfrom sqlite3 import connect\ndef f():\n    import streamlit as st\nfrom . import x\n"
-    assert imported_modules(source) == {"chromadb", "sqlite3", "streamlit"}
+def within(module: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether a module is one of the prefixes or inside one."""
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
 
 
-def test_there_is_something_to_check() -> None:
-    assert any(p.name == "service.py" for p in CORE_MODULES)
-    assert not any(p.name in {"cli.py", "supervisor.py"} for p in CORE_MODULES)
-    assert UI_MODULES
+def offenders(paths: list[Path], allowed_for: dict[Path, tuple[str, ...]], scope: tuple[str, ...]) -> list[str]:
+    """'path -> module' for every import inside `scope` that its file's allowance does not cover."""
+    found = []
+    for path in paths:
+        for module in sorted(imports_of(path)):
+            if within(module, scope) and not within(module, allowed_for[path]):
+                found.append(f"{path} -> {module}")
+    return found
 
 
-@pytest.mark.parametrize("path", CORE_MODULES, ids=str)
-def test_core_imports_no_front_end_or_backend(path: Path) -> None:
-    found = imported_modules((ROOT / path).read_text(encoding="utf-8")) & CORE_FORBIDDEN
-    assert not found, f"{path} imports {sorted(found)}: move that code to an adapter or storage/"
+def test_the_import_walker_sees_every_form(tmp_path: Path) -> None:
+    source = ROOT / "tests" / "core" / "test_layering.py"
+    assert "ast" in imports_of(source.relative_to(ROOT)) and "pathlib" in imports_of(source.relative_to(ROOT))
+    assert package_of(Path("workspace_app/ingest/readers/pdf.py")) == "ingest"
+    assert package_of(Path("workspace_app/llm.py")) == "llm"
 
 
-@pytest.mark.parametrize("path", UI_MODULES, ids=str)
-def test_pages_and_components_reach_storage_only_through_the_service(path: Path) -> None:
-    found = imported_modules((ROOT / path).read_text(encoding="utf-8")) & UI_FORBIDDEN
-    assert not found, f"{path} imports {sorted(found)}: call WorkspaceService instead"
+def test_the_core_imports_no_front_end_or_backend() -> None:
+    found = [
+        f"{path} -> {module}" for path in python_files("workspace_app") if "adapters" not in path.parts
+        for module in imports_of(path) if module.split(".")[0] in CORE_FORBIDDEN
+    ]
+    assert not found, f"move this code to an adapter or storage/: {found}"
+
+
+def test_core_packages_import_only_the_layers_below() -> None:
+    paths = [p for p in python_files("workspace_app") if package_of(p) in ALLOWED]
+    assert {package_of(p) for p in paths} >= {"text", "models", "ingest", "retrieval", "graph", "answer", "documents"}
+    found = offenders(paths, {p: (f"workspace_app.{package_of(p)}", *ALLOWED[package_of(p)]) for p in paths},
+                      ("workspace_app",))
+    assert not found, f"feature packages import each other's internals: {found}"
+
+
+def test_storage_imports_only_protocols_and_plain_models_of_the_core() -> None:
+    paths = python_files("storage")
+    found = offenders(paths, dict.fromkeys(paths, STORAGE_ALLOWED), ("workspace_app",))
+    assert not found, f"storage must receive what it stores, not call the core: {found}"
+
+
+def test_pages_import_only_the_app_and_components() -> None:
+    paths = python_files("pages")
+    found = offenders(paths, dict.fromkeys(paths, PAGES_ALLOWED), ("workspace_app", "storage", "components"))
+    assert not found, f"pages take the App from components.application: {found}"
+
+
+def test_components_never_reach_storage_and_only_one_builds_the_app() -> None:
+    paths = python_files("components")
+    builders = [p for p in paths if any(within(m, ("workspace_app.adapters",)) for m in imports_of(p))]
+    assert builders == [Path("components/application.py")]
+    found = offenders(paths, {p: (*PAGES_ALLOWED, "workspace_app.adapters.wiring", "workspace_app.config") for p in paths},
+                      ("workspace_app", "storage"))
+    assert not found, f"components render plain models: {found}"
+
+
+def test_only_the_lifecycle_writes_document_state() -> None:
+    writers = [
+        path for path in python_files("workspace_app")
+        if "update_document(" in (ROOT / path).read_text(encoding="utf-8") or "status=" in _release_calls(path)
+    ]
+    assert writers == [Path("workspace_app/documents/lifecycle.py")]
+
+
+def _release_calls(path: Path) -> str:
+    """The source of the file's `release_lease(...)` calls."""
+    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+    calls = [
+        node for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "release_lease"
+    ]
+    return " ".join(ast.unparse(call) for call in calls)

@@ -12,19 +12,9 @@ Every write of these columns goes through `DocumentStates`; nothing else calls t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from storage.base import DocumentRepository, JobLeases
-
-
-@dataclass(frozen=True)
-class StageProgress:
-    """A running job's place: stage, overall share 0..1, seconds left, and the stage's counts (if it has any)."""
-
-    stage: str
-    overall: float
-    eta_s: float | None
-    counts: dict[str, int]
+from workspace_app.models.documents import StageProgress
 
 
 class DocumentStates:

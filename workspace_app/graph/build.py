@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from workspace_app.graph.store import DocumentGraph, EntityRecord, MentionRecord
-from workspace_app.models.graph import ChunkEntities, Relation
+from workspace_app.models.graph import ChunkEntities, DocumentGraph, EntityRecord, MentionRecord, Relation
 
 SENTENCE_WEIGHT = 1.0
 CHUNK_WEIGHT = 0.25

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from workspace_app.graph.store import ChunkInfo
-from workspace_app.models.graph import CommunityReport, DocumentSummary, Relation, ReportSentence
+from workspace_app.models.graph import ChunkInfo, CommunityReport, DocumentSummary, Relation, ReportSentence
 from workspace_app.text.cjk import has_cjk
 from workspace_app.text.sentences import split_sentences
 

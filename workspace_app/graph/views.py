@@ -13,8 +13,7 @@ from typing import Any
 
 import networkx as nx
 
-from workspace_app.graph.store import ChunkInfo
-from workspace_app.models.graph import Entity, Mention, Relation
+from workspace_app.models.graph import ChunkInfo, Entity, Mention, Relation
 
 _SAFE = (str, int, float, bool)
 

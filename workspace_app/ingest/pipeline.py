@@ -21,14 +21,13 @@ from typing import Protocol
 
 from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
-from workspace_app.documents.lifecycle import DocumentStates, StageProgress
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import FileTooLargeError, IngestionError, WorkspaceError
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
-from workspace_app.models.documents import Chunk, Document
+from workspace_app.models.documents import Chunk, Document, StageProgress
 from workspace_app.text.abbreviations import find_abbreviations
 from workspace_app.text.analyzer import index_text
 from workspace_app.text.grades import Recommendation, find_recommendation
@@ -97,6 +96,16 @@ class _Tracker:
             self._last_write = now
         if self._listener:
             self._listener(progress)
+
+
+class DocumentStates(Protocol):
+    """The state transitions the pipeline makes (implemented by `documents.lifecycle.DocumentStates`)."""
+
+    def start(self, document_id: str) -> None: ...
+    def progress(self, document_id: str, step: StageProgress) -> None: ...
+    def parsed(self, document_id: str, pages: int, pages_without_text: Sequence[int]) -> None: ...
+    def ready(self, document_id: str, pages: int, chunks: int) -> None: ...
+    def fail(self, document_id: str, message: str, *, during_run: bool = True) -> None: ...
 
 
 class IndexStage(Protocol):

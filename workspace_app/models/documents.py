@@ -170,3 +170,13 @@ class IngestReport:
     def to_json(self) -> dict[str, Any]:
         """Return the public JSON shape of the CLI's `ingest`."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class StageProgress:
+    """A running job's place: stage, overall share 0..1, seconds left, and the stage's counts (if it has any)."""
+
+    stage: str
+    overall: float
+    eta_s: float | None
+    counts: dict[str, int]

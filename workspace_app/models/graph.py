@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 ENTITY_TYPES = ("drug", "drug class", "disease", "test", "procedure", "device", "concept")
@@ -110,3 +111,57 @@ class ChunkEntities:
     entities: tuple[FoundEntity, ...] = ()
     sentences: tuple[tuple[str, ...], ...] = ()
     relations: tuple[FoundRelation, ...] = field(default=())
+
+
+
+@dataclass(frozen=True)
+class EntityRecord:
+    """An entity as one document's extraction names it."""
+
+    id: str
+    name: str
+    type: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class MentionRecord:
+    """An entity's occurrences in one chunk, with the surface forms written there."""
+
+    entity_id: str
+    chunk_id: str
+    page_start: int
+    count: int
+    surfaces: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DocumentGraph:
+    """Everything the graph keeps of one document (replaced as a whole when it is indexed again)."""
+
+    document_id: str
+    entities: Sequence[EntityRecord]
+    mentions: Sequence[MentionRecord]
+    relations: Sequence[Relation]
+
+
+@dataclass(frozen=True)
+class EntityStats:
+    """Workspace-wide numbers of an entity, recomputed by a refresh."""
+
+    mentions: int
+    documents: int
+    degree: int
+    community: int | None
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ChunkInfo:
+    """The parts of a chunk the graph uses: text, document, order and page."""
+
+    id: str
+    document_id: str
+    ordinal: int
+    page_start: int
+    text: str
