@@ -1,0 +1,1 @@
+"""Adapters around the core: the wiring (Settings -> backends -> App), the CLI, the worker and the supervisor."""

@@ -1,0 +1,1 @@
+"""Ingestion: readers by media type, layout, sections, chunking, and the pipeline that runs the stages."""
