@@ -1,4 +1,5 @@
-# Two commands matter: `make run` (start the app) and `make test` (run every test).
+# Two commands matter: `make run` (start the app) and `make test` (run every test); `make test-fast` leaves out the
+# slow end-to-end tests (processes, browser, kills) for a quick check while editing.
 # `make setup` is what both depend on; it is idempotent and fast once the stamp is fresh.
 
 VENV    := .venv
@@ -13,7 +14,7 @@ SYSTEM_PACKAGES := chromium chromium-driver fonts-wqy-microhei redis-server
 # only in the npm package of the same version.
 PDFJS := pdfjs-dist@4.3.136
 
-.PHONY: setup run test system-deps pdf-cmaps
+.PHONY: setup run test test-fast system-deps pdf-cmaps
 
 setup: $(STAMP) system-deps pdf-cmaps
 
@@ -51,3 +52,6 @@ run: setup
 
 test: setup
 	$(PYTHON) -m pytest -q
+
+test-fast: setup
+	$(PYTHON) -m pytest -q -m "not slow"

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 CLI = Path(sys.executable).parent / "workspace-app"
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0

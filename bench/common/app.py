@@ -36,8 +36,8 @@ def open_app(settings: Any, embedder: Any = None, *, embedding_cache: Path | Non
 
 
 def vector_index(app: BenchApp) -> Any:
-    """The app's vector index (not part of the App's interface: the benchmarks that inspect vectors use this)."""
-    return app.documents._vectors
+    """The app's vector index (the benchmarks that inspect vectors use this)."""
+    return app.vectors
 
 
 def new_embedder(embedding_settings: Any, cache: Path | None = None) -> Any:

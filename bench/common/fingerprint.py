@@ -5,7 +5,8 @@ whole directories, not a list of files, so moving or adding a module inside them
 
 - `workspace_app/ingest/`, `workspace_app/text/` (the analyzer that builds the keyword index),
   `workspace_app/embedding/`, `workspace_app/models/`, `workspace_app/graph/` (the graph stage runs during
-  ingestion) and `storage/`: every file under them (recursively; `__pycache__` and dot-files skipped). Python
+  ingestion), `workspace_app/documents/` (states, jobs) and `workspace_app/adapters/wiring.py` (which stages
+  run) and `storage/`: every file under them (recursively; `__pycache__` and dot-files skipped). Python
   files count by their AST, so comments and formatting do not force a re-ingest; other files (e.g. the graph
   lexicon) by their bytes. A missing directory hashes as empty.
 
@@ -36,10 +37,12 @@ FINGERPRINT_DIRS = (
     "workspace_app/embedding",
     "workspace_app/models",
     "workspace_app/graph",
+    "workspace_app/documents",
+    "workspace_app/adapters/wiring.py",
     "storage",
 )
 # Query-time definitions (top-level names or `Class.member`), dropped in every fingerprinted file.
-QUERY_TIME = ("Embedder.embed_query", "SqliteCatalog.keyword_search", "ChromaVectorIndex.query", "query_terms")
+QUERY_TIME = ("Embedder.embed_query", "SqliteCatalog.keyword_search", "SqliteChunks.keyword_search", "ChromaVectorIndex.query", "query_terms")
 # Query-time definitions whose name is common (the graph's own STOPWORDS decide what it extracts), by file.
 QUERY_TIME_IN_FILE = {"workspace_app/text/analyzer.py": ("STOPWORDS",)}
 FINGERPRINT_LIBS = ("pymupdf", "chromadb", "sentence-transformers", "transformers", "torch", "jieba")
@@ -88,7 +91,9 @@ def source_digest(path: Path, drop: Sequence[str] = ()) -> str:
 
 
 def directory_digest(folder: Path) -> str:
-    """Digest of every file under `folder` (relative path and content); a missing directory digests as empty."""
+    """Digest of every file under `folder` (relative path and content), or of one module; missing digests as empty."""
+    if folder.is_file():
+        return source_digest(folder, QUERY_TIME)
     if not folder.is_dir():
         return EMPTY
     parts = []

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from served import CHROMIUM_ARGS
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ENGLISH = "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?"
 CHINESE = "急诊指南里阵发性房颤是怎么定义的？持续时间一般多长？"

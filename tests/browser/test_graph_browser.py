@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import pytest
 from served import CHROMIUM_ARGS, require_chromium, serving
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # Canvas pixels that are not blank: vis-network really drew the network.

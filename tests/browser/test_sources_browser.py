@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from served import CHROMIUM_ARGS
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 def test_upload_two_guidelines_and_a_corrupt_file_through_the_page(
     app_url: str, tmp_path: Path, excerpt: Callable[..., Path]

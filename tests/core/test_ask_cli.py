@@ -7,6 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 KEYS = [
     "question", "answer", "refused", "grounded", "confidence", "language", "citations", "mode", "entities", "timings_ms",
 ]

@@ -250,6 +250,7 @@ def cli_run(
     return data_dir, done, reports, given
 
 
+@pytest.mark.slow
 def test_cli_reports_each_file_and_exits_1_when_any_failed(
     cli_run: tuple[Path, Any, list[dict[str, Any]], list[Path]],
 ) -> None:
@@ -270,6 +271,7 @@ def test_cli_reports_each_file_and_exits_1_when_any_failed(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_cli_good_document_matches_an_undisturbed_ingest(
     cli_run: tuple[Path, Any, list[dict[str, Any]], list[Path]], build: Callable[..., Any],
     workspace: tuple[Any, Path, dict[str, Any]],
@@ -299,6 +301,7 @@ def test_cli_good_document_matches_an_undisturbed_ingest(
             assert service.vectors.count(ws.id, document.id) == 0
 
 
+@pytest.mark.slow
 def test_cli_search_json_reads_what_the_ingest_process_wrote(
     cli_run: tuple[Path, Any, list[dict[str, Any]], list[Path]], cli: Callable[..., Any],
 ) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from keyword_index import keyword_rows
 
+pytestmark = pytest.mark.slow
+
 NAME = "mosca-2011-women-cvd.pdf"  # 20 pages
 
 

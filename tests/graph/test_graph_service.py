@@ -11,7 +11,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from workspace_app.text.analyzer import index_text
+from workspace_app.ingest.pipeline import keyword_texts
 
 HCM = "hcm-p38-39.pdf"
 DAPT = "dapt-p7-8.pdf"
@@ -147,6 +147,7 @@ def test_indexing_a_document_again_changes_nothing(service: Any) -> None:
     assert [(e.id, e.mentions, e.degree) for e in service.graph.entities(ws)] == before
 
 
+@pytest.mark.slow
 def test_cli_exports_graphml_and_workspace_deletion_drops_the_graph(
     tmp_path: Path, build: Callable[..., Any], excerpt: Callable[..., Path], cli: Callable[..., Any]
 ) -> None:
@@ -186,8 +187,7 @@ def test_a_document_whose_chunks_were_replaced_keeps_no_graph_rows_after_a_refre
     ws = workspace_id(service)
     document = service.documents.get("Graph", HCM)
     chunks = sorted(service.catalog.get_chunks(service.catalog.document_chunk_ids(document.id)).values(), key=lambda c: c.ordinal)
-    keyword_texts = [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in chunks]
-    service.catalog.replace_chunks(document.id, ws, chunks, keyword_texts)
+    service.catalog.replace_chunks(document.id, ws, chunks, keyword_texts(chunks))
     assert graph_rows(service, "graph_mentions", document.id) == 0
     service.graph.refresh(ws)
     assert graph_rows(service, "graph_relations", document.id) == 0

@@ -18,8 +18,8 @@ from storage.sqlite.graph import SqliteGraphStore
 from workspace_app.config import LlmSettings
 from workspace_app.graph.llm import PROMPT_VERSION, LlmEntityExtractor, cache_key, community_summarizer
 from workspace_app.graph.service import GraphService
+from workspace_app.ingest.pipeline import keyword_texts
 from workspace_app.models.documents import Chunk, Document
-from workspace_app.text.analyzer import index_text
 
 _spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "core" / "fake_openai.py")
 assert _spec is not None and _spec.loader is not None
@@ -112,7 +112,7 @@ def test_graph_service_stores_model_relations_and_writes_community_summaries(
     )
     catalog.add_document(document)
     catalog.replace_chunks(
-        document.id, workspace.id, chunks, [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in chunks]
+        document.id, workspace.id, chunks, keyword_texts(chunks)
     )
     llm = settings(fake.url)
     graph = GraphService(store, catalog, LlmEntityExtractor(llm, store), community_summarizer(llm, store))

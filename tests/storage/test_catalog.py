@@ -9,8 +9,9 @@ from keyword_index import keyword_rows
 
 from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.migrations import MIGRATIONS
+from workspace_app.ingest.pipeline import keyword_texts
 from workspace_app.models.documents import Chunk, Document, Rect
-from workspace_app.text.analyzer import index_text, query_terms
+from workspace_app.text.analyzer import query_terms
 
 # The catalog schema as the first commit (fd9d3ce) wrote it, at schema_version 1.
 FIRST_SCHEMA = [
@@ -53,7 +54,7 @@ def chunk(doc_id: str, ordinal: int, text: str, section: str = "1. Intro") -> Ch
 
 def indexed(chunks: list[Chunk]) -> tuple[list[Chunk], list[tuple[str, str]]]:
     """Chunks with the index terms the pipeline computes for them (section title terms, body terms)."""
-    return chunks, [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in chunks]
+    return chunks, keyword_texts(chunks)
 
 
 def versions(path: Path) -> list[int]:

@@ -21,6 +21,8 @@ import pymupdf
 import pytest
 from keyword_index import keyword_rows
 
+pytestmark = pytest.mark.slow
+
 CLI = Path(sys.executable).parent / "workspace-app"
 SMALL = [("shen-2017-syncope.pdf", 10, 12), ("mosca-2011-women-cvd.pdf", 3, 4), ("eckel-2013-lifestyle.pdf", 5, 6)]
 

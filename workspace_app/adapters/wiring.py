@@ -100,7 +100,7 @@ def build_vectors(settings: Settings) -> VectorIndex:
 
 def build_graph(settings: Settings, catalog: SqliteCatalog) -> GraphService:
     """The entity graph on the catalog: offline extraction, or the configured language model's (cached)."""
-    store = SqliteGraphStore(catalog)
+    store = SqliteGraphStore(catalog.database)
     if not (settings.llm.api_key or settings.llm.base_url):
         return GraphService(store, catalog)
     return GraphService(store, catalog, LlmEntityExtractor(settings.llm, store), community_summarizer(settings.llm, store))

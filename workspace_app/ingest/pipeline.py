@@ -146,8 +146,7 @@ def ingest_document(
         states.parsed(document.id, parsed.page_count, parsed.pages_without_text)
         track("chunking", 0, 1)
         records = _build_chunks(document, parsed, embedder, settings)
-        keyword_texts = [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in records]
-        chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts)
+        chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts(records))
         chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
         track("chunking", 1, 1)
         embedded = embedder.embed_passages([embedding_text(c) for c in records], lambda d, t: track("embedding", d, t))
@@ -172,6 +171,11 @@ def ingest_document(
     found = documents.find_document(document.workspace_id, document.id)
     assert found is not None
     return found
+
+
+def keyword_texts(records: Sequence[Chunk]) -> list[tuple[str, str]]:
+    """The keyword index's terms of each chunk: its innermost section title's, then its text's (storage stores them)."""
+    return [(index_text(c.section.split(" > ")[-1]), index_text(c.text)) for c in records]
 
 
 def embedding_text(chunk: Chunk) -> str:
