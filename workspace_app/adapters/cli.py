@@ -104,23 +104,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _service(settings: Settings) -> App:
+def _app(settings: Settings) -> App:
     from workspace_app.adapters.wiring import build_app
 
     return build_app(settings)
 
 
 def _workspace(args: argparse.Namespace, settings: Settings) -> int:
-    service = _service(settings)
+    app = _app(settings)
     if args.action == "create":
-        print(json.dumps(_workspace_json(service.workspaces.create(args.name))))
+        print(json.dumps(_workspace_json(app.workspaces.create(args.name))))
     elif args.action == "list":
-        for ws in service.workspaces.list():
+        for ws in app.workspaces.list():
             print(json.dumps(_workspace_json(ws)) if args.json else f"{ws.name}\t{ws.document_count} documents")
     elif args.action == "rename":
-        print(json.dumps(_workspace_json(service.workspaces.rename(args.name, args.new_name))))
+        print(json.dumps(_workspace_json(app.workspaces.rename(args.name, args.new_name))))
     else:
-        service.workspaces.delete(args.name)
+        app.workspaces.delete(args.name)
         print(json.dumps({"deleted": args.name}))
     return 0
 
@@ -132,10 +132,10 @@ def _workspace_json(ws: Any) -> dict[str, Any]:
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from tqdm import tqdm
 
-    service = _service(settings)
-    service.workspaces.get(args.workspace)
+    app = _app(settings)
+    app.workspaces.get(args.workspace)
     if args.no_wait:
-        return _enqueue(service, args.workspace, args.files, settings)
+        return _enqueue(app, args.workspace, args.files, settings)
     failed = False
     for path in args.files:
         with tqdm(total=100, desc=path.name[:40], unit="%", file=sys.stderr, leave=False) as bar:
@@ -144,20 +144,20 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
                 bar.n = int(progress.overall * 100)
                 bar.refresh()
 
-            report = _ingest_one(service, args.workspace, path, show)
+            report = _ingest_one(app, args.workspace, path, show)
         failed |= report.status == "failed"
         print(json.dumps(report.to_json(), ensure_ascii=False), flush=True)
     return 1 if failed else 0
 
 
-def _enqueue(service: App, workspace: str, files: list[Path], settings: Settings) -> int:
+def _enqueue(app: App, workspace: str, files: list[Path], settings: Settings) -> int:
     from workspace_app.adapters.wiring import running_chroma_url
     from workspace_app.models.documents import IngestReport
 
     failed = False
     for path in files:
         if path.is_file():
-            report = service.documents.submit(workspace, path, path.name)
+            report = app.documents.submit(workspace, path, path.name)
         else:
             report = IngestReport(None, path.name, "failed", 0, 0, f"{path} does not exist or is not a file.")
         failed |= report.status == "failed"
@@ -167,12 +167,12 @@ def _enqueue(service: App, workspace: str, files: list[Path], settings: Settings
     return 1 if failed else 0
 
 
-def _ingest_one(service: App, workspace: str, path: Path, show: Callable[[Any], None]) -> Any:
+def _ingest_one(app: App, workspace: str, path: Path, show: Callable[[Any], None]) -> Any:
     from workspace_app.models.documents import IngestReport
 
     if not path.is_file():
         return IngestReport(None, path.name, "failed", 0, 0, f"{path} does not exist or is not a file.")
-    return service.documents.ingest(workspace, path, path.name, show)
+    return app.documents.ingest(workspace, path, path.name, show)
 
 
 def _queries(args: argparse.Namespace) -> Iterator[str]:
@@ -185,10 +185,10 @@ def _queries(args: argparse.Namespace) -> Iterator[str]:
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
-    service = _service(settings)
+    app = _app(settings)
     documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
     for query in _queries(args):
-        result = service.search.search(args.workspace, query, args.top_k, documents, METHODS[args.method])
+        result = app.search.search(args.workspace, query, args.top_k, documents, METHODS[args.method])
         if args.json:
             print(json.dumps(result.to_json(), ensure_ascii=False), flush=True)
         else:
@@ -206,7 +206,7 @@ def _print_hits(result: Any) -> None:
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
     
-    answers = _service(settings).answers
+    answers = _app(settings).answers
     documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
     for question in _queries(args):
         answer = answers.ask(args.workspace, question, documents=documents, mode=args.mode)
@@ -232,7 +232,7 @@ def _print_answer(answer: Any) -> None:
 
 
 def _documents(args: argparse.Namespace, settings: Settings) -> int:
-    for document in _service(settings).documents.list(args.workspace):
+    for document in _app(settings).documents.list(args.workspace):
         print(json.dumps(document.to_json(), ensure_ascii=False) if args.json else _document_line(document))
     return 0
 
@@ -246,25 +246,25 @@ def _document_line(document: Any) -> str:
 
 
 def _remove(args: argparse.Namespace, settings: Settings) -> int:
-    removed = _service(settings).documents.remove(args.workspace, args.document)
+    removed = _app(settings).documents.remove(args.workspace, args.document)
     print(json.dumps({"removed": removed.name, "document_id": removed.id}, ensure_ascii=False))
     return 0
 
 
 def _cancel(args: argparse.Namespace, settings: Settings) -> int:
-    print(json.dumps(_service(settings).documents.cancel(args.workspace, args.document).to_json(), ensure_ascii=False))
+    print(json.dumps(_app(settings).documents.cancel(args.workspace, args.document).to_json(), ensure_ascii=False))
     return 0
 
 
 def _retry(args: argparse.Namespace, settings: Settings) -> int:
-    print(json.dumps(_service(settings).documents.retry(args.workspace, args.document).to_json(), ensure_ascii=False))
+    print(json.dumps(_app(settings).documents.retry(args.workspace, args.document).to_json(), ensure_ascii=False))
     return 0
 
 
 def _graph(args: argparse.Namespace, settings: Settings) -> int:
-    service = _service(settings)
-    workspace = service.workspaces.get(args.workspace)
-    data = service.graph.export_graphml(workspace.id)
+    app = _app(settings)
+    workspace = app.workspaces.get(args.workspace)
+    data = app.graph.export_graphml(workspace.id)
     if args.out is None:
         sys.stdout.buffer.write(data)
     else:

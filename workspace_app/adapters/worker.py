@@ -27,28 +27,28 @@ def run_worker(settings: Settings, threads: int | None = None) -> int:
 
     if chroma_location(settings)[1] is None:
         log.warning("no Chroma server configured or running: using the embedded store (one process only)")
-    service = build_app(settings)
+    app = build_app(settings)
     owner = new_owner("worker")
     shutdown = threading.Event()
-    if not _load_model(service):
+    if not _load_model(app):
         return 1
-    _recover(service)
-    threading.Thread(target=_sweep, args=(service, shutdown), name="sweeper", daemon=True).start()
+    _recover(app)
+    threading.Thread(target=_sweep, args=(app, shutdown), name="sweeper", daemon=True).start()
     count = threads or settings.queue.worker_threads
     log.info("worker %s consuming with %d threads", owner, count)
-    service.documents.jobs.queue().consume(
-        lambda document_id: handle_job(service, document_id, owner, shutdown),
+    app.documents.jobs.queue().consume(
+        lambda document_id: handle_job(app, document_id, owner, shutdown),
         threads=count, poll_max_delay_s=settings.queue.poll_max_delay_s, on_stop=shutdown.set,
     )
     log.info("worker %s stopped", owner)
     return 0
 
 
-def handle_job(service: App, document_id: str, owner: str, shutdown: threading.Event) -> None:
+def handle_job(app: App, document_id: str, owner: str, shutdown: threading.Event) -> None:
     """Run one job and log what became of it (never raises: the document row holds the outcome)."""
     started = time.monotonic()
     try:
-        outcome = service.documents.jobs.run(document_id, owner, shutdown)
+        outcome = app.documents.jobs.run(document_id, owner, shutdown)
     except WorkspaceError as exc:
         log.error("job %s: %s", document_id, exc.user_message)
         return
@@ -58,11 +58,11 @@ def handle_job(service: App, document_id: str, owner: str, shutdown: threading.E
     log.info("job %s %s in %.1f s by %s", document_id, outcome, time.monotonic() - started, owner)
 
 
-def _load_model(service: App) -> bool:
+def _load_model(app: App) -> bool:
     """Load the embedding model (in this thread, before any job runs); False when it cannot be loaded."""
     started = time.monotonic()
     try:
-        dimension = service.embedder.dimension
+        dimension = app.embedder.dimension
     except WorkspaceError as exc:
         log.error("%s", exc.user_message, exc_info=exc.__cause__)
         return False
@@ -70,9 +70,9 @@ def _load_model(service: App) -> bool:
     return True
 
 
-def _recover(service: App) -> None:
+def _recover(app: App) -> None:
     try:
-        requeued = service.documents.jobs.recover()
+        requeued = app.documents.jobs.recover()
     except WorkspaceError as exc:
         log.error("recovering jobs failed: %s", exc.user_message)
         return
@@ -80,6 +80,6 @@ def _recover(service: App) -> None:
         log.info("queued %d unfinished jobs again: %s", len(requeued), ", ".join(requeued))
 
 
-def _sweep(service: App, shutdown: threading.Event) -> None:
-    while not shutdown.wait(service.settings.queue.sweep_s):
-        _recover(service)
+def _sweep(app: App, shutdown: threading.Event) -> None:
+    while not shutdown.wait(app.settings.queue.sweep_s):
+        _recover(app)
