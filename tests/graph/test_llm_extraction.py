@@ -21,7 +21,7 @@ from workspace_app.graph.service import GraphService
 from workspace_app.ingest.pipeline import keyword_texts
 from workspace_app.models.documents import Chunk, Document
 
-_spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "core" / "fake_openai.py")
+_spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "fake_openai.py")
 assert _spec is not None and _spec.loader is not None
 fake_openai = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fake_openai)

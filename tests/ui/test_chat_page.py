@@ -184,7 +184,7 @@ def test_language_model_answer_is_streamed_verified_and_kept(
 ) -> None:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "core" / "fake_openai.py")
+    spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "fake_openai.py")
     assert spec and spec.loader
     fake_openai = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fake_openai)

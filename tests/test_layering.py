@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CORE_FORBIDDEN = {"streamlit", "fastapi", "chromadb", "sqlite3"}
 BASE = ("workspace_app.config", "workspace_app.errors", "workspace_app.models", "workspace_app.text",
         "workspace_app.llm", "workspace_app.embedding")
@@ -72,7 +72,7 @@ def offenders(paths: list[Path], allowed_for: dict[Path, tuple[str, ...]], scope
 
 
 def test_the_import_walker_sees_every_form(tmp_path: Path) -> None:
-    source = ROOT / "tests" / "core" / "test_layering.py"
+    source = ROOT / "tests" / "test_layering.py"
     assert "ast" in imports_of(source.relative_to(ROOT)) and "pathlib" in imports_of(source.relative_to(ROOT))
     assert package_of(Path("workspace_app/ingest/readers/pdf.py")) == "ingest"
     assert package_of(Path("workspace_app/llm.py")) == "llm"
