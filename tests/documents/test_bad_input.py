@@ -186,6 +186,7 @@ def test_a_pdf_with_an_empty_user_password_is_ingested(
     assert service.search.search("Blank password", "双联抗血小板", methods=("sparse",)).hits
 
 
+@pytest.mark.slow
 def test_a_300_page_pdf_is_ingested(tmp_path: Path, build: Callable[..., Any], files: dict[str, Path]) -> None:
     service = build(tmp_path / "data")
     service.workspaces.create("Big")

@@ -28,7 +28,7 @@ from workspace_app.config import Settings
 
 HOST = "127.0.0.1"
 RUN_FILE = "run/serve.json"  # read by workspace_app.adapters.wiring.running_chroma_url
-APP_SCRIPT = Path(__file__).resolve().parent.parent / "app.py"
+APP_SCRIPT = Path(__file__).resolve().parents[2] / "app.py"  # the Streamlit entry at the repository root
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 POLL_S = 0.5
