@@ -15,7 +15,6 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.database import Database
 from workspace_app.models.graph import (
     ChunkInfo,
@@ -36,9 +35,8 @@ _BATCH = 500
 class SqliteGraphStore:
     """Graph tables next to the catalog's documents and chunks, on the same database."""
 
-    def __init__(self, database: Database | SqliteCatalog) -> None:
-        # Callers may hand over the catalog itself; the store only needs its database.
-        self._db = database.database if isinstance(database, SqliteCatalog) else database
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     def replace_document_graph(self, workspace_id: str, graph: DocumentGraph) -> None:
         """Swap a document's mentions and relations for new ones, adding entities not yet known."""

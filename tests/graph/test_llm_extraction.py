@@ -66,7 +66,7 @@ def settings(url: str, model: str = "graph-model") -> LlmSettings:
 def test_entities_and_typed_relations_from_the_model_are_merged_and_cached(
     tmp_path: Path, fake: Any, chunks: list[Chunk]
 ) -> None:
-    store = SqliteGraphStore(SqliteCatalog(tmp_path / "catalog.sqlite"))
+    store = SqliteGraphStore(SqliteCatalog(tmp_path / "catalog.sqlite").database)
     body = [c for c in chunks if c.kind == "body"]
     found = LlmEntityExtractor(settings(fake.url), store).extract(chunks)
     assert len(fake.requests) == len(body) == len(found)
@@ -91,7 +91,7 @@ def test_entities_and_typed_relations_from_the_model_are_merged_and_cached(
 
 
 def test_a_failing_model_leaves_the_offline_entities_and_caches_nothing(tmp_path: Path, fake: Any, chunks: list[Chunk]) -> None:
-    store = SqliteGraphStore(SqliteCatalog(tmp_path / "catalog.sqlite"))
+    store = SqliteGraphStore(SqliteCatalog(tmp_path / "catalog.sqlite").database)
     fake.status = 500
     some = [c for c in chunks if c.kind == "body" and "mavacamten" in c.text.lower()][:1]
     found = LlmEntityExtractor(settings(fake.url), store).extract(some)
@@ -104,7 +104,7 @@ def test_graph_service_stores_model_relations_and_writes_community_summaries(
     tmp_path: Path, fake: Any, chunks: list[Chunk]
 ) -> None:
     catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
-    store = SqliteGraphStore(catalog)
+    store = SqliteGraphStore(catalog.database)
     workspace = catalog.create_workspace("LLM graph")
     document = Document(
         id="hcmdoc", workspace_id=workspace.id, name="hcm.pdf", sha256="0" * 64, size_bytes=1, pages=2, chunks=len(chunks),

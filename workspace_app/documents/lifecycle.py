@@ -48,12 +48,9 @@ class DocumentStates:
             eta_s=None, chunks_embedded=chunks, chunks_total=chunks,
         )
 
-    def fail(self, document_id: str, message: str, *, during_run: bool = True) -> None:
-        """The job failed with a message the user can act on."""
-        if during_run:
-            self._documents.update_document(document_id, status="failed", stage="failed", error=message, eta_s=None)
-        else:
-            self._documents.update_document(document_id, status="failed", stage="failed", error=message)
+    def fail(self, document_id: str, message: str) -> None:
+        """The job (or queueing it) failed with a message the user can act on."""
+        self._documents.update_document(document_id, status="failed", stage="failed", error=message, eta_s=None)
 
     def include(self, document_id: str, included: bool) -> None:
         """Switch a source on or off for chat."""

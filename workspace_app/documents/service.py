@@ -121,7 +121,7 @@ class DocumentService:
             try:
                 self.jobs.queue().enqueue(document.id)
             except WorkspaceError as exc:
-                self._states.fail(document.id, exc.user_message, during_run=False)
+                self._states.fail(document.id, exc.user_message)
                 return IngestReport(document.id, name, "failed", 0, 0, exc.user_message)
         return IngestReport(document.id, name, "queued", 0, 0, None)
 
