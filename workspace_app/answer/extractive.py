@@ -14,13 +14,16 @@ or the best sentence scores below a threshold calibrated on the dev questions (s
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from workspace_app.answer.answerability import asks_grading
+from workspace_app.answer.quotes import quotable
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
+from workspace_app.text.grades import grading_in
 from workspace_app.text.sentences import Span, split_sentences
 from workspace_app.text.terms import Coverage, content_terms, loose
 
@@ -45,6 +48,8 @@ class Candidate:
     context_coverage: float
     prior: float
     numeric: bool
+    context: str = ""
+    graded: bool = False
     semantic: float = 0.0
     score: float = 0.0
     twins: list[Candidate] = field(default_factory=list)
@@ -69,12 +74,14 @@ class ExtractiveWeights:
     context: float = 0.20
     prior: float = 0.10
     numeric: float = 0.05
+    graded: float = 0.10
     semantic_pool: int = 8
     max_sentences: int = 3
     keep_ratio: float = 0.80
-    refuse_below: float = 0.45
-    refuse_below_zh: float = 0.48
+    refuse_below: float = 0.40
+    refuse_below_zh: float = 0.40
     evidence_coverage_min: float = 0.30
+    lead_ratio: float = 0.75
 
 
 class ExtractiveAnswerer:
@@ -88,8 +95,13 @@ class ExtractiveAnswerer:
 
     def select(
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, idf: dict[str, float],
+        answers: Callable[[Candidate], list[str]] | None = None,
     ) -> Selection:
-        """Choose the sentences to quote, or decide to refuse."""
+        """Choose the sentences to quote, or decide to refuse.
+
+        `answers` names what a candidate lacks of what the question asks for (answerability.py); the lead
+        sentence is the best-scored one lacking nothing, among those close to the best.
+        """
         terms = content_terms(question, drop_question_words=True)
         coverage = Coverage(terms, idf)
         candidates = self._candidates(question, blocks, language, coverage)
@@ -104,12 +116,34 @@ class ExtractiveAnswerer:
         features = {"best": best.score, "evidence_coverage": evidence, "semantic": best.semantic}
         if best.score < threshold or evidence < self.weights.evidence_coverage_min:
             return Selection([], True, confidence, features)
+        if answers is not None:
+            lead = self._lead(candidates, answers, features)
+            if lead is None:
+                return Selection([], True, min(confidence, 0.49), features)
+            candidates.remove(lead)
+            candidates.insert(0, lead)
         return Selection(self._pick(candidates), False, confidence, features)
+
+    def _lead(
+        self, ranked: list[Candidate], answers: Callable[[Candidate], list[str]], features: dict[str, float]
+    ) -> Candidate | None:
+        """The best candidate giving what the question asks for, among those within `lead_ratio` of the best."""
+        floor = ranked[0].score * self.weights.lead_ratio
+        close = [c for c in ranked if c.score >= floor]
+        fit = [c for c in close if not answers(c)]
+        if not fit:
+            features["lacking"] = len(answers(ranked[0]))
+            return None
+        # Asked how strong a recommendation is: the recommendation itself leads, not its supporting prose.
+        lead = next((c for c in fit if c.graded), fit[0])
+        features["lead_rank"] = ranked.index(lead)
+        return lead
 
     def _candidates(
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, coverage: Coverage
     ) -> list[Candidate]:
         numeric = bool(_NUMERIC_QUESTION.search(question))
+        grading = asks_grading(question)
         found = []
         for block in blocks:
             if block.chunk.kind != "body":
@@ -119,17 +153,21 @@ class ExtractiveAnswerer:
             for i, span in enumerate(spans):
                 if not _MIN_CHARS.get(language, 30) <= len(span.text) <= _MAX_CHARS or _is_heading(span.text):
                     continue
+                if not quotable(block.chunk.text, span, language):
+                    continue
                 context = " ".join(s.text for s in spans[max(0, i - 1) : i + 2]) + " " + title
                 found.append(Candidate(
                     block, span, i, coverage.of(span.text), coverage.of(context), 1.0 / block.n,
-                    numeric and bool(_HAS_NUMBER.search(span.text)),
+                    numeric and bool(_HAS_NUMBER.search(span.text)), context,
+                    grading and _graded(block.chunk.text, span),
                 ))
         return found
 
     def _score(self, question: str, candidates: list[Candidate], language: str) -> None:
         w = self.weights
         for c in candidates:
-            c.score = w.coverage * c.coverage + w.context * c.context_coverage + w.prior * c.prior + w.numeric * c.numeric
+            c.score = (w.coverage * c.coverage + w.context * c.context_coverage + w.prior * c.prior
+                       + w.numeric * c.numeric + w.graded * c.graded)
         if language != "en":
             # Without a Chinese embedder the lexical part carries the whole weight.
             scale = 1.0 / (1.0 - w.semantic)
@@ -159,6 +197,12 @@ class ExtractiveAnswerer:
         # The best sentence leads; the rest follow in document order (block, then position).
         head, rest = chosen[:1], sorted(chosen[1:], key=lambda c: (c.block.n, c.position))
         return head + rest
+
+
+def _graded(text: str, span: Span) -> bool:
+    """Whether a class or level is stated at the sentence (a recommendation, not its supporting text)."""
+    found = grading_in(text, span.start, span.text)
+    return bool(found.recommendation_class or found.evidence_level)
 
 
 def _is_heading(text: str) -> bool:

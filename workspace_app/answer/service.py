@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Protocol
 
 from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
+from workspace_app.answer.answerability import AnswerabilityRules, Needs, question_needs, unmet
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.export import chat_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
@@ -24,6 +25,7 @@ from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.markers import normalize_markers, with_markers
 from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
 from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, refusal_text
+from workspace_app.answer.quotes import without_source_markers
 from workspace_app.answer.sources import CitationExcerpt, EvidenceSource
 from workspace_app.config import Settings
 from workspace_app.embedding.embedder import Embedder
@@ -37,7 +39,7 @@ from workspace_app.retrieval.scope import Scope, ScopeCatalog, answer_scope, fin
 from workspace_app.retrieval.search import SearchService
 from workspace_app.text.grades import grading_in
 from workspace_app.text.language import detect_language
-from workspace_app.text.terms import content_terms, idf_weights
+from workspace_app.text.terms import content_terms, evidence_terms, idf_weights, is_cjk_term, loose, stem
 
 EVIDENCE_BLOCKS = 8
 MAX_QUESTION_CHARS = 2000
@@ -60,7 +62,7 @@ class AnswerService:
     def __init__(
         self, *, settings: Settings, catalog: AnswerCatalog, search: SearchService, embedder: Embedder,
         graph: GraphQuery | None, source: EvidenceSource, chats: ChatRepository, notes: NoteRepository,
-        llm: LlmAnswerer | None = None,
+        llm: LlmAnswerer | None = None, translate: Callable[[str], Sequence[str]] | None = None,
     ) -> None:
         self.catalog = catalog
         self.embedder = embedder
@@ -68,6 +70,8 @@ class AnswerService:
         self.chats = chats
         self.notes = notes
         self.extractive = ExtractiveAnswerer(embedder)
+        self.rules = AnswerabilityRules()
+        self.translate = translate
         self.evidence_blocks = EVIDENCE_BLOCKS
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
@@ -145,22 +149,52 @@ class AnswerService:
         timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
         return [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(found.hits, start=1)], found
 
-    def _idf(self, question: str, scope: Scope) -> dict[str, float]:
-        terms = content_terms(question, drop_question_words=True)
+    def _frequency(self, scope: Scope) -> Callable[[str], int]:
+        """How many of the scope's passages use a word (the keyword index), remembered per scope."""
 
-        def frequency(key: str) -> int:
+        def frequency(word: str) -> int:
             # Document frequencies only change with the workspace's sources: remember them per scope.
-            memo = (scope.workspace.id, tuple(scope.document_ids or ()), scope.chunk_total, terms[key])
+            memo = (scope.workspace.id, tuple(scope.document_ids or ()), scope.chunk_total, word)
             if memo not in self._frequencies:
-                hits = self.catalog.keyword_search(
-                    scope.workspace.id, [terms[key]], scope.chunk_total + 1, scope.document_ids
-                )
+                hits = self.catalog.keyword_search(scope.workspace.id, [word], scope.chunk_total + 1, scope.document_ids)
                 if len(self._frequencies) > 20_000:
                     self._frequencies.clear()
                 self._frequencies[memo] = len(hits)
             return self._frequencies[memo]
 
-        return idf_weights(terms, frequency, scope.chunk_total)
+        return frequency
+
+    def _idf(self, question: str, scope: Scope) -> dict[str, float]:
+        terms = content_terms(question, drop_question_words=True)
+        frequency = self._frequency(scope)
+        return idf_weights(terms, lambda key: frequency(terms[key]), scope.chunk_total)
+
+    def _needs(
+        self, question: str, scope: Scope, idf: dict[str, float], forms: Callable[[str], list[str]],
+        blocks: Sequence[EvidenceBlock],
+    ) -> Needs:
+        terms = content_terms(question, drop_question_words=True)
+        frequency = self._frequency(scope)
+        evidence = loose("\n".join(block.chunk.text for block in blocks))
+
+        def used(key: str) -> int:
+            word = terms.get(key, key)
+            # jieba may cut the sources' text differently from the question's: look for the characters too.
+            return frequency(word) or int(is_cjk_term(word) and loose(word) in evidence)
+
+        return question_needs(question, used, idf, self.rules, forms)
+
+    def _forms(self, scope: Scope) -> Callable[[str], list[str]]:
+        """Other names of a term: its translations, and the workspace's abbreviations of long forms using it."""
+        abbreviations = [(short, evidence_terms(long)) for short, long in
+                         self.catalog.workspace_abbreviations(scope.workspace.id).items()]
+
+        def forms(term: str) -> list[str]:
+            key = stem(loose(term)) if not is_cjk_term(term) else term
+            found = [short for short, words in abbreviations if key in words]
+            return found + (list(self.translate(term)) if self.translate is not None else [])
+
+        return forms
 
     def evidence_scores(self, workspace: str, question: str, documents: Sequence[str] | None = None) -> dict[str, float]:
         """What the extractive answerer's refusal rests on for this question (for calibration)."""
@@ -168,7 +202,12 @@ class AnswerService:
         scope = answer_scope(self.catalog, workspace, documents)
         language = detect_language(question)
         blocks, _ = self._retrieve(question, scope, {})
-        selection = self.extractive.select(question, blocks, language, self._idf(question, scope))
+        idf = self._idf(question, scope)
+        forms = self._forms(scope)
+        needs = self._needs(question, scope, idf, forms, blocks)
+        selection = self.extractive.select(
+            question, blocks, language, idf, lambda c: unmet(needs, [c.span.text], c.context, self.rules, forms)
+        )
         weights = self.extractive.weights
         threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below
         return {**selection.features, "threshold": threshold, "refused": float(selection.refused)}
@@ -181,9 +220,15 @@ class AnswerService:
     ) -> Answer:
         started = time.perf_counter()
         idf = self._idf(standalone, scope)
+        forms = self._forms(scope)
+        needs = self._needs(standalone, scope, idf, forms, blocks)
         timings["weights"] = _ms(started)
         started = time.perf_counter()
-        selection = self.extractive.select(standalone, blocks, language, idf)
+
+        def lacking(candidate: Candidate) -> list[str]:
+            return unmet(needs, [candidate.span.text], candidate.context, self.rules, forms)
+
+        selection = self.extractive.select(standalone, blocks, language, idf, lacking)
         timings["answer"] = _ms(started)
         if selection.refused:
             return self._refusal(question, language, selection.confidence, "extractive")
@@ -243,7 +288,7 @@ class AnswerService:
                     numbers[key] = len(citations) + 1
                     citations.append(self._citation(numbers[key], by_n[support.n], support.quote.text, support.quote.start, support.score))
                 marks.append(numbers[key])
-            text = sentence.text
+            text = without_source_markers(sentence.text)
             if show_grading and sentence.supports:
                 text += stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, text)
             line = with_markers(text, [f"[{m}]" for m in dict.fromkeys(marks)], language)

@@ -1,0 +1,187 @@
+"""Whether the quoted evidence answers what the question asks for, or only something next to it.
+
+A near-miss question shares most of its words with passages the sources do hold and differs in the one thing
+that matters: a drug, score, population or condition the sources never name, or a dose or number they never
+give. One similarity score cannot tell these apart, so answerability is decided from the question's needs:
+
+- its *specific terms*: the content terms that are rare in the workspace (an inverse document frequency of at
+  least `specific_idf`), the names that pick out what is asked about. Every one must be named by the evidence
+  the answer quotes (the quoted sentences, their neighbours and their section title) or, for a term of the
+  other language, through its translation; a specific term the workspace never uses at all is a refusal.
+- what kind of answer it wants: a dose wants a sentence with an amount and a unit, a duration one with a number
+  and a time unit, a number one with a number.
+The service refuses when `unmet` names anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from workspace_app.answer.vocabulary import is_technical
+from workspace_app.text.cjk import has_cjk
+from workspace_app.text.terms import content_terms, evidence_terms, is_cjk_term, loose, stem
+
+_DOSE_QUESTION = re.compile(
+    r"\b(?:dose|doses|dosage|dosing|bolus|regimen|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"
+    r"|剂量|用量|给药量|如何给药|怎样给药|多大量",
+    re.IGNORECASE,
+)
+_DURATION_QUESTION = re.compile(
+    r"\b(?:how long|how soon|how often|how frequently|for how many|within how many|what (?:time|interval|duration))\b"
+    r"|多长时间|多久|多少天|几天|多少分钟|几分钟|多少小时|几周|间隔",
+    re.IGNORECASE,
+)
+_NUMBER_QUESTION = re.compile(
+    r"\b(?:how many|how much|what (?:percentage|percent|proportion|share|rate|range|level|target|threshold|value|"
+    r"cut-?off|limit|angle|ceiling|amount|number|score|ratio)|at what (?:level|value|age|threshold))\b"
+    r"|多少|比例|阈值|目标值|几",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|half|once)\b|[一二三四五六七八九十两半]")
+_AMOUNT = re.compile(
+    r"\d\s*(?:mg|µg|μg|mcg|g|gram|grams|kg|iu|units?|u|mmol|meq|ml|mL|l|mg/kg|µg/kg|μg/kg)\b|\d\s*(?:毫克|克|单位|毫升)",
+    re.IGNORECASE,
+)
+_TIME = re.compile(
+    r"\d\s*(?:-\s*\d+\s*)?(?:s|sec|seconds?|min|minutes?|h|hr|hours?|days?|d|weeks?|wk|months?|mo|years?|y)\b"
+    r"|\b(?:daily|weekly|monthly|annually|yearly|every|once|twice|hourly|lifelong|indefinitely)\b"
+    r"|\d\s*(?:秒|分钟|小时|天|日|周|个月|月|年)|每[日天周月年]|终身|长期",
+    re.IGNORECASE,
+)
+
+
+_GRADING_QUESTION = re.compile(
+    r"\b(?:class(?:es)? of recommendation|level of evidence|levels of evidence|COR|LOE|how strong(?:ly)?|strength of"
+    r"|graded?|grading|what class|which class|evidence level|quality of (?:the )?evidence)\b"
+    r"|推荐级别|推荐类别|推荐等级|推荐强度|证据级别|证据水平|证据等级|几类推荐|级别",
+    re.IGNORECASE,
+)
+_ACRONYM = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b")
+# How Chinese questions ask, which the sources never say (the CJK counterpart of QUESTION_WORDS).
+_ZH_ASKING = frozenset("多长时间 多长 多久 哪种 哪类 哪些 几类 几次 是多少 应如何 应怎样 怎么办 能否 是否 分别 如何 多大".split())
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a question asks for: the terms that pick out its subject, those the sources never use, the answer kind."""
+
+    specific: tuple[str, ...]
+    absent: tuple[str, ...]
+    unknown: tuple[str, ...]
+    wants: str | None
+    weights: Mapping[str, float] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """A short account for logs and calibration."""
+        return f"specific={list(self.specific)} absent={list(self.absent)} unknown={list(self.unknown)} wants={self.wants}"
+
+
+@dataclass(frozen=True)
+class AnswerabilityRules:
+    """When a term picks out the subject (calibrated with `python -m bench.answers` on the tuning rows)."""
+
+    zh_min_chars: int = 3
+    zh_specific_idf: float = 4.0
+    named_share: float = 0.5
+    named_min_terms: int = 2
+
+
+def question_needs(
+    question: str, frequency: Callable[[str], int], idf: Mapping[str, float], rules: AnswerabilityRules,
+    translate: Callable[[str], Sequence[str]] | None = None,
+) -> Needs:
+    """The question's specific terms, those of them the workspace never uses, and the kind of answer wanted.
+
+    Specific: technical English words (`vocabulary.is_technical`), acronyms, and Chinese words of at least
+    `zh_min_chars` characters that are rare in the workspace. A specific term counts as absent only when the
+    workspace names neither it nor a translation of it.
+    """
+    terms = content_terms(question, drop_question_words=True)
+    acronyms = {loose(a) for a in _ACRONYM.findall(question)}
+    specific, absent, unknown = [], [], []
+    for key, word in terms.items():
+        if key.isdigit() or word in _ZH_ASKING:
+            continue
+        if is_cjk_term(word):
+            picks = len(word) >= rules.zh_min_chars and idf.get(key, 0.0) >= rules.zh_specific_idf
+        else:
+            picks = is_technical(word) or loose(word) in acronyms
+        if not picks:
+            continue
+        forms = _forms(word, translate)
+        if frequency(key) > 0:
+            specific.append(key)
+        elif not forms:
+            unknown.append(word)
+        elif not any(frequency(form) > 0 for form in forms):
+            absent.append(word)
+    weights = {key: idf.get(key, 1.0) for key in specific}
+    return Needs(tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights)
+
+
+def unmet(
+    needs: Needs, quoted: Sequence[str], context: str, rules: AnswerabilityRules,
+    translate: Callable[[str], Sequence[str]] | None = None,
+) -> list[str]:
+    """What the question needs that the quoted sentences (with `context`, their surroundings) do not give."""
+    text = "\n".join(quoted)
+    missing = [f"absent:{term}" for term in needs.absent]
+    # Never named in its own language, and no translation known: absent unless the answer quotes the other one.
+    missing += [f"absent:{term}" for term in needs.unknown if is_cjk_term(term) == has_cjk(text)]
+    around = text + "\n" + context
+    words, flat = evidence_terms(around), loose(around)
+    named = {term: _named(term, words, flat) or any(_named_form(f, words, flat) for f in _forms(term, translate))
+             for term in needs.specific}
+    weight = sum(needs.weights.get(t, 1.0) for t in named) or 1.0
+    share = sum(needs.weights.get(t, 1.0) for t, ok in named.items() if ok) / weight
+    if len(named) >= rules.named_min_terms and share < rules.named_share:
+        missing += [f"specific:{t}" for t, ok in named.items() if not ok]
+    if needs.wants and not _gives(needs.wants, text):
+        missing.append(f"wants:{needs.wants}")
+    return missing
+
+
+def asks_grading(question: str) -> bool:
+    """Whether the question asks how strong a recommendation is (class, level, grade)."""
+    return bool(_GRADING_QUESTION.search(question))
+
+
+def _wants(question: str) -> str | None:
+    if _DOSE_QUESTION.search(question):
+        return "dose"
+    if _DURATION_QUESTION.search(question):
+        return "duration"
+    if _NUMBER_QUESTION.search(question):
+        return "number"
+    return None
+
+
+def _gives(wants: str, text: str) -> bool:
+    if wants == "dose":
+        return bool(_AMOUNT.search(text))
+    if wants == "duration":
+        return bool(_TIME.search(text))
+    return bool(_NUMBER.search(text))
+
+
+def _named(term: str, words: set[str], flat: str) -> bool:
+    if is_cjk_term(term) or len(term) >= 6:
+        return term in flat or term in words
+    return term in words
+
+
+def _named_form(form: str, words: set[str], flat: str) -> bool:
+    key = loose(form)
+    if not key:
+        return False
+    if is_cjk_term(key) or len(key) >= 6:
+        return key in flat
+    return key in words or stem(key) in words
+
+
+def _forms(term: str, translate: Callable[[str], Sequence[str]] | None) -> list[str]:
+    return list(translate(term)) if translate is not None else []
+
+

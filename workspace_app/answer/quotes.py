@@ -1,0 +1,84 @@
+"""What may be quoted: whole sentences, list items and table rows, never reference entries or figure titles.
+
+An extractive answer quotes evidence verbatim, so a quote must stand on its own: a sentence cut by a chunk
+boundary ("Intake of trans fat has been shown to be harmful and"), a bibliography entry, a figure or table
+caption or a contents line is not an answer. The source's own reference markers ("(S4.5-33)", "［6‑7］",
+"[12,13]") are kept in the quote (it locates the passage on the page) but removed from the answer's text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workspace_app.text.sentences import Span
+
+_EN_TERMINAL = tuple(".!?:;")
+_ZH_TERMINAL = tuple("。！？；：.!?;:")
+_CLOSERS = "\"')]”’）】"
+_BULLETS = "•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩"
+# A line that ends here cannot end a sentence: it goes on in the next chunk or column.
+_DANGLING = re.compile(
+    r"(?:\b(?:and|or|but|nor|the|a|an|of|with|to|in|on|at|for|by|from|than|that|which|who|whose|as|is|are|was|"
+    r"were|be|been|should|may|can|not|if|when|while|whereas|including|such|per|vs)|[,(\[/–-])$",
+    re.IGNORECASE,
+)
+_REFERENCE_ENTRY = re.compile(
+    r"\bet al\b\.?|\b(?:19|20)\d{2}\s*;\s*\d+\s*[(:]|\b\d+\s*\(\d+\)\s*:\s*\d+|\bdoi\s*[:.]|\bPMID\b|\[[JMDC]\]"
+    r"|^\s*\[?\d{1,4}[.\]]\s+[A-Z][\w'’-]+ [A-Z]{1,3}[,.]|^(?:[A-Z][\w'’-]+ [A-Z]{1,3}, ){2,}",
+)
+_CONTENTS_LEADER = re.compile(r"(?:(?:\.\s?){4,}|…{2,})\s*[A-Za-z]?\d{0,4}\s*$")
+_CAPTION = re.compile(
+    r"^\s*(?:Figure|Fig\.?|Table|Box|Panel|Appendix|Supplemental (?:Table|Figure)|Data Supplement)\s*[S]?\d+[A-Za-z]?\b"
+    r"|^\s*[图表]\s*\d+"
+    r"|^\s*[A-Z][A-Za-z0-9/-]*,? indicates\b",  # a table's abbreviation legend: "CVD indicates cardiovascular disease;"
+    re.IGNORECASE,
+)
+# The source's own citation markers: "(S4.5-33)", "(S2.3-1, S2.3-4)", "[12]", "[6-7]", "［6‑7］", "[12,13]".
+_SOURCE_MARKER = re.compile(
+    r"\s?\((?:S\d+(?:\.\d+)*-\d+(?:\s*[,–-]\s*(?:S\d+(?:\.\d+)*-)?\d+)*)(?:\s*[,;]\s*S\d+(?:\.\d+)*-\d+"
+    r"(?:\s*[,–-]\s*\d+)*)*\)"
+    r"|\s?[\[［](?:\d{1,3}(?:\s*[,，、‑–-]\s*\d{1,3})*)[\]］]",
+)
+
+
+def is_fragment(text: str, span: Span, language: str) -> bool:
+    """Whether a sentence of `text` is cut off: it starts mid-sentence or ends mid-clause."""
+    quote = span.text.strip()
+    if not quote:
+        return True
+    before = text[: span.start].rstrip(" \t")
+    # Lower case starts a sentence only as a list item ("• reduce sodium"): elsewhere it goes on from a
+    # line, column or chunk before.
+    item = quote[:1] in _BULLETS or (bool(before) and before[-1] in _BULLETS)
+    first = quote.lstrip(_BULLETS + " \"'(“‘")[:1]
+    if language != "zh" and first.islower() and not item:
+        return True
+    if first in ",.;:)，。；：）、":
+        return True
+    if quote.rstrip(_CLOSERS).endswith(_ZH_TERMINAL if language == "zh" else _EN_TERMINAL):
+        return False
+    if not text[span.end :].strip():
+        # The chunk ends here without a full stop: the sentence goes on in the next chunk.
+        return True
+    return bool(_DANGLING.search(quote))
+
+
+def is_reference_entry(quote: str) -> bool:
+    """A bibliography entry ("Smith AB, Jones C, et al. Circulation. 2017;136:e60–122.")."""
+    return bool(_REFERENCE_ENTRY.search(quote))
+
+
+def is_caption(quote: str) -> bool:
+    """A figure, table or box title, or a table-of-contents line."""
+    return bool(_CAPTION.search(quote) or _CONTENTS_LEADER.search(quote))
+
+
+def quotable(text: str, span: Span, language: str) -> bool:
+    """A whole sentence, list item or table row that is neither a reference entry nor a caption."""
+    return not (is_fragment(text, span, language) or is_reference_entry(span.text) or is_caption(span.text))
+
+
+def without_source_markers(sentence: str) -> str:
+    """The sentence without the source's own reference markers (ours, [n], are added afterwards)."""
+    cleaned = _SOURCE_MARKER.sub("", sentence)
+    return re.sub(r"\s+([.,;:。，；])", r"\1", cleaned).strip() or sentence
