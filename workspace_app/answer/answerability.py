@@ -143,6 +143,35 @@ def unmet(
     return missing
 
 
+_PART_BREAK = re.compile(
+    r"(?<=[?？])\s*(?=\S)|[;；]\s*|,\s+(?=(?:and|while|but)\s+(?:what|which|how|does|do|is|are|should|can|when|where|who)\b)"
+    r"|\s+(?=while\s+(?:his|her|their|the|a)\b)",
+    re.IGNORECASE,
+)
+_MIN_PART_TERMS = 3
+# A part that points back ("how does it differ", "这条推荐是几类") extends the part before it.
+_BACK_REFERENCE = re.compile(r"\b(?:it|its|this|that|these|those|they|them|he|she|him|her)\b|这条|该推荐|该建议|其|此", re.IGNORECASE)
+
+
+def question_parts(question: str) -> list[str]:
+    """The separate questions asked in one ("What is X, and how does the other guideline Y?"); one when one.
+
+    A part needs at least three content terms of its own, so a short follow-on ("and for how long?") stays with
+    the question it extends.
+    """
+    pieces = [p.strip(" ,") for p in _PART_BREAK.split(question) if p and p.strip(" ,")]
+    parts: list[str] = []
+    for piece in pieces:
+        extends = len(content_terms(piece, drop_question_words=True)) < _MIN_PART_TERMS or _BACK_REFERENCE.search(piece)
+        if parts and (extends or asks_grading(piece) and len(content_terms(piece, drop_question_words=True)) < 5):
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
+    if len(parts) > 1 and len(content_terms(parts[0], drop_question_words=True)) < _MIN_PART_TERMS:
+        parts[:2] = [f"{parts[0]} {parts[1]}"]
+    return parts
+
+
 def asks_grading(question: str) -> bool:
     """Whether the question asks how strong a recommendation is (class, level, grade)."""
     return bool(_GRADING_QUESTION.search(question))

@@ -55,6 +55,15 @@ class Candidate:
     twins: list[Candidate] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Part:
+    """One part of a question in several: its terms, and what a sentence lacks to answer it."""
+
+    coverage: Coverage
+    answers: Callable[[Candidate], list[str]]
+    documents: frozenset[str] = frozenset()
+
+
 @dataclass
 class Selection:
     """What the extractive answerer chose: sentences in answer order, or a refusal, with its confidence."""
@@ -82,6 +91,8 @@ class ExtractiveWeights:
     refuse_below_zh: float = 0.40
     evidence_coverage_min: float = 0.30
     lead_ratio: float = 0.75
+    part_floor: float = 0.2
+    part_coverage: float = 0.3
 
 
 class ExtractiveAnswerer:
@@ -95,7 +106,7 @@ class ExtractiveAnswerer:
 
     def select(
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, idf: dict[str, float],
-        answers: Callable[[Candidate], list[str]] | None = None,
+        answers: Callable[[Candidate], list[str]] | None = None, parts: Sequence[Part] = (),
     ) -> Selection:
         """Choose the sentences to quote, or decide to refuse.
 
@@ -114,15 +125,40 @@ class ExtractiveAnswerer:
         threshold = self.weights.refuse_below_zh if language == "zh" else self.weights.refuse_below
         confidence = _confidence(best.score, evidence, threshold, self.weights.evidence_coverage_min)
         features = {"best": best.score, "evidence_coverage": evidence, "semantic": best.semantic}
-        if best.score < threshold or evidence < self.weights.evidence_coverage_min:
+        # A question in several parts is scored against each part; the whole rarely matches one sentence.
+        low = best.score < threshold and not any(_part_score(p, c) >= self.weights.part_coverage for p in parts for c in candidates[:20])
+        if low or evidence < self.weights.evidence_coverage_min:
             return Selection([], True, confidence, features)
+        if parts:
+            # A question in several parts is answerable when one part is; each part then gets its best sentence.
+            answers = _any_part(parts)
         if answers is not None:
             lead = self._lead(candidates, answers, features)
             if lead is None:
                 return Selection([], True, min(confidence, 0.49), features)
             candidates.remove(lead)
             candidates.insert(0, lead)
-        return Selection(self._pick(candidates), False, confidence, features)
+        chosen = self._pick(candidates)
+        for part in parts:
+            self._cover(part, candidates, chosen)
+        return Selection(chosen, False, confidence, features)
+
+    def _cover(self, part: Part, ranked: list[Candidate], chosen: list[Candidate]) -> None:
+        """Add the sentence best answering one part of the question when the chosen ones do not answer it."""
+        # The part's own search names the documents that answer it (another guideline, in a cross-document question).
+        home = part.documents or {c.block.chunk.document_id for c in ranked}
+        if any(c.block.chunk.document_id in home and not part.answers(c) and _part_score(part, c) >= self.weights.part_coverage
+               for c in chosen):
+            return
+        floor = ranked[0].score * self.weights.part_floor
+        fitting = [
+            c for c in ranked
+            if c.score >= floor and c not in chosen and not any(_redundant(c, other) for other in chosen)
+            and c.block.chunk.document_id in home and _part_score(part, c) >= self.weights.part_coverage
+            and not part.answers(c)
+        ]
+        if fitting:
+            chosen.append(max(fitting, key=lambda c: (_part_score(part, c), c.score)))
 
     def _lead(
         self, ranked: list[Candidate], answers: Callable[[Candidate], list[str]], features: dict[str, float]
@@ -197,6 +233,20 @@ class ExtractiveAnswerer:
         # The best sentence leads; the rest follow in document order (block, then position).
         head, rest = chosen[:1], sorted(chosen[1:], key=lambda c: (c.block.n, c.position))
         return head + rest
+
+
+def _part_score(part: Part, candidate: Candidate) -> float:
+    """How well a sentence, and the sentences around it, cover one part of the question."""
+    return 0.5 * part.coverage.of(candidate.span.text) + 0.5 * part.coverage.of(candidate.context)
+
+
+def _any_part(parts: Sequence[Part]) -> Callable[[Candidate], list[str]]:
+    """What a candidate lacks to answer the part it answers best (nothing when it answers one)."""
+
+    def lacking(candidate: Candidate) -> list[str]:
+        return min((part.answers(candidate) for part in parts), key=len)
+
+    return lacking
 
 
 def _graded(text: str, span: Span) -> bool:

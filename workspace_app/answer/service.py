@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Protocol
 
 from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
-from workspace_app.answer.answerability import AnswerabilityRules, Needs, question_needs, unmet
+from workspace_app.answer.answerability import AnswerabilityRules, Needs, question_needs, question_parts, unmet
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.export import chat_markdown
-from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
+from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer, Part
 from workspace_app.answer.grade_notes import stated_grading
 from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.markers import normalize_markers, with_markers
@@ -39,9 +40,10 @@ from workspace_app.retrieval.scope import Scope, ScopeCatalog, answer_scope, fin
 from workspace_app.retrieval.search import SearchService
 from workspace_app.text.grades import grading_in
 from workspace_app.text.language import detect_language
-from workspace_app.text.terms import content_terms, evidence_terms, idf_weights, is_cjk_term, loose, stem
+from workspace_app.text.terms import Coverage, content_terms, evidence_terms, idf_weights, is_cjk_term, loose, stem
 
 EVIDENCE_BLOCKS = 8
+PART_BLOCKS = 3
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 3
 NEW_CHAT = "New chat"
@@ -75,6 +77,7 @@ class AnswerService:
         self.evidence_blocks = EVIDENCE_BLOCKS
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
+        self._part_documents: dict[str, frozenset[str]] = {}
         llm_settings = settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
         self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
@@ -146,8 +149,20 @@ class AnswerService:
         """Evidence blocks numbered from 1: the mode's direct hits, then its graph expansion (scored lower)."""
         started = time.perf_counter()
         found = self.modes.retrieve(scope, query, mode, self.evidence_blocks)
+        hits = list(found.hits)
+        parts = question_parts(query)
+        self._part_documents = {}
+        if len(parts) > 1:
+            # Each part of a question in several parts gets its own best passages (another document's, often).
+            seen = {hit.chunk.id for hit in hits}
+            for part in parts:
+                own = self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS]
+                self._part_documents[part] = frozenset(h.chunk.document_id for h in own[:2])
+                extra = [h for h in own if h.chunk.id not in seen]
+                hits += extra
+                seen |= {h.chunk.id for h in extra}
         timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
-        return [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(found.hits, start=1)], found
+        return [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(hits, start=1)], found
 
     def _frequency(self, scope: Scope) -> Callable[[str], int]:
         """How many of the scope's passages use a word (the keyword index), remembered per scope."""
@@ -183,6 +198,19 @@ class AnswerService:
             return frequency(word) or int(is_cjk_term(word) and loose(word) in evidence)
 
         return question_needs(question, used, idf, self.rules, forms)
+
+    def _part(
+        self, part: str, scope: Scope, forms: Callable[[str], list[str]], blocks: Sequence[EvidenceBlock], whole: Needs,
+    ) -> Part:
+        """One part of a question in several: its terms and what a sentence must give to answer it."""
+        idf = self._idf(part, scope)
+        needs = self._needs(part, scope, idf, forms, blocks)
+        needs = replace(needs, absent=whole.absent, unknown=whole.unknown)
+        return Part(
+            Coverage(list(content_terms(part, drop_question_words=True)), idf),
+            lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
+            self._part_documents.get(part, frozenset()),
+        )
 
     def _forms(self, scope: Scope) -> Callable[[str], list[str]]:
         """Other names of a term: its translations, and the workspace's abbreviations of long forms using it."""
@@ -228,7 +256,8 @@ class AnswerService:
         def lacking(candidate: Candidate) -> list[str]:
             return unmet(needs, [candidate.span.text], candidate.context, self.rules, forms)
 
-        selection = self.extractive.select(standalone, blocks, language, idf, lacking)
+        parts = [self._part(part, scope, forms, blocks, needs) for part in question_parts(standalone)]
+        selection = self.extractive.select(standalone, blocks, language, idf, lacking, parts if len(parts) > 1 else ())
         timings["answer"] = _ms(started)
         if selection.refused:
             return self._refusal(question, language, selection.confidence, "extractive")
