@@ -12,13 +12,26 @@ from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.grades import find_recommendation, grading_in
 
 
-def stated_grading(block: EvidenceBlock, start: int, quote: str) -> str:
-    """' (Class I, LOE B-NR)' when the cell after the quote states a grading the quote itself does not show."""
+def stated_grading(block: EvidenceBlock, start: int, quote: str, language: str = "en") -> str:
+    """' (Class I, LOE B-NR)' ('（Ⅰ类推荐，B级证据）' in Chinese) when the cell after the quote states a grading
+    the quote itself does not show."""
     found = grading_in(block.chunk.text, start, quote)
     if not found.recommendation_class and not found.evidence_level:
         return ""
     if find_recommendation(quote) == found:
         return ""
+    if language == "zh":
+        parts = [f"{_roman(found.recommendation_class)}类推荐"] if found.recommendation_class else []
+        parts += [f"{found.evidence_level}级证据"] if found.evidence_level else []
+        return f"（{'，'.join(parts)}）"
     parts = [f"Class {found.recommendation_class}"] if found.recommendation_class else []
     parts += [f"LOE {found.evidence_level}"] if found.evidence_level else []
     return f" ({', '.join(parts)})"
+
+
+def _roman(value: str) -> str:
+    """'IIa' -> 'Ⅱa' (Chinese guidelines write the class with Roman numeral characters)."""
+    for latin, roman in (("III", "Ⅲ"), ("II", "Ⅱ"), ("I", "Ⅰ")):
+        if value.startswith(latin):
+            return roman + value[len(latin):]
+    return value

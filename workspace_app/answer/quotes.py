@@ -23,7 +23,7 @@ _DANGLING = re.compile(
     re.IGNORECASE,
 )
 _REFERENCE_ENTRY = re.compile(
-    r"\bet al\b\.?|\b(?:19|20)\d{2}\s*;\s*\d+\s*[(:]|\b\d+\s*\(\d+\)\s*:\s*\d+|\bdoi\s*[:.]|\bPMID\b|\[[JMDC]\]"
+    r"https?://|www\.|\bet al\b\.?|\b(?:19|20)\d{2}\s*;\s*\d+\s*[(:]|\b\d+\s*\(\d+\)\s*:\s*\d+|\bdoi\s*[:.]|\bPMID\b|\[[JMDC]\]"
     r"|^\s*\[?\d{1,4}[.\]]\s+[A-Z][\w'’-]+ [A-Z]{1,3}[,.]|^(?:[A-Z][\w'’-]+ [A-Z]{1,3}, ){2,}",
 )
 _CONTENTS_LEADER = re.compile(r"(?:(?:\.\s?){4,}|…{2,})\s*[A-Za-z]?\d{0,4}\s*$")

@@ -319,7 +319,8 @@ class AnswerService:
                 marks.append(numbers[key])
             text = without_source_markers(sentence.text)
             if show_grading and sentence.supports:
-                text += stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, text)
+                note = stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, sentence.text, language)
+                text = text[:-1] + note + text[-1] if note and text[-1:] in ".。" else text + note
             line = with_markers(text, [f"[{m}]" for m in dict.fromkeys(marks)], language)
             if not sentence.supported:
                 line += " " + UNSUPPORTED_NOTES.get(language, UNSUPPORTED_NOTES["en"])
@@ -341,8 +342,8 @@ class AnswerService:
             n=n, chunk_id=chunk.id, document=block.document_name, document_id=chunk.document_id,
             page_start=pages[0], page_end=pages[-1], section=chunk.section, quote=quote, rects=tuple(rects),
             chunk_rects=chunk.rects, score=score,
-            recommendation_class=grading.recommendation_class or chunk.recommendation_class,
-            evidence_level=grading.evidence_level or chunk.evidence_level,
+            # Only what is stated at the quote: a chunk may hold several recommendations graded differently.
+            recommendation_class=grading.recommendation_class, evidence_level=grading.evidence_level,
         )
 
     def _refusal(self, question: str, language: str, confidence: float, answerer: str) -> Answer:

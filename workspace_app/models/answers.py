@@ -58,15 +58,13 @@ class Citation:
             "n": self.n, "chunk_id": self.chunk_id, "document": self.document, "document_id": self.document_id,
             "page_start": self.page_start, "page_end": self.page_end, "section": self.section, "quote": self.quote,
             "rects": [rect.to_json() for rect in self.rects], "score": round(self.score, 4),
+            "recommendation_class": self.recommendation_class, "evidence_level": self.evidence_level,
         }
 
     def to_record(self) -> dict[str, Any]:
         """Everything, for the chat history."""
         data = self.to_json()
-        data.update(
-            chunk_rects=[rect.to_json() for rect in self.chunk_rects],
-            recommendation_class=self.recommendation_class, evidence_level=self.evidence_level,
-        )
+        data.update(chunk_rects=[rect.to_json() for rect in self.chunk_rects])
         return data
 
     @classmethod
