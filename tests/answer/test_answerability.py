@@ -1,0 +1,112 @@
+"""What a question asks for: its specific terms, those the sources never use, the kind of answer, its parts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workspace_app.answer.answerability import (
+    AnswerabilityRules,
+    asks_grading,
+    question_needs,
+    question_parts,
+    unmet,
+)
+from workspace_app.answer.vocabulary import everyday_words, is_technical
+from workspace_app.text.terms import content_terms
+
+RULES = AnswerabilityRules()
+# Passages per word in an imagined workspace on syncope (the keyword index's document frequencies).
+WORKSPACE = {"midodrine": 12, "syncope": 300, "vasovagal": 40, "recurrent": 60, "米多君": 0}
+
+
+def frequency(question: str) -> object:
+    terms = content_terms(question, drop_question_words=True)
+
+    def used(key: str) -> int:
+        return WORKSPACE.get(terms.get(key, key), 0)
+
+    return used
+
+
+def no_translation(term: str) -> Sequence[str]:
+    return []
+
+
+def test_technical_words_are_told_from_everyday_ones() -> None:
+    assert everyday_words(), "the bundled tokenizer vocabulary is installed with the default embedder"
+    for word in ("ivabradine", "myectomy", "stanols", "tenecteplase", "midodrine"):
+        assert is_technical(word), word
+    for word in ("roughly", "length", "resuming", "vaccination", "window", "truck"):
+        assert not is_technical(word), word
+
+
+def test_a_technical_term_the_workspace_never_uses_is_absent() -> None:
+    question = "What ivabradine dose is recommended for recurrent vasovagal syncope?"
+    needs = question_needs(question, frequency(question), {}, RULES, no_translation)
+    assert "ivabradine" in needs.unknown and needs.wants == "dose"
+    # Quoting English evidence, an English term the workspace never names is missing.
+    assert "absent:ivabradine" in unmet(needs, ["Midodrine is reasonable in recurrent VVS."], "", RULES, no_translation)
+
+
+def test_a_term_named_only_in_the_other_language_is_not_absent_when_the_answer_quotes_that_language() -> None:
+    question = "What midodrine regimen is used?"
+    needs = question_needs(question, lambda key: 0, {}, RULES, no_translation)
+    assert "midodrine" in needs.unknown
+    assert not [m for m in unmet(needs, ["米多君可用于反复发作的血管迷走性晕厥。"], "", RULES, no_translation) if m.startswith("absent")]
+
+
+def test_a_translation_the_workspace_uses_makes_the_term_present() -> None:
+    question = "Is midodrine useful?"
+    needs = question_needs(question, lambda key: 0, {}, RULES, lambda term: ["米多君"] if term == "midodrine" else [])
+    assert needs.absent == ("midodrine",) and needs.unknown == ()  # known in translation; the workspace uses neither
+    needs = question_needs(question, lambda key: 0 if key != "米多君" else 3, {}, RULES,
+                           lambda term: ["米多君"] if term == "midodrine" else [])
+    assert needs.absent == () and needs.unknown == ()
+
+
+def test_the_wanted_kind_of_answer_must_be_in_the_quote() -> None:
+    question = "What midodrine dose should I prescribe for recurrent vasovagal syncope?"
+    needs = question_needs(question, frequency(question), {"midodrine": 4.0, "vasovagal": 3.0}, RULES, no_translation)
+    assert needs.wants == "dose"
+    assert "wants:dose" in unmet(needs, ["Midodrine is reasonable in patients with recurrent vasovagal syncope."], "", RULES)
+    assert unmet(needs, ["Midodrine 5 mg three times daily helps in recurrent vasovagal syncope."], "", RULES) == []
+
+
+def test_durations_and_numbers() -> None:
+    how_long = question_needs("How long should driving be avoided after syncope?", lambda k: 1, {}, RULES)
+    assert how_long.wants == "duration"
+    assert unmet(how_long, ["Patients should not drive for 1 mo after the event."], "", RULES) == []
+    assert unmet(how_long, ["Patients should not drive after the event."], "", RULES) == ["wants:duration"]
+    share = question_needs("What percentage of patients faint?", lambda k: 1, {}, RULES)
+    assert share.wants == "number" and unmet(share, ["About 40% of people faint at least once."], "", RULES) == []
+
+
+def test_specific_terms_must_mostly_be_named_by_the_quote_or_its_surroundings() -> None:
+    question = "Is midodrine reasonable for recurrent vasovagal syncope?"
+    needs = question_needs(question, frequency(question), {}, RULES, no_translation)
+    assert set(needs.specific) >= {"midodrine", "vasovagal"}
+    assert unmet(needs, ["Midodrine is reasonable in patients with recurrent VVS."], "vasovagal syncope", RULES) == []
+    lacking = unmet(needs, ["Fludrocortisone might be reasonable in orthostatic hypotension."], "", RULES)
+    assert any(m.startswith("specific:") for m in lacking)
+
+
+def test_grading_questions() -> None:
+    assert asks_grading("What is the class of recommendation and level of evidence for tilt testing?")
+    assert asks_grading("How strongly is telemetry recommended?")
+    assert asks_grading("心电图检查的推荐级别是什么？")
+    assert not asks_grading("What tilt angle gives the best yield?")
+
+
+def test_question_parts() -> None:
+    assert question_parts("What tilt angle and test duration give the best yield?") == [
+        "What tilt angle and test duration give the best yield?"
+    ]
+    two = question_parts(
+        "What warfarin INR range does the women's guideline set for atrial fibrillation, and does the Chinese "
+        "emergency AF guideline allow a lower range for older patients?"
+    )
+    assert len(two) == 2 and two[1].startswith("and does")
+    # A part pointing back, or only asking for the grading, stays with the part it extends.
+    assert len(question_parts("How is delayed OH defined, and how does it differ from classic OH?")) == 1
+    assert len(question_parts("射血分数不低于40%的急性房颤，控制心室率首选什么药？这条推荐是几类、什么证据级别？")) == 1
+    assert len(question_parts("华法林起始剂量是多少？开始时INR多久监测一次，INR稳定后监测间隔可以延长到多久？")) == 2

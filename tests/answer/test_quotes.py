@@ -1,0 +1,57 @@
+"""What may be quoted: whole sentences, list items and table rows; never reference entries, captions or fragments."""
+
+from __future__ import annotations
+
+from workspace_app.answer.quotes import is_caption, is_fragment, is_reference_entry, quotable, without_source_markers
+from workspace_app.text.sentences import split_sentences
+
+
+def spans_of(text: str) -> dict[str, object]:
+    return {span.text: span for span in split_sentences(text)}
+
+
+def test_a_sentence_cut_by_the_chunk_end_is_a_fragment() -> None:
+    text = "Trans fat should be avoided.\nIntake of trans fat has been shown to be harmful and"
+    spans = split_sentences(text)
+    assert not is_fragment(text, spans[0], "en")
+    assert is_fragment(text, spans[-1], "en")
+
+
+def test_a_sentence_starting_mid_way_is_a_fragment_but_a_list_item_is_not() -> None:
+    text = "estimated reductions in risk of about 1,000 mg/d. Sodium should be reduced."
+    first = split_sentences(text)[0]
+    assert is_fragment(text, first, "en")
+    item = "• reduce sodium intake to 2,400 mg/d."
+    assert not is_fragment(item, split_sentences(item)[0], "en")
+
+
+def test_a_table_row_without_full_stop_is_whole() -> None:
+    text = "In the initial evaluation of patients with syncope, a resting 12-lead ECG is useful\nI B-NR\nSee Data Supplement 2."
+    row = split_sentences(text)[0]
+    assert quotable(text, row, "en")
+
+
+def test_chinese_sentences() -> None:
+    text = "COPD 合并急性房颤的心室率控制首选NDCC。对于COPD合并房颤药物控制心室率无效的患者，可考虑"
+    spans = split_sentences(text)
+    assert not is_fragment(text, spans[0], "zh") and is_fragment(text, spans[1], "zh")
+
+
+def test_reference_entries_and_captions() -> None:
+    assert is_reference_entry("Shen WK, Sheldon RS, Benditt DG, et al. Circulation. 2017;136:e60–122.")
+    assert is_reference_entry("Your Guide to Lowering Your Blood Pressure With DASH (http://www.nhlbi.nih.gov/dash.pdf)")
+    assert not is_reference_entry("Aspirin is not recommended in women under 65 years of age.")
+    assert is_caption("Figure 3. Syncope evaluation algorithm")
+    assert is_caption("表 8 急性房颤心室率控制的常用药物")
+    assert is_caption("CVD indicates cardiovascular disease; DASH, Dietary Approaches to Stop Hypertension.")
+    assert is_caption("2.2. Epidemiology and Demographics . . . . . . e45")
+    assert not is_caption("Tables and figures summarise the evidence for each recommendation.")
+
+
+def test_source_markers_leave_the_answer_text() -> None:
+    assert without_source_markers("Tilt testing at 70 degrees is useful (S4.5-33).") == "Tilt testing at 70 degrees is useful."
+    assert without_source_markers("frailty, which add (671,681,682), and falls") == "frailty, which add, and falls"
+    assert without_source_markers("静脉洋地黄类药物是首选[65-66]，胺碘酮也可用于心室率控制［71‑73］。") == "静脉洋地黄类药物是首选，胺碘酮也可用于心室率控制。"
+    # Numbers that are content stay: enumerations, ranges, doses.
+    for kept in ("Use (1) salt and (2) fluid.", "INR (2.0–3.0) is the target.", "Aspirin (81 mg) daily."):
+        assert without_source_markers(kept) == kept
