@@ -36,7 +36,8 @@ _DANGLING = frozenset(
 )
 # Brackets that must pair up; an ASCII and a full-width one pair too ("（…)" is common in Chinese PDFs).
 _BRACKETS = (("(（", ")）"), ("[［【", "]］】"), ("{", "}"))
-_ENUMERATOR = re.compile(r"(?:^|(?<=\s))(?:\d{1,2}|[a-zA-Z]|[ivx]{1,4})[)）](?=\s)")
+# "1) ...", "a) ..." at the start or after ";" / ":" open no parenthesis ("(both Parts A and B) during" does).
+_ENUMERATOR = re.compile(r"(?:^|(?<=[;；:：]))\s*(?:\d{1,2}|[a-z]|[ivx]{1,4})[)）](?=\s)")
 _CONTINUATION_START = tuple("，、；：。）」』,;:)")
 # A list item may end with ";" / "；" and a lead-in with ":": neither is a fragment. These endings are.
 _DANGLING_END = tuple("，、（和与及或,(-–/‑")
@@ -69,7 +70,7 @@ def _ends_mid_clause(text: str) -> bool:
 
 
 def _unbalanced_brackets(text: str) -> bool:
-    body = _ENUMERATOR.sub("", text)  # "1) ...", "a) ..." open no parenthesis
+    body = _ENUMERATOR.sub("", text)
     return any(sum(body.count(c) for c in opens) != sum(body.count(c) for c in closes) for opens, closes in _BRACKETS)
 
 
@@ -192,7 +193,8 @@ def answer_quality(answer_text: str, quotes: Sequence[str]) -> dict[str, Any]:
     text = without_answer_markers(answer_text, len(quotes))
     quotes = list(dict.fromkeys(quotes))
     flagged = {q: quote_flags(q) for q in quotes}
-    glyph_text = answer_text + "\n" + "\n".join(quotes)
+    # Glyphs are counted once: in the answer text, and in a quote only when the text does not show it whole.
+    glyph_text = "\n".join([answer_text, *(q for q in quotes if q not in answer_text)])
     return {
         "quotes": len(quotes),
         "flagged": [{"quote": q[:200], "flags": f} for q, f in flagged.items() if f],

@@ -19,14 +19,16 @@ from bench.common.quotes import (
 
 COMPLETE = [
     "Droxidopa can be beneficial in patients with syncope due to neurogenic OH (380,468–471).",
-    "Women should be advised to engage in muscle-strengthening activities that involve all major muscle groups "
-    "performed on 2 d/wk (Class I; Level of Evidence B)",
+    ("Women should be advised to engage in muscle-strengthening activities that involve all major muscle groups "
+    "performed on 2 d/wk (Class I; Level of Evidence B)"),
     "β-Blockers should be used for up to 12 mo in all women after MI or ACS.",
     "hsCRP is not recommended for routine screening.",
     "e.g., brisk walking on most days of the week.",
     "血流动力学不稳定、发作时间＜48 h 的急性房颤，可直接电复律；",
     "阵发性房颤（paroxysmal AF）：指持续时间<7 d 的房颤，常≤48 h，可自行终止或干预后终止。",
     "1) a history of syncope; 2) structural heart disease",
+    "The population was limited to beneficiaries enrolled in Medicare (both Parts A and B) during 2012.",
+    "Aspirin can be useful (Class IIa; Level of Evidence B) and may be reasonable for women (Class IIb; LOE B).",
     "Recommendations for the initial evaluation include:",
     "OH 1 month VVS, no syncope in prior year (698) No restriction",
 ]
