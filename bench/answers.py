@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     answers = app.answers  # offline: the extractive answerer is what is measured, whatever the environment says
     answers.ask(CachedWorkspace.WORKSPACE, "warm up: what is syncope?", mode=args.mode)
     log(f"[answers] asking {len(questions)} questions in mode {args.mode}")
-    rows = evaluate(answers, questions, args.mode, args.questions)
+    rows = evaluate(answers, questions, args.mode, args.questions, app.catalog)
     results: dict[str, Any] = {
         "timestamp": now_iso(), "command": "python -m bench.answers " + " ".join(argv or sys.argv[1:]),
         "mode": args.mode, "question_set": args.questions,

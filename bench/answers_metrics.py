@@ -66,6 +66,9 @@ def quote_counters(rows: list[dict[str, Any]]) -> dict[str, int]:
     counts["answers with source markers"] = sum(bool(q["source markers"]) for q in checked)
     counts["dropped glyphs"] = sum(len(q["dropped glyphs"]) for q in checked)
     counts["suspected dropped symbols"] = sum(len(q["suspected dropped symbols"]) for q in checked)
+    kinds = [k for r in rows for k in r.get("cited_chunk_kinds", [])]
+    counts["quotes from reference-list chunks"] = kinds.count("references")
+    counts["quotes from contents chunks"] = kinds.count("contents")
     chips = [r["chips"] for r in rows if "chips" in r]
     for name in CHIP_COUNTERS:
         counts[name] = sum(c[name] for c in chips)

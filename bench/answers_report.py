@@ -12,7 +12,8 @@ HEADLINE = [
     "class and level stated (answer text)", "class and level stated (first citation)",
 ]
 COUNTERS = ["quotes checked", *QUOTE_COUNTERS, "answers with a flagged quote", "source reference markers",
-            "answers with source markers", "dropped glyphs", "suspected dropped symbols", *CHIP_COUNTERS]
+            "answers with source markers", "quotes from reference-list chunks", "quotes from contents chunks",
+            "dropped glyphs", "suspected dropped symbols", *CHIP_COUNTERS]
 GROUP_METRICS = ["first-citation page accuracy", "any-citation page accuracy", "refusal recall", "false-refusal rate"]
 
 

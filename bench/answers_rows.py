@@ -77,8 +77,14 @@ def chip_record(answer: Any) -> dict[str, int]:
     return counts
 
 
-def evaluate(answers: Any, questions: list[dict[str, Any]], mode: str, question_set: str) -> list[dict[str, Any]]:
-    """One record per question (the first, measured, pass), asked in `mode`."""
+def evaluate(
+    answers: Any, questions: list[dict[str, Any]], mode: str, question_set: str, catalog: Any = None
+) -> list[dict[str, Any]]:
+    """One record per question (the first, measured, pass), asked in `mode`.
+
+    With the app's `catalog`, each record also lists the kind of every cited chunk ("body", "references",
+    "contents"): a quote from a reference list or a table of contents is noise whatever its wording.
+    """
     files = file_of_ids(question_set)
     rows = []
     for q in questions:
@@ -101,6 +107,9 @@ def evaluate(answers: Any, questions: list[dict[str, Any]], mode: str, question_
         if not answer.refused:
             record["quality"] = answer_quality(answer.text, [c.quote for c in answer.citations])
             record["chips"] = chip_record(answer)
+            if catalog is not None:
+                chunks = catalog.get_chunks([c.chunk_id for c in answer.citations])
+                record["cited_chunk_kinds"] = [getattr(chunks.get(c.chunk_id), "kind", "?") for c in answer.citations]
         rows.append(record)
     return rows
 
