@@ -96,7 +96,7 @@ def evaluate(
             "first": bool(answerable and answer.citations and on_gold_page(answer.citations[0], q)),
             "any": bool(answerable and any(on_gold_page(c, q) for c in answer.citations)),
             "supported": None if answer.refused else fully_supported(answer), "confidence": answer.confidence,
-            "citations": [[c.document, c.page_start, c.page_end, c.recommendation_class, c.evidence_level]
+            "citations": [[c.document, c.page_start, c.page_end, c.recommendation_class, c.evidence_level, c.quote[:300]]
                           for c in answer.citations],
             "gold": [q["doc"], q["pages"]], "ms": answer.timings_ms.get("total", 0.0), "answer": answer.text,
         }

@@ -194,7 +194,8 @@ def answer_quality(answer_text: str, quotes: Sequence[str]) -> dict[str, Any]:
     quotes = list(dict.fromkeys(quotes))
     flagged = {q: quote_flags(q) for q in quotes}
     # Glyphs are counted once: in the answer text, and in a quote only when the text does not show it whole.
-    glyph_text = "\n".join([answer_text, *(q for q in quotes if q not in answer_text)])
+    shown = _OUR_RUN.sub("", answer_text).replace(" .", ".")
+    glyph_text = "\n".join([answer_text, *(q for q in quotes if q not in shown and q.rstrip(".") not in shown)])
     return {
         "quotes": len(quotes),
         "flagged": [{"quote": q[:200], "flags": f} for q, f in flagged.items() if f],

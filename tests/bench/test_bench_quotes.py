@@ -162,3 +162,10 @@ def test_answer_quality_counts_one_answer() -> None:
     assert found["quotes"] == 2
     assert [f["flags"] for f in found["flagged"]] == [["fragment"], ["reference entry"]]
     assert found["source markers"] == ["(S4.5-33)"] and found["dropped glyphs"] == []
+
+
+def test_a_quote_shown_in_the_answer_is_not_counted_twice() -> None:
+    quote = "Warfarin unless at low risk for stroke ( 1%/y or high risk of bleeding) (Class I; Level of Evidence A)."
+    answer = "Warfarin unless at low risk for stroke ( 1%/y or high risk of bleeding) (Class I; Level of Evidence A) [1]."
+    assert len(answer_quality(answer, [quote])["suspected dropped symbols"]) == 1
+    assert len(answer_quality("Another sentence [1].", [quote])["suspected dropped symbols"]) == 1
