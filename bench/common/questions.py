@@ -1,12 +1,18 @@
 """The guideline dev questions: which files a run uses, where their gold pages are, and metrics per group.
 
 `--questions` of bench.answers, bench.graph and bench.retrieval picks one of `QUESTION_SETS` (default `first50`,
-the set every earlier result was measured on). Cross-document rows (`kind: "cross_doc"`) name several gold
-documents: `gold_pages` returns one (document, pages) pair per document for every row.
+the set every earlier result was measured on; bench.answers defaults to `all+xling`). Cross-document rows
+(`kind: "cross_doc"`) name several gold documents: `gold_pages` returns one (document, pages) pair per document
+for every row.
+
+Held-back split (`split_of`): a row whose id number is divisible by 3 (gdev-051 -> 51, gdev-x004 -> 4) is
+HELD BACK; the rest is the TUNING part. Tune thresholds and rules on the tuning part only and report the
+held-back part beside it: a method that only fits the rows it was tuned on shows up as a gap between the two.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,15 +30,39 @@ QUESTION_SETS: dict[str, tuple[str, ...]] = {
 }
 DEFAULT_SET = "first50"
 HARD = "hard"  # the group of rows marked `"hard": true`, reported next to the kinds
+TUNING, HELD_BACK = "tuning", "held-back"
+SPLITS = (TUNING, HELD_BACK)
 
 
-def add_questions_option(parser: Any) -> None:
+def question_number(question_id: str) -> int:
+    """The number in a question id: 'gdev-051' -> 51, 'gdev-x004' -> 4."""
+    found = re.search(r"(\d+)$", question_id)
+    if found is None:
+        raise ValueError(f"no number in question id {question_id!r}")
+    return int(found.group(1))
+
+
+def is_held_back(question_id: str) -> bool:
+    """Whether a row belongs to the held-back part: its id number is divisible by 3 (one row in three).
+
+    The rule depends on the id only, so it is the same in every benchmark and for every file (a cross-language
+    row `gdev-x051` is held back like its source `gdev-051`). Calibrate on the rows where this is False.
+    """
+    return question_number(question_id) % 3 == 0
+
+
+def split_of(question_id: str) -> str:
+    """`HELD_BACK` ('held-back') or `TUNING` ('tuning') for a question id (see `is_held_back`)."""
+    return HELD_BACK if is_held_back(question_id) else TUNING
+
+
+def add_questions_option(parser: Any, default: str = DEFAULT_SET) -> None:
     """The `--questions` option, the same in every benchmark that reads the dev questions."""
     parser.add_argument(
         "--questions",
         choices=list(QUESTION_SETS),
-        default=DEFAULT_SET,
-        help="dev questions: first50 = guidelines_dev.jsonl (default, comparable with earlier results); "
+        default=default,
+        help=f"dev questions (default {default}): first50 = guidelines_dev.jsonl (comparable with earlier results); "
         "all = + guidelines_dev_more.jsonl; xling = guidelines_dev_xling.jsonl; all+xling = all three. "
         "Other than first50, metrics are also reported per file and per kind",
     )
@@ -65,9 +95,13 @@ def file_of_ids(name: str) -> dict[str, str]:
     return {row["id"]: file for file in QUESTION_SETS[name] for row in load_jsonl(EVAL_DIR / file)}
 
 
-def results_name(stem: str, name: str, suffix: str = ".json") -> str:
-    """`answers.json` for the default set, `answers-all-xling.json` for all+xling (never overwrites the default)."""
-    return f"{stem}{suffix}" if name == DEFAULT_SET else f"{stem}-{name.replace('+', '-')}{suffix}"
+def results_name(stem: str, name: str, suffix: str = ".json", default: str = DEFAULT_SET) -> str:
+    """`answers.json` for the benchmark's default set, `answers-all-xling.json` for all+xling otherwise.
+
+    A run on another set than the default never overwrites the default file (bench.answers passes
+    `default="all+xling"`, so its `--questions first50` goes to `answers-first50.json`).
+    """
+    return f"{stem}{suffix}" if name == default else f"{stem}-{name.replace('+', '-')}{suffix}"
 
 
 def gold_pages(row: dict[str, Any]) -> list[tuple[str, list[int]]]:
