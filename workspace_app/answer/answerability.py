@@ -132,8 +132,12 @@ def unmet(
     missing += [f"absent:{term}" for term in needs.unknown if is_cjk_term(term) == has_cjk(text)]
     around = text + "\n" + context
     words, flat = evidence_terms(around), loose(around)
-    named = {term: _named(term, words, flat) or any(_named_form(f, words, flat) for f in _forms(term, translate))
-             for term in needs.specific}
+    named = {}
+    for term in needs.specific:
+        forms = _forms(term, translate)
+        if not forms and is_cjk_term(term) != has_cjk(text):
+            continue  # quoted in the other language, with no known translation: cannot be judged either way
+        named[term] = _named(term, words, flat) or any(_named_form(f, words, flat) for f in forms)
     weight = sum(needs.weights.get(t, 1.0) for t in named) or 1.0
     share = sum(needs.weights.get(t, 1.0) for t, ok in named.items() if ok) / weight
     if len(named) >= rules.named_min_terms and share < rules.named_share:

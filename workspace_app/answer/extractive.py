@@ -55,6 +55,20 @@ class Candidate:
     twins: list[Candidate] = field(default_factory=list)
 
 
+class EitherLanguage(Coverage):
+    """How much of a question a text covers in the question's words, or in the other language's names of the
+    concepts it mentions (an English question over a Chinese passage), the latter slightly discounted."""
+
+    def __init__(self, own: Coverage, names: Sequence[str], discount: float) -> None:
+        super().__init__(own.terms, own.weights)
+        self._other = Coverage([loose(name) for name in names if loose(name)], {})
+        self._discount = discount
+
+    def of(self, text: str) -> float:
+        """The better of the two coverages."""
+        return max(super().of(text), self._discount * self._other.of(text))
+
+
 @dataclass(frozen=True)
 class Part:
     """One part of a question in several: its terms, and what a sentence lacks to answer it."""
@@ -91,6 +105,7 @@ class ExtractiveWeights:
     refuse_below_zh: float = 0.40
     evidence_coverage_min: float = 0.30
     lead_ratio: float = 0.75
+    translated: float = 0.9
     part_floor: float = 0.2
     part_coverage: float = 0.3
 
@@ -107,6 +122,7 @@ class ExtractiveAnswerer:
     def select(
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, idf: dict[str, float],
         answers: Callable[[Candidate], list[str]] | None = None, parts: Sequence[Part] = (),
+        translations: Sequence[str] = (),
     ) -> Selection:
         """Choose the sentences to quote, or decide to refuse.
 
@@ -114,7 +130,9 @@ class ExtractiveAnswerer:
         sentence is the best-scored one lacking nothing, among those close to the best.
         """
         terms = content_terms(question, drop_question_words=True)
-        coverage = Coverage(terms, idf)
+        coverage: Coverage = Coverage(terms, idf)
+        if translations:
+            coverage = EitherLanguage(coverage, translations, self.weights.translated)
         candidates = self._candidates(question, blocks, language, coverage)
         if not candidates:
             return Selection([], True, 0.0, {"candidates": 0})

@@ -26,6 +26,20 @@ UNSUPPORTED_NOTES = {
 }
 
 
+QUOTED_IN = {
+    "zh": "以下为{source}原文引用（未翻译）：",
+    "en": "Quoted from the {source} source, in its own language (not translated):",
+}
+LANGUAGE_NAMES = {"zh": {"zh": "中文", "en": "英文"}, "en": {"zh": "Chinese", "en": "English"}}
+
+
+def quoted_in_text(language: str, source_language: str) -> str:
+    """The line before quotes in another language than the question's: which language, and that it is verbatim."""
+    names = LANGUAGE_NAMES.get(language, LANGUAGE_NAMES["en"])
+    lead = QUOTED_IN.get(language, QUOTED_IN["en"])
+    return lead.format(source=names.get(source_language, source_language))
+
+
 def refusal_text(language: str) -> str:
     """The refusal in the question's language."""
     return REFUSALS.get(language, REFUSALS["en"])

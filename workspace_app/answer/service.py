@@ -25,7 +25,7 @@ from workspace_app.answer.grade_notes import stated_grading
 from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.markers import normalize_markers, with_markers
 from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
-from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, refusal_text
+from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, quoted_in_text, refusal_text
 from workspace_app.answer.quotes import without_source_markers
 from workspace_app.answer.sources import CitationExcerpt, EvidenceSource
 from workspace_app.config import Settings
@@ -257,7 +257,10 @@ class AnswerService:
             return unmet(needs, [candidate.span.text], candidate.context, self.rules, forms)
 
         parts = [self._part(part, scope, forms, blocks, needs) for part in question_parts(standalone)]
-        selection = self.extractive.select(standalone, blocks, language, idf, lacking, parts if len(parts) > 1 else ())
+        translations = self.translate(standalone) if self.translate is not None else []
+        selection = self.extractive.select(
+            standalone, blocks, language, idf, lacking, parts if len(parts) > 1 else (), translations
+        )
         timings["answer"] = _ms(started)
         if selection.refused:
             return self._refusal(question, language, selection.confidence, "extractive")
@@ -302,7 +305,7 @@ class AnswerService:
 
     def _assemble(
         self, question: str, verification: Verification, blocks: list[EvidenceBlock], language: str,
-        confidence: float, timings: dict[str, float], joiner: str, show_grading: bool = False,
+        confidence: float, timings: dict[str, float], joiner: str, quoting: bool = False,
     ) -> Answer:
         started = time.perf_counter()
         by_n = {block.n: block for block in blocks}
@@ -318,7 +321,7 @@ class AnswerService:
                     citations.append(self._citation(numbers[key], by_n[support.n], support.quote.text, support.quote.start, support.score))
                 marks.append(numbers[key])
             text = without_source_markers(sentence.text)
-            if show_grading and sentence.supports:
+            if quoting and sentence.supports:
                 note = stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, sentence.text, language)
                 text = text[:-1] + note + text[-1] if note and text[-1:] in ".。" else text + note
             line = with_markers(text, [f"[{m}]" for m in dict.fromkeys(marks)], language)
@@ -326,6 +329,12 @@ class AnswerService:
                 line += " " + UNSUPPORTED_NOTES.get(language, UNSUPPORTED_NOTES["en"])
             lines.append(line)
         timings["locate"] = _ms(started)
+        if quoting:
+            # An offline answer quotes: say so when the quotes are in another language than the question.
+            quoted = [detect_language(s.text) for s in verification.sentences if s.supports]
+            other = next((lang for lang in quoted if lang != language), None)
+            if other is not None and lines:
+                lines[0] = f"{quoted_in_text(language, other)} {lines[0]}"
         return Answer(
             question=question, text=joiner.join(lines), citations=citations, grounded=verification.grounded,
             refused=False, confidence=round(confidence, 4), language=language, disclaimer=disclaimer_text(language),
