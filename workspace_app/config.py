@@ -100,6 +100,13 @@ class RetrievalSettings(_Group):
         "so 0 means BM25 alone. Raise it with a multilingual model (e.g. BAAI/bge-m3).",
     )
     sparse_weight: float = Field(1.0, ge=0.0, description="Weight of the BM25 ranking in fusion.")
+    translated_weight: float = Field(
+        1.0,
+        ge=0.0,
+        description="Weight in fusion of the BM25 ranking of the other-language names of the question's concepts "
+        "(the graph lexicon's: an English question's Chinese names, a Chinese question's English names); "
+        "0 keeps keyword search in the question's language.",
+    )
     reranker: str | None = Field(
         None,
         description="Cross-encoder model name or path for reranking; off by default (no weights ship offline).",
