@@ -98,7 +98,7 @@ def build_vectors(settings: Settings) -> VectorIndex:
     """The vector index the settings choose (`storage.vector_backend`)."""
     if settings.storage.vector_backend == "chroma":
         path, url = chroma_location(settings)
-        return ChromaVectorIndex(open_chroma(path, url))
+        return ChromaVectorIndex(open_chroma(path, url), settings.embedding.model)
     raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
 
 
