@@ -78,7 +78,7 @@ class ChromaVectorIndex:
                 raise EmbeddingModelMismatchError(
                     f"This workspace's passages were embedded with the model '{recorded}', but the embedding model "
                     f"is now '{self._model}'. Set WORKSPACE_EMBEDDING__MODEL={recorded} to use the workspace as it "
-                    "is, or re-index it with the new model: `workspace-app reindex --workspace NAME`."
+                    "is, or put its documents into a new workspace, which the new model will index."
                 )
             self.drop_workspace(workspace_id)
             self._collection(workspace_id)

