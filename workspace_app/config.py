@@ -105,9 +105,14 @@ class RetrievalSettings(_Group):
     translated_weight: float = Field(
         1.0,
         ge=0.0,
-        description="Weight in fusion of the BM25 ranking of the other-language names of the question's concepts "
-        "(the graph lexicon's: an English question's Chinese names, a Chinese question's English names); "
-        "0 keeps keyword search in the question's language.",
+        description="Weight in fusion of the BM25 ranking of the Chinese names (graph lexicon) of the concepts an "
+        "English question names, so it reaches Chinese sources; 0 keeps keyword search in English.",
+    )
+    translated_weight_cjk: float = Field(
+        0.5,
+        ge=0.0,
+        description="The same for Chinese questions (the English names and abbreviations of their concepts); lower "
+        "than for English because a Chinese question has no dense ranking of its own to hold its Chinese sources.",
     )
     reranker: str | None = Field(
         None,

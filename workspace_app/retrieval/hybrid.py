@@ -66,7 +66,7 @@ class HybridRetriever:
             started = time.perf_counter()
             terms = expand_with_abbreviations(query, query_terms(query), self._chunks.workspace_abbreviations(workspace_id))
             scored["sparse"] = self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
-            translated = self._translated_terms(query, terms) if self._settings.translated_weight > 0 else []
+            translated = self._translated_terms(query, terms) if self._weights(query)[TRANSLATED] > 0 else []
             if translated:
                 scored[TRANSLATED] = self._chunks.keyword_search(
                     workspace_id, translated, self._settings.sparse_k, document_ids
@@ -100,9 +100,13 @@ class HybridRetriever:
         return [term for term in query_terms(" ".join(names)) if term not in present]
 
     def _weights(self, query: str) -> dict[str, float]:
-        """Method weights; Chinese queries use their own dense weight (the default embedder is English-only)."""
-        dense = self._settings.dense_weight_cjk if is_mostly_cjk(query) else self._settings.dense_weight
-        return {"dense": dense, "sparse": self._settings.sparse_weight, TRANSLATED: self._settings.translated_weight}
+        """Method weights; Chinese queries use their own dense and translated weights (the default embedder is
+        English-only, so their Chinese sources have the BM25 ranking alone to hold them against English ones)."""
+        settings = self._settings
+        if is_mostly_cjk(query):
+            return {"dense": settings.dense_weight_cjk, "sparse": settings.sparse_weight,
+                    TRANSLATED: settings.translated_weight_cjk}
+        return {"dense": settings.dense_weight, "sparse": settings.sparse_weight, TRANSLATED: settings.translated_weight}
 
     def _rerank(self, query: str, ranked: list[RankedChunk]) -> list[RankedChunk]:
         assert self._reranker is not None
