@@ -109,7 +109,7 @@ class RetrievalSettings(_Group):
         "English question names, so it reaches Chinese sources; 0 keeps keyword search in English.",
     )
     translated_weight_cjk: float = Field(
-        0.5,
+        0.7,
         ge=0.0,
         description="The same for Chinese questions (the English names and abbreviations of their concepts); lower "
         "than for English because a Chinese question has no dense ranking of its own to hold its Chinese sources.",

@@ -39,10 +39,18 @@ def test_an_english_question_finds_the_chinese_passage(app: Any) -> None:
     assert hit.ranks["sparse_translated"] is not None
 
 
-def test_a_chinese_question_finds_the_english_passage(app: Any) -> None:
-    hit = _top(app, "慢性或阵发性房颤的女性患者服用华法林，INR目标范围是多少？")
-    assert hit.document_name == WOMEN and hit.chunk.page_start <= 2 <= hit.chunk.page_end
-    assert "warfarin" in hit.chunk.text.lower()
+@pytest.mark.parametrize(("question", "document", "page", "word"), [
+    ("慢性或阵发性房颤的女性患者服用华法林，INR目标范围是多少？", WOMEN, 2, "warfarin"),
+    ("高危女性有阿司匹林适应证但不能耐受阿司匹林，应换用哪种抗血小板药物？", WOMEN, 2, "clopidogrel"),
+    ("晕厥患者初始评估时行静息12导联心电图检查，推荐级别和证据水平是什么？", SYNCOPE, 1, "electrocardiogram"),
+])
+def test_a_chinese_question_finds_the_english_passage(app: Any, question: str, document: str, page: int, word: str) -> None:
+    # Chinese questions have no dense ranking (the default embedder is English-only) and their translated list
+    # weighs less than their own BM25 list, so the Chinese guideline's nearest passage may stay first.
+    hits = app.search.search("Xling", question, top_k=3).hits
+    found = [h for h in hits if h.document_name == document and h.chunk.page_start <= page <= h.chunk.page_end]
+    assert found and word in found[0].chunk.text.lower()
+    assert found[0].ranks["sparse_translated"] is not None
 
 
 def test_without_translation_the_english_question_stays_in_english(app: Any) -> None:
