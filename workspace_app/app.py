@@ -5,6 +5,7 @@
     app.search      hybrid search in a workspace or some of its documents
     app.answers     grounded answers with verified citations, chats, notes, entity passages
     app.graph       the entity graph: entities, relations, communities, GraphML
+    app.translator  English <-> Chinese names of the lexicon concepts a text mentions (cross-language matching)
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -13,7 +14,7 @@ models and errors): the names re-exported below are what they use of the answer 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from storage.base import Catalog, VectorIndex
 from workspace_app.answer.export import answer_markdown, escape, grading_text
@@ -24,6 +25,7 @@ from workspace_app.config import Settings
 from workspace_app.documents.service import DocumentService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
+from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES
 from workspace_app.retrieval.search import SearchService
 from workspace_app.workspaces import WorkspaceService
@@ -46,6 +48,7 @@ class App:
     embedder: Embedder
     catalog: Catalog
     vectors: VectorIndex
+    translator: Translator = field(default_factory=NoTranslator)
 
     def close(self) -> None:
         """Close the catalog's connection (closing twice is harmless)."""

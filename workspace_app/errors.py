@@ -14,6 +14,7 @@
     ├── IngestionError                (500)
     ├── StorageError                  (503, retryable)
     ├── ModelUnavailableError         (503)
+    ├── EmbeddingModelMismatchError   (409)
     └── LlmUnavailableError           (503, retryable)
 """
 
@@ -100,6 +101,12 @@ class ModelUnavailableError(WorkspaceError):
     """The configured embedding or rerank model cannot be loaded."""
 
     status = 503
+
+
+class EmbeddingModelMismatchError(WorkspaceError):
+    """The workspace's vectors were made by another embedding model than the configured one (never mixed)."""
+
+    status = 409
 
 
 class LlmUnavailableError(WorkspaceError):

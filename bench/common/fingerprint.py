@@ -44,7 +44,11 @@ FINGERPRINT_DIRS = (
 # Query-time definitions (top-level names or `Class.member`), dropped in every fingerprinted file.
 QUERY_TIME = ("Embedder.embed_query", "SqliteCatalog.keyword_search", "SqliteChunks.keyword_search", "ChromaVectorIndex.query", "query_terms")
 # Query-time definitions whose name is common (the graph's own STOPWORDS decide what it extracts), by file.
-QUERY_TIME_IN_FILE = {"workspace_app/text/analyzer.py": ("STOPWORDS",)}
+QUERY_TIME_IN_FILE = {
+    "workspace_app/text/analyzer.py": ("STOPWORDS",),
+    # The concept translator only serves queries (retrieval's cross-language keyword list, answers' matching).
+    "workspace_app/graph/translation.py": ("ConceptNames", "_Matchers", "LexiconTranslator", "concept_names"),
+}
 FINGERPRINT_LIBS = ("pymupdf", "chromadb", "sentence-transformers", "transformers", "torch", "jieba")
 EMPTY = hashlib.sha256(b"").hexdigest()
 

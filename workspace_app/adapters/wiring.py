@@ -25,6 +25,7 @@ from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
+from workspace_app.graph.translation import LexiconTranslator
 from workspace_app.ingest.pipeline import ProgressCallback, StopCheck, ingest_document
 from workspace_app.models.documents import Document
 from workspace_app.retrieval.hybrid import HybridRetriever
@@ -80,21 +81,24 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
 
     jobs = Jobs(catalog, vectors, build_queue(settings), states, settings.queue, ingest)
     documents = DocumentService(catalog, vectors, files, states, jobs, settings.ingest, on_remove=[graph.remove_document])
-    retriever = HybridRetriever(embedder, vectors, catalog, settings.retrieval, build_reranker(settings.retrieval))
+    translator = LexiconTranslator()
+    retriever = HybridRetriever(
+        embedder, vectors, catalog, settings.retrieval, build_reranker(settings.retrieval), translator
+    )
     search = SearchService(catalog, retriever, settings.retrieval.top_k)
     answers = AnswerService(
         settings=settings, catalog=catalog, search=search, embedder=embedder, graph=graph,
         source=StoredDocumentSource(documents), chats=catalog, notes=catalog,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
-    return App(settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors)
+    return App(settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors, translator)
 
 
 def build_vectors(settings: Settings) -> VectorIndex:
     """The vector index the settings choose (`storage.vector_backend`)."""
     if settings.storage.vector_backend == "chroma":
         path, url = chroma_location(settings)
-        return ChromaVectorIndex(open_chroma(path, url))
+        return ChromaVectorIndex(open_chroma(path, url), settings.embedding.model)
     raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
 
 

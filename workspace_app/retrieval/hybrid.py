@@ -1,4 +1,10 @@
-"""Hybrid retrieval: dense (vector index) and sparse (BM25) candidates fused (z-score or reciprocal rank fusion)."""
+"""Hybrid retrieval: dense (vector index) and sparse (BM25) candidates fused (z-score or reciprocal rank fusion).
+
+Cross-language: the `Translator` gives the other-language names of the concepts a query names (an English
+question's Chinese names, a Chinese question's English names); they are searched in the keyword index as a
+second BM25 list (`sparse_translated`) fused beside the others, so an English question reaches a Chinese
+guideline's passages and the reverse.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,14 @@ from storage.base import ChunkRepository, VectorIndex
 from workspace_app.config import RetrievalSettings
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.documents import Chunk
+from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.fusion import Fused, fuse_rankings, fuse_scores
 from workspace_app.retrieval.rerank import Reranker
 from workspace_app.text.analyzer import expand_with_abbreviations, query_terms
 from workspace_app.text.cjk import is_mostly_cjk
+
+
+TRANSLATED = "sparse_translated"
 
 
 @dataclass
@@ -30,13 +40,14 @@ class HybridRetriever:
 
     def __init__(
         self, embedder: Embedder, vectors: VectorIndex, chunks: ChunkRepository, settings: RetrievalSettings,
-        reranker: Reranker | None = None,
+        reranker: Reranker | None = None, translator: Translator | None = None,
     ) -> None:
         self._embedder = embedder
         self._vectors = vectors
         self._chunks = chunks
         self._settings = settings
         self._reranker = reranker
+        self.translator: Translator = translator or NoTranslator()
 
     def search(
         self, workspace_id: str, query: str, top_k: int, document_ids: Sequence[str] | None, methods: Sequence[str] = ("dense", "sparse")
@@ -55,6 +66,11 @@ class HybridRetriever:
             started = time.perf_counter()
             terms = expand_with_abbreviations(query, query_terms(query), self._chunks.workspace_abbreviations(workspace_id))
             scored["sparse"] = self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
+            translated = self._translated_terms(query, terms) if self._weights(query)[TRANSLATED] > 0 else []
+            if translated:
+                scored[TRANSLATED] = self._chunks.keyword_search(
+                    workspace_id, translated, self._settings.sparse_k, document_ids
+                )
             timings["sparse"] = _ms(started)
         started = time.perf_counter()
         candidates = self._chunks.get_chunks(list(dict.fromkeys(cid for items in scored.values() for cid, _ in items)))
@@ -77,10 +93,20 @@ class HybridRetriever:
         fused = fuse_scores(scored, self._weights(query))
         return sorted(fused, key=lambda entry: candidates[entry[0]].kind != "body")  # stable: order kept
 
+    def _translated_terms(self, query: str, terms: list[str]) -> list[str]:
+        """Keyword terms of the other-language names of the query's concepts that the query lacks."""
+        names = self.translator.other_language(query)
+        present = set(terms)
+        return [term for term in query_terms(" ".join(names)) if term not in present]
+
     def _weights(self, query: str) -> dict[str, float]:
-        """Method weights; Chinese queries use their own dense weight (the default embedder is English-only)."""
-        dense = self._settings.dense_weight_cjk if is_mostly_cjk(query) else self._settings.dense_weight
-        return {"dense": dense, "sparse": self._settings.sparse_weight}
+        """Method weights; Chinese queries use their own dense and translated weights (the default embedder is
+        English-only, so their Chinese sources have the BM25 ranking alone to hold them against English ones)."""
+        settings = self._settings
+        if is_mostly_cjk(query):
+            return {"dense": settings.dense_weight_cjk, "sparse": settings.sparse_weight,
+                    TRANSLATED: settings.translated_weight_cjk}
+        return {"dense": settings.dense_weight, "sparse": settings.sparse_weight, TRANSLATED: settings.translated_weight}
 
     def _rerank(self, query: str, ranked: list[RankedChunk]) -> list[RankedChunk]:
         assert self._reranker is not None

@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 
 from workspace_app.models.documents import SearchHit, SearchResult
+from workspace_app.retrieval.bilingual import Translator
 from workspace_app.retrieval.hybrid import HybridRetriever
 from workspace_app.retrieval.scope import Scope, ScopeCatalog, search_scope
 
@@ -19,6 +20,11 @@ class SearchService:
         self._catalog = catalog
         self._retriever = retriever
         self._default_top_k = default_top_k
+
+    @property
+    def translator(self) -> Translator:
+        """The retriever's English <-> Chinese concept names (the answer package matches quotes with it)."""
+        return self._retriever.translator
 
     def search(
         self, workspace: str, query: str, top_k: int | None = None, documents: Sequence[str] | None = None,

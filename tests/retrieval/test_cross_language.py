@@ -1,0 +1,68 @@
+"""Cross-language search on real guideline pages: an English question finds the Chinese guideline's passage and a
+Chinese question the English guideline's, through the lexicon's names of the question's concepts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+WOMEN = "women-p10-11.pdf"  # mosca-2011 pages 10-11: warfarin INR 2.0 to 3.0 in atrial fibrillation (page 11)
+CHINESE = "zh-acute-af-p5-6.pdf"  # zh-acute-af-ed-2024 pages 5-6: rate control, IV metoprolol dosing (page 6)
+SYNCOPE = "syncope-p11.pdf"  # shen-2017 page 11: the initial evaluation of syncope
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Iterator[Any]:
+    built = build(tmp_path_factory.mktemp("xling") / "data")
+    built.workspaces.create("Xling")
+    sources = {
+        WOMEN: excerpt("mosca-2011-women-cvd.pdf", 10, 11),
+        CHINESE: excerpt("zh-acute-af-ed-2024.pdf", 5, 6),
+        SYNCOPE: excerpt("shen-2017-syncope.pdf", 11, 11),
+    }
+    for name, path in sources.items():
+        assert built.documents.ingest("Xling", path, name).status == "ready"
+    yield built
+
+
+def _top(app: Any, question: str) -> Any:
+    return app.search.search("Xling", question, top_k=3).hits[0]
+
+
+def test_an_english_question_finds_the_chinese_passage(app: Any) -> None:
+    hit = _top(app, "When IV metoprolol tartrate is used to control the ventricular rate in AF, what is the single dose?")
+    assert hit.document_name == CHINESE and hit.chunk.page_start <= 2 <= hit.chunk.page_end
+    assert "美托洛尔" in hit.chunk.text
+    assert hit.ranks["sparse_translated"] is not None
+
+
+@pytest.mark.parametrize(("question", "document", "page", "word"), [
+    ("慢性或阵发性房颤的女性患者服用华法林，INR目标范围是多少？", WOMEN, 2, "warfarin"),
+    ("高危女性有阿司匹林适应证但不能耐受阿司匹林，应换用哪种抗血小板药物？", WOMEN, 2, "clopidogrel"),
+    ("晕厥患者初始评估时行静息12导联心电图检查，推荐级别和证据水平是什么？", SYNCOPE, 1, "electrocardiogram"),
+])
+def test_a_chinese_question_finds_the_english_passage(app: Any, question: str, document: str, page: int, word: str) -> None:
+    # Chinese questions have no dense ranking (the default embedder is English-only) and their translated list
+    # weighs less than their own BM25 list, so the Chinese guideline's nearest passage may stay first.
+    hits = app.search.search("Xling", question, top_k=3).hits
+    found = [h for h in hits if h.document_name == document and h.chunk.page_start <= page <= h.chunk.page_end]
+    assert found and word in found[0].chunk.text.lower()
+    assert found[0].ranks["sparse_translated"] is not None
+
+
+def test_without_translation_the_english_question_stays_in_english(app: Any) -> None:
+    settings = app.settings.retrieval
+    settings.translated_weight = 0.0
+    try:
+        hits = app.search.search("Xling", "metoprolol dose for ventricular rate control in AF", top_k=3).hits
+    finally:
+        settings.translated_weight = 1.0
+    assert all("sparse_translated" not in hit.ranks for hit in hits)
+
+
+def test_the_app_and_the_search_hand_out_the_translator(app: Any) -> None:
+    assert app.translator is app.search.translator
+    assert "华法林" in app.translator.other_language("warfarin")
