@@ -88,7 +88,7 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
     search = SearchService(catalog, retriever, settings.retrieval.top_k)
     answers = AnswerService(
         settings=settings, catalog=catalog, search=search, embedder=embedder, graph=graph,
-        source=StoredDocumentSource(documents), chats=catalog, notes=catalog,
+        source=StoredDocumentSource(documents), chats=catalog, notes=catalog, translator=translator,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
     return App(settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors, translator)

@@ -23,6 +23,7 @@ from workspace_app.answer.answerability import asks_grading
 from workspace_app.answer.quotes import quotable
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
+from workspace_app.text.cjk import has_cjk
 from workspace_app.text.grades import grading_in
 from workspace_app.text.sentences import Span, split_sentences
 from workspace_app.text.terms import Coverage, content_terms, loose
@@ -222,13 +223,17 @@ class ExtractiveAnswerer:
         for c in candidates:
             c.score = (w.coverage * c.coverage + w.context * c.context_coverage + w.prior * c.prior
                        + w.numeric * c.numeric + w.graded * c.graded)
-        if language != "en":
-            # Without a Chinese embedder the lexical part carries the whole weight.
-            scale = 1.0 / (1.0 - w.semantic)
-            for c in candidates:
+        # The default embedder is English-only: for a Chinese question, or a Chinese sentence answering an English
+        # one, the lexical part carries the whole weight.
+        scale = 1.0 / (1.0 - w.semantic)
+        for c in candidates:
+            if language != "en" or has_cjk(c.span.text):
                 c.score *= scale
+        if language != "en":
             return
-        pool = sorted(candidates, key=lambda c: -c.score)[: w.semantic_pool]
+        pool = sorted((c for c in candidates if not has_cjk(c.span.text)), key=lambda c: -c.score)[: w.semantic_pool]
+        if not pool:
+            return
         vectors = self._embedder.embed_passages([c.span.text for c in pool])
         query = self._embedder.embed_query(question)
         for c, similarity in zip(pool, np.asarray(vectors) @ query, strict=True):

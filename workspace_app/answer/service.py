@@ -34,6 +34,7 @@ from workspace_app.errors import ChatNotFoundError, DocumentNotFoundError, Works
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, Turn
 from workspace_app.models.documents import Workspace
 from workspace_app.models.graph import Entity
+from workspace_app.retrieval.bilingual import Translator
 from workspace_app.retrieval.graph_query import GraphQuery
 from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetrieval, ModeRetriever, entity_refs
 from workspace_app.retrieval.scope import Scope, ScopeCatalog, answer_scope, find_workspace
@@ -64,7 +65,7 @@ class AnswerService:
     def __init__(
         self, *, settings: Settings, catalog: AnswerCatalog, search: SearchService, embedder: Embedder,
         graph: GraphQuery | None, source: EvidenceSource, chats: ChatRepository, notes: NoteRepository,
-        llm: LlmAnswerer | None = None, translate: Callable[[str], Sequence[str]] | None = None,
+        llm: LlmAnswerer | None = None, translator: Translator | None = None,
     ) -> None:
         self.catalog = catalog
         self.embedder = embedder
@@ -73,7 +74,8 @@ class AnswerService:
         self.notes = notes
         self.extractive = ExtractiveAnswerer(embedder)
         self.rules = AnswerabilityRules()
-        self.translate = translate
+        # The other language's names of what a text mentions (the graph lexicon), for cross-language answers.
+        self.translate = translator.other_language if translator is not None else None
         self.evidence_blocks = EVIDENCE_BLOCKS
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
