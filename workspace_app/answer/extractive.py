@@ -58,16 +58,24 @@ class Candidate:
 
 class EitherLanguage(Coverage):
     """How much of a question a text covers in the question's words, or in the other language's names of the
-    concepts it mentions (an English question over a Chinese passage), the latter slightly discounted."""
+    concepts it mentions: the mean of the names' share found and of the question's weight covered (its own words
+    found, such as numbers and abbreviations, plus each name found weighing an average term), discounted."""
 
     def __init__(self, own: Coverage, names: Sequence[str], discount: float) -> None:
         super().__init__(own.terms, own.weights)
-        self._other = Coverage([loose(name) for name in names if loose(name)], {})
+        self._names = [loose(name) for name in names if loose(name)]
+        self._other = Coverage(self._names, {})
         self._discount = discount
 
     def of(self, text: str) -> float:
         """The better of the two coverages."""
-        return max(super().of(text), self._discount * self._other.of(text))
+        own = super().of(text)
+        if not self._names or not self.terms:
+            return own
+        average = self.total / len(self.terms)
+        found = self._other.of(text)
+        combined = min(1.0, own + found * len(self._names) * average / self.total)
+        return max(own, self._discount * (found + combined) / 2)
 
 
 @dataclass(frozen=True)
