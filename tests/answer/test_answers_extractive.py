@@ -48,13 +48,17 @@ def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(app: App) -> N
     rows = dev_questions({ARNETT, CHINESE})
     assert len(rows) == 13
     first = any_hit = refused = 0
+    misses = []
     for row in rows:
         answer = app.answers.ask("Dev", row["question"])
         if answer.refused:
             refused += 1
+            misses.append((row["id"], "refused"))
             continue
         assert answer.answerer == "extractive" and answer.grounded and answer.language == row["lang"]
         first += on_gold_page(answer.citations[0], row)
+        if not on_gold_page(answer.citations[0], row):
+            misses.append((row["id"], answer.citations[0].page_start, answer.text[:80]))
         any_hit += any(on_gold_page(c, row) for c in answer.citations)
         for paragraph in answer.text.split("\n\n"):
             assert re.search(r"\[\d+\]", paragraph), f"uncited sentence: {paragraph}"
@@ -63,9 +67,9 @@ def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(app: App) -> N
             assert flat(citation.quote) in flat(chunk.text), "quotes are verbatim"
             assert citation.rects and citation.chunk_rects
         assert [c.n for c in answer.citations] == list(range(1, len(answer.citations) + 1))
-    assert refused <= 2, "false refusals (the benchmark holds the 0.10 target on the five dev PDFs)"
-    # The targets (0.80 / 0.90 on all 40 questions) are held by `python -m bench.answers`; here: a sane floor.
-    assert first / len(rows) >= 0.7 and any_hit / len(rows) >= 0.75, (first, any_hit)
+    assert refused <= 2, f"false refusals (the benchmark holds the 0.05 target on the five dev PDFs): {misses}"
+    # The targets are held by `python -m bench.answers`; here: a sane floor.
+    assert first / len(rows) >= 0.7 and any_hit / len(rows) >= 0.75, (first, any_hit, misses)
 
 
 def test_unanswerable_questions_are_refused_in_their_language(app: App) -> None:

@@ -113,7 +113,7 @@ class ExtractiveWeights:
     refuse_below: float = 0.40
     refuse_below_zh: float = 0.40
     evidence_coverage_min: float = 0.30
-    lead_ratio: float = 0.75
+    lead_ratio: float = 0.5
     translated: float = 0.9
     part_floor: float = 0.2
     part_coverage: float = 0.3
