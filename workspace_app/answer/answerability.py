@@ -199,13 +199,13 @@ def _gives(wants: str, text: str) -> bool:
     return bool(_NUMBER.search(text))
 
 
-def _named(term: str, words: set[str], flat: str) -> bool:
+def _named(term: str, words: frozenset[str], flat: str) -> bool:
     if is_cjk_term(term) or len(term) >= 6:
         return term in flat or term in words
     return term in words
 
 
-def _named_form(form: str, words: set[str], flat: str) -> bool:
+def _named_form(form: str, words: frozenset[str], flat: str) -> bool:
     key = loose(form)
     if not key:
         return False

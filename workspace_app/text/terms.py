@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping
 
 from workspace_app.text.analyzer import STOPWORDS, analyze
@@ -64,11 +65,16 @@ def content_terms(text: str, *, drop_question_words: bool = False) -> dict[str, 
     return seen
 
 
-def evidence_terms(text: str) -> set[str]:
-    """The stemmed English terms of an evidence text (Chinese is matched by substring instead)."""
-    return {stem(term) for term in analyze(normalize(text)) if not is_cjk_term(term)}
+@lru_cache(maxsize=8192)
+def evidence_terms(text: str) -> frozenset[str]:
+    """The stemmed English terms of an evidence text (Chinese is matched by substring instead).
+
+    Remembered: an answer measures the same evidence sentences against the question and each of its parts.
+    """
+    return frozenset(stem(term) for term in analyze(normalize(text)) if not is_cjk_term(term))
 
 
+@lru_cache(maxsize=8192)
 def loose(text: str) -> str:
     """Letters, digits and CJK only, NFKC and lower case: for tolerant substring matching."""
     return "".join(ch for ch in normalize(text) if ch.isalnum())
@@ -98,7 +104,7 @@ class Coverage:
         return [t for t in self.terms if not _present(t, words, flat)]
 
 
-def _present(term: str, words: set[str], flat: str) -> bool:
+def _present(term: str, words: frozenset[str], flat: str) -> bool:
     """Chinese terms and longer English stems also match inside the loose text (end-of-line hyphens split words)."""
     if is_cjk_term(term) or len(term) >= 6:
         return term in flat or term in words
