@@ -16,7 +16,8 @@ from typing import Any
 import pymupdf
 
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
-from workspace_app.ingest.layout import ParsedDocument, TextLine, needs_space
+from workspace_app.ingest.glyphs import FontEncodings, recover_page
+from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
 from workspace_app.text.grades import is_class_cell, table_cell_recommendation
 
@@ -29,10 +30,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # diamond); read as text they put a stray "n " before every list item.
 _BULLET_GLYPHS = frozenset("nlquvw■▪●•◦")
 _NOT_AFTER_BULLET = re.compile(r"\s*[=<>≤≥)\]:,.a-z]")
-# Elsevier's ACC/AHA typesetting draws "≥" and "≤" with a symbol font whose glyphs are named "$" and "#", so
-# the text layer reads "LDL-C $190 mg/dL". A font that draws nothing else on the page is that font.
-_COMPARISON_GLYPHS = {"$": "≥", "#": "≤"}
-_COMPARISON_TABLE = str.maketrans(_COMPARISON_GLYPHS)
 
 PageCallback = Callable[[int, int], None]
 
@@ -64,9 +61,11 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
     doc = open_pdf(path, display_name)
     try:
         metadata_title = _clean(str((doc.metadata or {}).get("title") or ""))
-        pages = list(_read_pages(doc, display_name, on_page))
+        read = list(_read_pages(doc, display_name, on_page))
     finally:
         doc.close()
+    pages = [lines for lines, _ in read]
+    set_aside = {number: count for number, (_, count) in enumerate(read, start=1) if count.total}
     empty = [number for number, lines in enumerate(pages, start=1) if not lines]
     if len(empty) == len(pages):
         raise ImageOnlyPdfError(
@@ -75,8 +74,18 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
         )
     drop = _running_furniture(pages)
     ordered = [_page_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
+    for line in (line for lines in pages for line in lines if _furniture_key(line) in drop):
+        set_aside.setdefault(line.page, GlyphCount()).add(line.glyphs)
     title = metadata_title if _meaningful_title(metadata_title) else _first_page_title(pages)
-    return ParsedDocument(build_paragraphs(ordered), len(pages), empty, title)
+    return ParsedDocument(build_paragraphs(ordered), len(pages), empty, title, _glyphs_by_page(ordered), set_aside)
+
+
+def _glyphs_by_page(pages: list[list[TextLine]]) -> dict[int, GlyphCount]:
+    """The symbol-font glyphs of the lines that make the text, per page."""
+    counts: dict[int, GlyphCount] = {}
+    for line in (line for lines in pages for line in lines if line.glyphs.total):
+        counts.setdefault(line.page, GlyphCount()).add(line.glyphs)
+    return counts
 
 
 def _meaningful_title(title: str) -> bool:
@@ -97,52 +106,51 @@ def _first_page_title(pages: list[list[TextLine]]) -> str:
     return " ".join(line.text for line in title_lines)[:200]
 
 
-def _read_pages(doc: pymupdf.Document, display_name: str, on_page: PageCallback | None) -> Iterator[list[TextLine]]:
+def _read_pages(
+    doc: pymupdf.Document, display_name: str, on_page: PageCallback | None
+) -> Iterator[tuple[list[TextLine], GlyphCount]]:
+    """Each page's lines, and the symbol-font glyphs of the lines left out (rotated or empty)."""
     total = doc.page_count
+    encodings = FontEncodings(doc)
     for index in range(total):
         try:
             page = doc.load_page(index)
             raw = page.get_text("dict", flags=_TEXT_FLAGS)
+            recover_page(page, raw, encodings, _TEXT_FLAGS)
         except Exception as exc:
             raise CorruptPdfError(
                 f"{display_name}: page {index + 1} cannot be read (the file is damaged). "
                 "Export it again as PDF and upload it once more."
             ) from exc
-        yield _tag_recommendation_cells(_merge_fragments(_attach_drop_capitals(list(_raw_lines(raw, index + 1)))))
+        set_aside = GlyphCount()
+        lines = list(_raw_lines(raw, index + 1, set_aside))
+        yield _tag_recommendation_cells(_merge_fragments(_attach_drop_capitals(lines))), set_aside
         if on_page is not None:
             on_page(index + 1, total)
 
 
-def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
-    drawn = _drawn_by_font(raw)
-    bullet_fonts, comparison_fonts = _bullet_fonts(drawn), _comparison_fonts(drawn)
+def _raw_lines(raw: dict[str, Any], page_number: int, set_aside: GlyphCount) -> Iterator[TextLine]:
+    bullet_fonts = _bullet_fonts(_drawn_by_font(raw))
     for number, block in enumerate(raw.get("blocks", [])):
         if block.get("type") != 0:
             continue
         for line in block["lines"]:
+            glyphs = line.get("glyphs", GlyphCount())
             dx, dy = line["dir"]
-            if abs(dy) > 0.05 or dx <= 0:
-                continue  # rotated margin notes ("Downloaded from ...")
             spans = [span for span in line["spans"] if span["text"].strip()]
-            if not spans:
-                continue
-            text = _clean(_line_text(line["spans"], bullet_fonts, comparison_fonts))
-            if not text:
+            text = _clean(_line_text(line["spans"], bullet_fonts)) if spans else ""
+            if abs(dy) > 0.05 or dx <= 0 or not text:
+                set_aside.add(glyphs)  # rotated margin notes ("Downloaded from ..."), empty lines
                 continue
             main = max(spans, key=lambda span: len(span["text"].strip()))
             x0, y0, x1, y1 = line["bbox"]
             bold = bool(main["flags"] & pymupdf.TEXT_FONT_BOLD) or bool(_BOLD_FONT.search(main["font"]))
-            yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number)
+            yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number, glyphs=glyphs)
 
 
 def _bullet_fonts(drawn: dict[str, set[str]]) -> set[str]:
     """Fonts that draw nothing on the page but one bullet-like character: dingbat fonts used for lists."""
     return {font for font, texts in drawn.items() if texts <= _BULLET_GLYPHS and "ital" not in font.lower()}
-
-
-def _comparison_fonts(drawn: dict[str, set[str]]) -> set[str]:
-    """Fonts that draw nothing on the page but "$" and "#": symbol fonts standing in for "≥" and "≤"."""
-    return {font for font, texts in drawn.items() if set("".join(texts)) <= _COMPARISON_GLYPHS.keys()}
 
 
 def _drawn_by_font(raw: dict[str, Any]) -> dict[str, set[str]]:
@@ -156,12 +164,10 @@ def _drawn_by_font(raw: dict[str, Any]) -> dict[str, set[str]]:
     return drawn
 
 
-def _line_text(spans: list[dict[str, Any]], bullet_fonts: set[str], comparison_fonts: set[str]) -> str:
+def _line_text(spans: list[dict[str, Any]], bullet_fonts: set[str]) -> str:
     """The line's text, with a dingbat bullet that starts it written as "•" (not when what follows reads like
-    an italic variable: "n = 40", "n)") and the glyphs of a comparison font as "≥" and "≤"."""
-    parts = [
-        span["text"].translate(_COMPARISON_TABLE) if span["font"] in comparison_fonts else span["text"] for span in spans
-    ]
+    an italic variable: "n = 40", "n)")."""
+    parts = [span["text"] for span in spans]
     first = next((i for i, span in enumerate(spans) if span["text"].strip()), None)
     if first is not None and spans[first]["font"] in bullet_fonts:
         rest = "".join(parts[first + 1 :])
@@ -225,6 +231,7 @@ def _attach_drop_capitals(lines: list[TextLine]) -> list[TextLine]:
             if beside:
                 first = min(beside, key=lambda other: other.y0)
                 first.text = line.text + first.text
+                first.glyphs.add(line.glyphs)
                 first.x0 = line.x0
                 continue
         kept.append(line)
@@ -245,6 +252,7 @@ def _merge_fragments(lines: list[TextLine]) -> list[TextLine]:
             continue
         joiner = " " if (line.x0 - target.x1 > 0.2 * max(target.size, 1)) and needs_space(target.text, line.text) else ""
         target.text += joiner + line.text
+        target.glyphs.add(line.glyphs)
         target.x1 = max(target.x1, line.x1)
         target.y0, target.y1 = min(target.y0, line.y0), max(target.y1, line.y1)
     return merged
