@@ -126,9 +126,9 @@ def comparison_fonts(raw: dict[str, Any]) -> set[str]:
 def read_glyph(font: str, char: str, glyph_names: dict[int, str], comparison: bool) -> str | None:
     """What a suspect character draws, or None when neither its glyph name nor its font tell."""
     code = ord(char)
-    if code < 256 and (name := glyph_names.get(code)):
-        if found := _PI_NAMES.get(name) or _known(_FONT_NAMES, font).get(name):
-            return found
+    name = glyph_names.get(code, "") if code < 256 else ""
+    if found := _PI_NAMES.get(name) or _known(_FONT_NAMES, font).get(name):
+        return found
     if found := _known(_FONT_CHARS, font).get(char):
         return found
     if comparison and char in _COMPARISON_GLYPHS:
