@@ -44,6 +44,7 @@ class TextLine:
     block: int = -1
     recommendation: tuple[str, str] | None = None
     glyphs: GlyphCount = field(default_factory=GlyphCount)
+    ends_row: bool = False  # the last line of a table row: the next line starts a new paragraph
 
     @property
     def height(self) -> float:

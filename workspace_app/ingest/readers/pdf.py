@@ -17,10 +17,10 @@ import pymupdf
 
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
 from workspace_app.ingest.glyphs import FontEncodings, recover_page
+from workspace_app.ingest.grade_cells import attach_grade_cells, stands_apart, tag_recommendation_cells
 from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
 from workspace_app.ingest.reading_order import page_order
-from workspace_app.text.grades import is_class_cell, table_cell_recommendation
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
@@ -125,7 +125,8 @@ def _read_pages(
             ) from exc
         set_aside = GlyphCount()
         lines = list(_raw_lines(raw, index + 1, set_aside))
-        yield _tag_recommendation_cells(_merge_fragments(_attach_drop_capitals(lines))), set_aside
+        rows = attach_grade_cells(_merge_fragments(_attach_drop_capitals(lines)))
+        yield tag_recommendation_cells(rows), set_aside
         if on_page is not None:
             on_page(index + 1, total)
 
@@ -182,41 +183,6 @@ def _clean(text: str) -> str:
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
-def _tag_recommendation_cells(lines: list[TextLine]) -> list[TextLine]:
-    """Give the statement beside each class/level cell ("IIa B-NR") that class and level.
-
-    Tables put the cells beside the statement, so reading order alone may part them; the nearest text line
-    on the same row (left or right of the cells) is the statement.
-    """
-    for cell, found in _recommendation_cells(lines):
-        beside = [
-            line for line in lines
-            if len(line.text) > 15 and (line.x0 >= cell.x1 or line.x1 <= cell.x0) and abs(line.y_mid - cell.y_mid) < 24
-        ]
-        if beside:
-            target = min(beside, key=lambda line: (abs(line.y_mid - cell.y_mid), line.x0 < cell.x0))
-            target.recommendation = found
-    return lines
-
-
-def _recommendation_cells(lines: list[TextLine]) -> Iterator[tuple[TextLine, tuple[str, str]]]:
-    """Lines holding only a class and a level, or a class cell with its level cell beside it on the row."""
-    for line in lines:
-        found = table_cell_recommendation(line.text)
-        if found and found.recommendation_class and found.evidence_level:
-            yield line, (found.recommendation_class, found.evidence_level)
-            continue
-        if not is_class_cell(line.text):
-            continue
-        for level in lines:
-            if level is line or not (0 < level.x0 - line.x1 < 80) or abs(level.y_mid - line.y_mid) > 2:
-                continue
-            pair = table_cell_recommendation(f"{line.text} {level.text}")
-            if pair and pair.recommendation_class and pair.evidence_level:
-                cell = TextLine(line.page, line.x0, min(line.y0, level.y0), level.x1, max(line.y1, level.y1), "", line.size, False)
-                yield cell, (pair.recommendation_class, pair.evidence_level)
-
-
 def _attach_drop_capitals(lines: list[TextLine]) -> list[TextLine]:
     """Put a large initial letter ("S" of "Substantial") back in front of the line it starts."""
     if not lines:
@@ -265,6 +231,8 @@ def _continues(left: TextLine, right: TextLine) -> bool:
         return False
     gap = right.x0 - left.x1
     size = max(left.size, right.size, 4.0)
+    if stands_apart(left, right, gap):
+        return False
     if left.block == right.block >= 0:
         return -1.0 <= gap <= 2.5 * size  # words of a justified line that pymupdf returned one by one
     # Column gutters can be narrow: only a short piece or a change of size (a superscript) is joined.
