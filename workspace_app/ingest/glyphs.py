@@ -10,6 +10,7 @@ A control character that draws no ink is a blank; any other glyph that cannot be
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -64,6 +65,7 @@ def _known(table: dict[str, dict[str, str]], font: str) -> dict[str, str]:
     return next((v for k, v in table.items() if len(font) >= 20 and k.startswith(font)), {})
 
 
+@functools.lru_cache(maxsize=512)
 def is_symbol_font(font: str) -> bool:
     """Whether a font (by its name in the text layer) draws symbols rather than text."""
     return bool(_SYMBOL_FONT.search(font)) or bool(_known(_FONT_CHARS, font)) or bool(_known(_FONT_NAMES, font))
@@ -88,7 +90,7 @@ class FontEncodings:
             if xref > 0 and xref not in self._by_xref:
                 self._by_xref[xref] = _differences(self._doc, xref)
             name = basefont.split("+", 1)[-1]
-            fonts.setdefault(name, {}).update({k: v for k, v in self._by_xref.get(xref, {}).items()})
+            fonts.setdefault(name, {}).update(self._by_xref.get(xref, {}))
         return fonts
 
 
@@ -113,7 +115,8 @@ def _differences(doc: pymupdf.Document, xref: int) -> dict[int, str]:
 
 
 def comparison_fonts(raw: dict[str, Any]) -> set[str]:
-    """Unknown fonts that draw nothing on the page but "$" and "#": symbol fonts standing in for ≥ and ≤."""
+    """Unknown fonts that draw nothing on the page but "$" and "#": standing in for ≥ and ≤ when the font is a
+    symbol font (only symbol fonts' characters are read back: a text font's "$" stays a dollar)."""
     drawn: dict[str, set[str]] = {}
     for block in raw.get("blocks", []):
         for line in block.get("lines", []):
