@@ -16,6 +16,7 @@ from typing import Any
 import pymupdf
 import pytest
 
+from workspace_app.ingest.glyphs import FontEncodings, recover_page
 from workspace_app.ingest.readers.pdf import parse_pdf
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
@@ -35,9 +36,12 @@ def squashed(text: str) -> str:
 
 
 def raw_lines(page: pymupdf.Page) -> list[tuple[tuple[float, float, float, float], str, float]]:
-    """Horizontal text lines of a page as pymupdf returns them: (bbox, text, size of first span)."""
+    """Horizontal text lines of a page as pymupdf returns them, symbol-font glyphs read back as ingestion reads
+    them ("\x01" of MathematicalPi-One as "≥"): (bbox, text, size of first span)."""
     lines = []
-    for block in page.get_text("dict")["blocks"]:
+    raw = page.get_text("dict")
+    recover_page(page, raw, FontEncodings(page.parent), pymupdf.TEXTFLAGS_DICT)
+    for block in raw["blocks"]:
         for line in block.get("lines", []):
             text = "".join(span["text"] for span in line["spans"]).strip()
             if text and line["dir"] == (1.0, 0.0):
@@ -348,15 +352,17 @@ def test_symbol_font_comparisons_read_as_greater_or_less_equal(excerpt: Callable
 
 
 def test_dollar_signs_of_text_fonts_stay_dollars() -> None:
-    from workspace_app.ingest.readers.pdf import _comparison_fonts, _drawn_by_font, _line_text
+    from workspace_app.ingest.glyphs import comparison_fonts, recover_span
 
-    raw = {"blocks": [{"lines": [{"spans": [
+    spans = [
         {"text": "costs ", "font": "Times"}, {"text": "$", "font": "Times"}, {"text": "5,000 for LDL-C ", "font": "Times"},
         {"text": "$", "font": "Sym"}, {"text": "190", "font": "Times"}, {"text": " #", "font": "Sym"},
-    ]}]}]}
-    fonts = _comparison_fonts(_drawn_by_font(raw))
+    ]
+    fonts = comparison_fonts({"blocks": [{"lines": [{"spans": spans}]}]})
     assert fonts == {"Sym"}
-    assert _line_text(raw["blocks"][0]["lines"][0]["spans"], set(), fonts) == "costs $5,000 for LDL-C ≥190 ≤"
+    for span in spans:
+        recover_span(span, {}, span["font"] in fonts, lambda index: True)
+    assert "".join(span["text"] for span in spans) == "costs $5,000 for LDL-C ≥190 ≤"
 
 
 @pytest.mark.parametrize(
@@ -392,7 +398,7 @@ def test_an_italic_variable_n_is_not_taken_for_a_bullet() -> None:
     from workspace_app.ingest.readers.pdf import _line_text
 
     fonts = {"Dingbats"}
-    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " = 40 patients", "font": "Times"}], fonts, set()) == (
+    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " = 40 patients", "font": "Times"}], fonts) == (
         "n = 40 patients"
     )
-    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " Classic OH", "font": "Times"}], fonts, set()) == "• Classic OH"
+    assert _line_text([{"text": "n", "font": "Dingbats"}, {"text": " Classic OH", "font": "Times"}], fonts) == "• Classic OH"

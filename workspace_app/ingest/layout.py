@@ -8,6 +8,28 @@ from workspace_app.text.cjk import WIDE_CHAR
 
 
 @dataclass
+class GlyphCount:
+    """Symbol-font glyphs of some text: read back, already right, marked unreadable, or empty (a blank)."""
+
+    recovered: int = 0
+    kept: int = 0
+    flagged: int = 0
+    blank: int = 0
+
+    def add(self, other: GlyphCount) -> None:
+        """Add another count to this one."""
+        self.recovered += other.recovered
+        self.kept += other.kept
+        self.flagged += other.flagged
+        self.blank += other.blank
+
+    @property
+    def total(self) -> int:
+        """Every glyph counted."""
+        return self.recovered + self.kept + self.flagged + self.blank
+
+
+@dataclass
 class TextLine:
     """One visual line of text on a page (1-based), in PDF points with a top-left origin."""
 
@@ -21,6 +43,8 @@ class TextLine:
     bold: bool
     block: int = -1
     recommendation: tuple[str, str] | None = None
+    glyphs: GlyphCount = field(default_factory=GlyphCount)
+    ends_row: bool = False  # the last line of a table row: the next line starts a new paragraph
 
     @property
     def height(self) -> float:
@@ -95,3 +119,11 @@ class ParsedDocument:
     page_count: int
     pages_without_text: list[int]
     title: str = ""
+    # Per page: symbol-font glyphs in the text, and in lines set aside (running headers, rotated margin notes).
+    glyphs: dict[int, GlyphCount] = field(default_factory=dict)
+    glyphs_set_aside: dict[int, GlyphCount] = field(default_factory=dict)
+
+    @property
+    def flagged_pages(self) -> list[int]:
+        """Pages whose text holds a glyph that could not be read (shown as the marker)."""
+        return sorted(page for page, count in self.glyphs.items() if count.flagged)

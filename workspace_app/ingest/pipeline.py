@@ -24,6 +24,7 @@ from workspace_app.config import IngestSettings
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import FileTooLargeError, IngestionError, WorkspaceError
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
+from workspace_app.ingest.glyphs import MARKER
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
@@ -144,6 +145,7 @@ def ingest_document(
                 "Split it into parts or raise WORKSPACE_INGEST__MAX_PAGES."
             )
         states.parsed(document.id, parsed.page_count, parsed.pages_without_text)
+        _log_unreadable_glyphs(document, parsed)
         track("chunking", 0, 1)
         records = _build_chunks(document, parsed, embedder, settings)
         chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts(records))
@@ -195,6 +197,14 @@ def _build_chunks(document: Document, parsed: ParsedDocument, embedder: Embedder
     if not drafts:
         raise IngestionError(f"{document.name} contains no text that can be searched.")
     return [_chunk(document, ordinal, draft) for ordinal, draft in enumerate(drafts)]
+
+
+def _log_unreadable_glyphs(document: Document, parsed: ParsedDocument) -> None:
+    """Say where the text holds glyphs no table could read (they are in the chunks as the marker)."""
+    if parsed.flagged_pages:
+        count = sum(parsed.glyphs[page].flagged for page in parsed.flagged_pages)
+        log.warning("%s: %d glyphs could not be read, shown as %s on pages %s", document.name, count, MARKER,
+                    ", ".join(map(str, parsed.flagged_pages)))
 
 
 def _abbreviations(records: list[Chunk]) -> dict[str, str]:

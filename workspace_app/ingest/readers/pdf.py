@@ -1,6 +1,6 @@
 """PDF parsing with pymupdf: lines with boxes in reading order, without running headers and footers.
 
-Two-column pages are read column by column between full-width elements (tables, titles). Lines that
+Symbol-font glyphs are read back first (`glyphs`); lines are then ordered (`reading_order`). Lines that
 pymupdf splits at superscripts are rejoined. Headers and footers are lines near the page edge whose text,
 digits masked, repeats on many pages.
 """
@@ -16,9 +16,11 @@ from typing import Any
 import pymupdf
 
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
-from workspace_app.ingest.layout import ParsedDocument, TextLine, needs_space
+from workspace_app.ingest.glyphs import FontEncodings, recover_page
+from workspace_app.ingest.grade_cells import attach_grade_cells, stands_apart, tag_recommendation_cells
+from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
-from workspace_app.text.grades import is_class_cell, table_cell_recommendation
+from workspace_app.ingest.reading_order import page_order
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
@@ -29,10 +31,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # diamond); read as text they put a stray "n " before every list item.
 _BULLET_GLYPHS = frozenset("nlquvw■▪●•◦")
 _NOT_AFTER_BULLET = re.compile(r"\s*[=<>≤≥)\]:,.a-z]")
-# Elsevier's ACC/AHA typesetting draws "≥" and "≤" with a symbol font whose glyphs are named "$" and "#", so
-# the text layer reads "LDL-C $190 mg/dL". A font that draws nothing else on the page is that font.
-_COMPARISON_GLYPHS = {"$": "≥", "#": "≤"}
-_COMPARISON_TABLE = str.maketrans(_COMPARISON_GLYPHS)
 
 PageCallback = Callable[[int, int], None]
 
@@ -64,9 +62,11 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
     doc = open_pdf(path, display_name)
     try:
         metadata_title = _clean(str((doc.metadata or {}).get("title") or ""))
-        pages = list(_read_pages(doc, display_name, on_page))
+        read = list(_read_pages(doc, display_name, on_page))
     finally:
         doc.close()
+    pages = [lines for lines, _ in read]
+    set_aside = {number: count for number, (_, count) in enumerate(read, start=1) if count.total}
     empty = [number for number, lines in enumerate(pages, start=1) if not lines]
     if len(empty) == len(pages):
         raise ImageOnlyPdfError(
@@ -74,9 +74,19 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
             "(e.g. ocrmypdf) and upload the result."
         )
     drop = _running_furniture(pages)
-    ordered = [_page_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
+    ordered = [page_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
+    for line in (line for lines in pages for line in lines if _furniture_key(line) in drop):
+        set_aside.setdefault(line.page, GlyphCount()).add(line.glyphs)
     title = metadata_title if _meaningful_title(metadata_title) else _first_page_title(pages)
-    return ParsedDocument(build_paragraphs(ordered), len(pages), empty, title)
+    return ParsedDocument(build_paragraphs(ordered), len(pages), empty, title, _glyphs_by_page(ordered), set_aside)
+
+
+def _glyphs_by_page(pages: list[list[TextLine]]) -> dict[int, GlyphCount]:
+    """The symbol-font glyphs of the lines that make the text, per page."""
+    counts: dict[int, GlyphCount] = {}
+    for line in (line for lines in pages for line in lines if line.glyphs.total):
+        counts.setdefault(line.page, GlyphCount()).add(line.glyphs)
+    return counts
 
 
 def _meaningful_title(title: str) -> bool:
@@ -97,52 +107,52 @@ def _first_page_title(pages: list[list[TextLine]]) -> str:
     return " ".join(line.text for line in title_lines)[:200]
 
 
-def _read_pages(doc: pymupdf.Document, display_name: str, on_page: PageCallback | None) -> Iterator[list[TextLine]]:
+def _read_pages(
+    doc: pymupdf.Document, display_name: str, on_page: PageCallback | None
+) -> Iterator[tuple[list[TextLine], GlyphCount]]:
+    """Each page's lines, and the symbol-font glyphs of the lines left out (rotated or empty)."""
     total = doc.page_count
+    encodings = FontEncodings(doc)
     for index in range(total):
         try:
             page = doc.load_page(index)
             raw = page.get_text("dict", flags=_TEXT_FLAGS)
+            recover_page(page, raw, encodings, _TEXT_FLAGS)
         except Exception as exc:
             raise CorruptPdfError(
                 f"{display_name}: page {index + 1} cannot be read (the file is damaged). "
                 "Export it again as PDF and upload it once more."
             ) from exc
-        yield _tag_recommendation_cells(_merge_fragments(_attach_drop_capitals(list(_raw_lines(raw, index + 1)))))
+        set_aside = GlyphCount()
+        lines = list(_raw_lines(raw, index + 1, set_aside))
+        rows = attach_grade_cells(_merge_fragments(_attach_drop_capitals(lines)))
+        yield tag_recommendation_cells(rows), set_aside
         if on_page is not None:
             on_page(index + 1, total)
 
 
-def _raw_lines(raw: dict[str, Any], page_number: int) -> Iterator[TextLine]:
-    drawn = _drawn_by_font(raw)
-    bullet_fonts, comparison_fonts = _bullet_fonts(drawn), _comparison_fonts(drawn)
+def _raw_lines(raw: dict[str, Any], page_number: int, set_aside: GlyphCount) -> Iterator[TextLine]:
+    bullet_fonts = _bullet_fonts(_drawn_by_font(raw))
     for number, block in enumerate(raw.get("blocks", [])):
         if block.get("type") != 0:
             continue
         for line in block["lines"]:
+            glyphs = line.get("glyphs", GlyphCount())
             dx, dy = line["dir"]
-            if abs(dy) > 0.05 or dx <= 0:
-                continue  # rotated margin notes ("Downloaded from ...")
             spans = [span for span in line["spans"] if span["text"].strip()]
-            if not spans:
-                continue
-            text = _clean(_line_text(line["spans"], bullet_fonts, comparison_fonts))
-            if not text:
+            text = _clean(_line_text(line["spans"], bullet_fonts)) if spans else ""
+            if abs(dy) > 0.05 or dx <= 0 or not text:
+                set_aside.add(glyphs)  # rotated margin notes ("Downloaded from ..."), empty lines
                 continue
             main = max(spans, key=lambda span: len(span["text"].strip()))
             x0, y0, x1, y1 = line["bbox"]
             bold = bool(main["flags"] & pymupdf.TEXT_FONT_BOLD) or bool(_BOLD_FONT.search(main["font"]))
-            yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number)
+            yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number, glyphs=glyphs)
 
 
 def _bullet_fonts(drawn: dict[str, set[str]]) -> set[str]:
     """Fonts that draw nothing on the page but one bullet-like character: dingbat fonts used for lists."""
     return {font for font, texts in drawn.items() if texts <= _BULLET_GLYPHS and "ital" not in font.lower()}
-
-
-def _comparison_fonts(drawn: dict[str, set[str]]) -> set[str]:
-    """Fonts that draw nothing on the page but "$" and "#": symbol fonts standing in for "≥" and "≤"."""
-    return {font for font, texts in drawn.items() if set("".join(texts)) <= _COMPARISON_GLYPHS.keys()}
 
 
 def _drawn_by_font(raw: dict[str, Any]) -> dict[str, set[str]]:
@@ -156,12 +166,10 @@ def _drawn_by_font(raw: dict[str, Any]) -> dict[str, set[str]]:
     return drawn
 
 
-def _line_text(spans: list[dict[str, Any]], bullet_fonts: set[str], comparison_fonts: set[str]) -> str:
+def _line_text(spans: list[dict[str, Any]], bullet_fonts: set[str]) -> str:
     """The line's text, with a dingbat bullet that starts it written as "•" (not when what follows reads like
-    an italic variable: "n = 40", "n)") and the glyphs of a comparison font as "≥" and "≤"."""
-    parts = [
-        span["text"].translate(_COMPARISON_TABLE) if span["font"] in comparison_fonts else span["text"] for span in spans
-    ]
+    an italic variable: "n = 40", "n)")."""
+    parts = [span["text"] for span in spans]
     first = next((i for i, span in enumerate(spans) if span["text"].strip()), None)
     if first is not None and spans[first]["font"] in bullet_fonts:
         rest = "".join(parts[first + 1 :])
@@ -173,41 +181,6 @@ def _line_text(spans: list[dict[str, Any]], bullet_fonts: set[str], comparison_f
 def _clean(text: str) -> str:
     text = _CONTROL.sub(" ", text.translate(_LIGATURES)).replace("\u00a0", " ")
     return re.sub(r"[ \t]{2,}", " ", text).strip()
-
-
-def _tag_recommendation_cells(lines: list[TextLine]) -> list[TextLine]:
-    """Give the statement beside each class/level cell ("IIa B-NR") that class and level.
-
-    Tables put the cells beside the statement, so reading order alone may part them; the nearest text line
-    on the same row (left or right of the cells) is the statement.
-    """
-    for cell, found in _recommendation_cells(lines):
-        beside = [
-            line for line in lines
-            if len(line.text) > 15 and (line.x0 >= cell.x1 or line.x1 <= cell.x0) and abs(line.y_mid - cell.y_mid) < 24
-        ]
-        if beside:
-            target = min(beside, key=lambda line: (abs(line.y_mid - cell.y_mid), line.x0 < cell.x0))
-            target.recommendation = found
-    return lines
-
-
-def _recommendation_cells(lines: list[TextLine]) -> Iterator[tuple[TextLine, tuple[str, str]]]:
-    """Lines holding only a class and a level, or a class cell with its level cell beside it on the row."""
-    for line in lines:
-        found = table_cell_recommendation(line.text)
-        if found and found.recommendation_class and found.evidence_level:
-            yield line, (found.recommendation_class, found.evidence_level)
-            continue
-        if not is_class_cell(line.text):
-            continue
-        for level in lines:
-            if level is line or not (0 < level.x0 - line.x1 < 80) or abs(level.y_mid - line.y_mid) > 2:
-                continue
-            pair = table_cell_recommendation(f"{line.text} {level.text}")
-            if pair and pair.recommendation_class and pair.evidence_level:
-                cell = TextLine(line.page, line.x0, min(line.y0, level.y0), level.x1, max(line.y1, level.y1), "", line.size, False)
-                yield cell, (pair.recommendation_class, pair.evidence_level)
 
 
 def _attach_drop_capitals(lines: list[TextLine]) -> list[TextLine]:
@@ -225,6 +198,7 @@ def _attach_drop_capitals(lines: list[TextLine]) -> list[TextLine]:
             if beside:
                 first = min(beside, key=lambda other: other.y0)
                 first.text = line.text + first.text
+                first.glyphs.add(line.glyphs)
                 first.x0 = line.x0
                 continue
         kept.append(line)
@@ -245,6 +219,7 @@ def _merge_fragments(lines: list[TextLine]) -> list[TextLine]:
             continue
         joiner = " " if (line.x0 - target.x1 > 0.2 * max(target.size, 1)) and needs_space(target.text, line.text) else ""
         target.text += joiner + line.text
+        target.glyphs.add(line.glyphs)
         target.x1 = max(target.x1, line.x1)
         target.y0, target.y1 = min(target.y0, line.y0), max(target.y1, line.y1)
     return merged
@@ -256,6 +231,8 @@ def _continues(left: TextLine, right: TextLine) -> bool:
         return False
     gap = right.x0 - left.x1
     size = max(left.size, right.size, 4.0)
+    if stands_apart(left, right, gap):
+        return False
     if left.block == right.block >= 0:
         return -1.0 <= gap <= 2.5 * size  # words of a justified line that pymupdf returned one by one
     # Column gutters can be narrow: only a short piece or a change of size (a superscript) is joined.
@@ -284,149 +261,3 @@ def _running_furniture(pages: list[list[TextLine]]) -> set[str]:
 def _near_edge(line: TextLine, content_bottom: float) -> bool:
     edge = _EDGE_SHARE * max(content_bottom, 1.0)
     return line.y1 < max(edge, 72.0) or line.y0 > content_bottom - edge
-
-
-def _page_order(lines: list[TextLine]) -> list[TextLine]:
-    """Cut the page at wide horizontal gaps where the column layout changes, then order each band."""
-    bands: list[list[TextLine]] = []
-    bottom = -1e9
-    for line in sorted(lines, key=lambda ln: ln.y0):
-        if not bands or line.y0 - bottom > max(12.0, 1.8 * line.height):
-            bands.append([])
-        bands[-1].append(line)
-        bottom = max(bottom, line.y1)
-    merged: list[tuple[float | None, list[TextLine]]] = []
-    for band in bands:
-        gutter = _find_gutter(band)
-        if merged and _same_layout(merged[-1][0], gutter):
-            merged[-1] = (merged[-1][0], merged[-1][1] + band)
-        else:
-            merged.append((gutter, band))
-    return [line for _, band in merged for line in _reading_order(band)]
-
-
-def _same_layout(first: float | None, second: float | None) -> bool:
-    if first is None or second is None:
-        return first is None and second is None
-    return abs(first - second) < 10
-
-
-def _reading_order(lines: list[TextLine], depth: int = 0) -> list[TextLine]:
-    """Order lines column by column; full-width lines separate the column runs (up to 4 columns)."""
-    if not lines:
-        return []
-    gutter = _find_gutter(lines) if depth < 2 else None
-    if gutter is None:
-        return _rows(lines)
-    if _two_column_table(lines, gutter):
-        return _rows(lines, table=True)
-    ordered: list[TextLine] = []
-    left: list[TextLine] = []
-    right: list[TextLine] = []
-    for line in sorted(lines, key=lambda ln: ln.y0):
-        if line.x1 <= gutter + 2:
-            left.append(line)
-        elif line.x0 >= gutter - 2:
-            right.append(line)
-        else:
-            ordered += _reading_order(left, depth + 1) + _reading_order(right, depth + 1) + [line]
-            left, right = [], []
-    return ordered + _reading_order(left, depth + 1) + _reading_order(right, depth + 1)
-
-
-def _two_column_table(lines: list[TextLine], gutter: float) -> bool:
-    """Whether the "columns" either side of the gutter are a table's narrow and wide columns.
-
-    Text columns are about equally wide. A term/definition or condition/waiting-time table has one narrow
-    column of cells whose lines sit on the same baselines as lines of the wide column beside them. A narrow
-    column of justified text (mostly full lines: the third column of a reference list) is no such column.
-    """
-    left = [line for line in lines if line.x1 <= gutter + 2]
-    right = [line for line in lines if line.x0 >= gutter - 2]
-    if not left or not right:
-        return False
-    left_width = max(line.x1 for line in left) - min(line.x0 for line in left)
-    right_width = max(line.x1 for line in right) - min(line.x0 for line in right)
-    narrow, wide = (left, right) if left_width < right_width else (right, left)
-    if len(narrow) < 3 or min(left_width, right_width) >= 0.5 * max(left_width, right_width):
-        return False
-    narrow_width = min(left_width, right_width)
-    if sum(1 for line in narrow if line.x1 - line.x0 >= 0.85 * narrow_width) >= 0.6 * len(narrow):
-        return False
-    on_a_row = sum(1 for cell in narrow if any(abs(cell.y_mid - other.y_mid) < 2 for other in wide))
-    return on_a_row >= 0.8 * len(narrow)
-
-
-def _find_gutter(lines: list[TextLine]) -> float | None:
-    """The x of an empty vertical strip in the middle of the page, if the page has two columns."""
-    x_min = min(line.x0 for line in lines)
-    x_max = max(line.x1 for line in lines)
-    width = x_max - x_min
-    if width <= 0:
-        return None
-    candidates = [x_min + width * share / 100 for share in range(25, 76)]
-    crossing = {x: sum(1 for ln in lines if ln.x0 < x - 2 and ln.x1 > x + 2) for x in candidates}
-    best = min(candidates, key=lambda x: (crossing[x], abs(x - (x_min + width / 2))))
-    left = sum(1 for ln in lines if ln.x1 <= best + 2)
-    right = sum(1 for ln in lines if ln.x0 >= best - 2)
-    if left >= 5 and right >= 5 and crossing[best] <= 0.6 * len(lines):
-        return best
-    return None
-
-
-def _rows(lines: list[TextLine], table: bool = False) -> list[TextLine]:
-    """Order a column's lines: runs of aligned lines (paragraphs, table cells) by their top, then left to right.
-    In a table, runs are first cut where a cell beside them starts a row."""
-    groups: list[list[TextLine]] = []
-    for line in sorted(lines, key=lambda ln: (ln.y0, ln.x0)):
-        home = next((g for g in reversed(groups[-8:]) if _extends_group(g[-1], line)), None)
-        if home is None:
-            groups.append([line])
-        else:
-            home.append(line)
-    if table:
-        groups = _cut_at_row_starts(groups)
-    groups.sort(key=lambda g: g[0].y0)
-    ordered: list[TextLine] = []
-    row: list[list[TextLine]] = []
-    for group in groups:
-        if row and group[0].y0 - row[0][0].y0 > 0.5 * max(row[0][0].height, 1.0):
-            ordered += [line for g in sorted(row, key=lambda g: g[0].x0) for line in g]
-            row = []
-        row.append(group)
-    return ordered + [line for g in sorted(row, key=lambda g: g[0].x0) for line in g]
-
-
-def _cut_at_row_starts(groups: list[list[TextLine]]) -> list[list[TextLine]]:
-    """Cut a run of table lines where a cell beside it starts a new row, so that rows read across.
-
-    A table column ("Definition", "Condition") is often one unbroken run of aligned lines while the cells
-    beside it ("Delayed OH", "1 month") start each row: read as whole runs, every definition would come
-    before every term. A run is cut only where two or more row starts sit beside it.
-    """
-    cut: list[list[TextLine]] = []
-    for group in groups:
-        left_edge, right_edge = min(line.x0 for line in group), max(line.x1 for line in group)
-        heads = sorted(
-            other[0].y0 for other in groups
-            if other is not group
-            and (max(line.x1 for line in other) <= left_edge + 1 or min(line.x0 for line in other) >= right_edge - 1)
-            and group[0].y0 + 0.5 * group[0].height < other[0].y0 < group[-1].y1
-        )
-        if len(heads) < 2:
-            cut.append(group)
-            continue
-        piece = [group[0]]
-        for line in group[1:]:
-            if any(piece[-1].y0 + 0.5 * line.height < head <= line.y0 + 0.5 * line.height for head in heads):
-                cut.append(piece)
-                piece = []
-            piece.append(line)
-        cut.append(piece)
-    return cut
-
-
-def _extends_group(last: TextLine, line: TextLine) -> bool:
-    gap = line.y0 - last.y1
-    aligned = abs(line.x0 - last.x0) <= 6 * max(line.size, 1.0) and min(line.x1, last.x1) > max(line.x0, last.x0)
-    return aligned and -0.5 <= gap <= 0.8 * max(last.height, 1.0)

@@ -1,0 +1,166 @@
+"""Class and level cells of recommendation tables: given to the statement of their row.
+
+ACC/AHA tables put the cells ("IIa B-NR") left of the statement; reading order keeps them beside it and the
+statement line is tagged with them. Chinese tables put a class column and a level column right of a
+statement of several lines ("推荐意见 | 推荐级别 | 证据级别"): read by position the cells land inside the
+statement's words, so the row is rebuilt as its statement lines followed by the cells ("…的基础 Ⅰ C").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from workspace_app.ingest.layout import TextLine, needs_space
+from workspace_app.text.cjk import WIDE_CHAR
+from workspace_app.text.grades import is_class_cell, table_cell_recommendation
+
+_LEVEL_CELL = re.compile(r"\s*(?:B-NR|B-R|C-LD|C-EO|[ABC])\s*")
+
+
+def stands_apart(left: TextLine, right: TextLine, gap: float) -> bool:
+    """Whether `right` is a cell of its own, not a piece of `left`'s line: a class or level cell beside a CJK
+    line, or CJK text after CJK text across a gap (CJK is set without spaces, so a gap parts table cells)."""
+    if gap <= 0.5 * max(right.size, 1.0) or not WIDE_CHAR.search(left.text):
+        return False
+    cell = is_class_cell(right.text) or bool(_LEVEL_CELL.fullmatch(right.text))
+    return cell or bool(WIDE_CHAR.match(left.text[-1]) and WIDE_CHAR.match(right.text[:1]))
+
+
+def attach_grade_cells(lines: list[TextLine]) -> list[TextLine]:
+    """Rebuild rows whose class and level cells stand right of the statement: one line, the cells at its end."""
+    cells = sorted(_cell_pairs(lines), key=lambda found: found[0][0].y0)
+    used: set[int] = set()
+    for index, (pair, grade) in enumerate(cells):
+        below = [other[0].y0 for other, _ in cells[index + 1 :] if abs(other[0].x0 - pair[0].x0) < 20]
+        statement = _statement_left_of(lines, pair, min(below, default=float("inf")))
+        if not statement:
+            continue
+        row = _join_lines(statement)
+        row.text += " " + " ".join(cell.text.strip() for cell in pair)
+        row.x1 = max(row.x1, pair[-1].x1)
+        row.ends_row = True
+        row.recommendation = grade
+        for cell in pair:
+            row.glyphs.add(cell.glyphs)
+        used.update(id(line) for line in [*statement[1:], *pair])
+        if not any(other[0].y0 < pair[0].y0 and abs(other[0].x0 - pair[0].x0) < 20 for other, _ in cells[:index]):
+            used.update(_attach_header(lines, pair, statement[0]))
+    return [line for line in lines if id(line) not in used]
+
+
+def _join_lines(lines: list[TextLine]) -> TextLine:
+    """The first line made to hold the others (a row's statement read as one line, so no column splits it)."""
+    row = lines[0]
+    for line in lines[1:]:
+        row.text += (" " if needs_space(row.text, line.text) else "") + line.text
+        row.x0, row.x1, row.y1 = min(row.x0, line.x0), max(row.x1, line.x1), max(row.y1, line.y1)
+        row.glyphs.add(line.glyphs)
+    return row
+
+
+def _attach_header(lines: list[TextLine], pair: list[TextLine], first: TextLine) -> set[int]:
+    """Join the header cells above a table's first cells ("推荐" over "级别") to the header beside them
+    ("推荐意见 推荐级别 证据级别"); the ids of the cell lines joined."""
+    left, right = min(cell.x0 for cell in pair) - 8, max(cell.x1 for cell in pair) + 8
+    cells = sorted(
+        (ln for ln in lines if ln.x0 < right and ln.x1 > left and _header_word(ln)
+         and first.y0 - 3 * first.height <= ln.y0 and ln.y1 <= first.y0 + 1),
+        key=lambda ln: ln.x0,
+    )
+    if not cells:
+        return set()
+    top, bottom = min(ln.y0 for ln in cells), max(ln.y1 for ln in cells)
+    beside = [ln for ln in lines if first.x0 - 3 <= ln.x0 and ln.x1 <= left + 8 and top - 1 <= ln.y_mid <= bottom + 1]
+    if len(beside) != 1:
+        return set()
+    columns: list[list[TextLine]] = []
+    for cell in cells:  # stacked cells of one column share their left edge
+        if columns and abs(cell.x0 - columns[-1][0].x0) <= 4:
+            columns[-1].append(cell)
+        else:
+            columns.append([cell])
+    header = beside[0]
+    header.text += " " + " ".join("".join(ln.text.strip() for ln in sorted(col, key=lambda ln: ln.y0)) for col in columns)
+    header.ends_row = True
+    return {id(ln) for ln in cells}
+
+
+def _header_word(line: TextLine) -> bool:
+    text = line.text.strip()
+    return 0 < len(text) <= 6 and all(WIDE_CHAR.match(char) for char in text)
+
+
+def _cell_pairs(lines: list[TextLine]) -> Iterator[tuple[list[TextLine], tuple[str, str]]]:
+    """(the cell lines, (class, level)): a line holding both, or a class cell with its level cell beside it."""
+    for line in lines:
+        found = table_cell_recommendation(line.text)
+        if found and found.recommendation_class and found.evidence_level:
+            yield [line], (found.recommendation_class, found.evidence_level)
+            continue
+        if not is_class_cell(line.text):
+            continue
+        for level in lines:
+            if level is line or not (0 < level.x0 - line.x1 < 60) or abs(level.y_mid - line.y_mid) > 3:
+                continue
+            pair = table_cell_recommendation(f"{line.text} {level.text}")
+            if pair and pair.recommendation_class and pair.evidence_level:
+                yield [line, level], (pair.recommendation_class, pair.evidence_level)
+                break
+
+
+def _statement_left_of(lines: list[TextLine], pair: list[TextLine], next_row: float) -> list[TextLine]:
+    """The statement lines of the cells' row: the line left of them on their row and the aligned lines below it
+    up to the next row (none when no CJK statement stands on the row: then the cells are not of this kind)."""
+    cell = pair[0]
+    left = [ln for ln in lines if ln.x1 <= cell.x0 + 1 and abs(ln.y_mid - cell.y_mid) < 0.6 * ln.height]
+    if not left:
+        return []
+    nearest = max(ln.x1 for ln in left)  # the statement column ends nearest the cells; its top line starts the row
+    first = min((ln for ln in left if ln.x1 >= nearest - 4), key=lambda ln: ln.y0)
+    if not WIDE_CHAR.search(first.text) or cell.x0 - first.x1 > 200:
+        return []
+    statement = [first]
+    for line in sorted((ln for ln in lines if ln.y0 > first.y0 and ln.x1 <= cell.x0 + 1), key=lambda ln: ln.y0):
+        last = statement[-1]
+        if line.y0 >= next_row - 2 or line.y0 - last.y1 > 0.8 * last.height:
+            break
+        # Continuation lines start under the first or a little further in (a hanging indent).
+        if first.x0 - 3 <= line.x0 <= first.x0 + 2.5 * first.size and abs(line.size - first.size) < 0.3:
+            statement.append(line)
+    return statement
+
+
+def tag_recommendation_cells(lines: list[TextLine]) -> list[TextLine]:
+    """Give the statement beside each class/level cell ("IIa B-NR") that class and level.
+
+    Tables put the cells beside the statement, so reading order alone may part them; the nearest text line
+    on the same row (left or right of the cells) is the statement.
+    """
+    for cell, found in _recommendation_cells(lines):
+        beside = [
+            line for line in lines
+            if len(line.text) > 15 and (line.x0 >= cell.x1 or line.x1 <= cell.x0) and abs(line.y_mid - cell.y_mid) < 24
+        ]
+        if beside:
+            target = min(beside, key=lambda line: (abs(line.y_mid - cell.y_mid), line.x0 < cell.x0))
+            target.recommendation = found
+    return lines
+
+
+def _recommendation_cells(lines: list[TextLine]) -> Iterator[tuple[TextLine, tuple[str, str]]]:
+    """Lines holding only a class and a level, or a class cell with its level cell beside it on the row."""
+    for line in lines:
+        found = table_cell_recommendation(line.text)
+        if found and found.recommendation_class and found.evidence_level:
+            yield line, (found.recommendation_class, found.evidence_level)
+            continue
+        if not is_class_cell(line.text):
+            continue
+        for level in lines:
+            if level is line or not (0 < level.x0 - line.x1 < 80) or abs(level.y_mid - line.y_mid) > 2:
+                continue
+            pair = table_cell_recommendation(f"{line.text} {level.text}")
+            if pair and pair.recommendation_class and pair.evidence_level:
+                cell = TextLine(line.page, line.x0, min(line.y0, level.y0), level.x1, max(line.y1, level.y1), "", line.size, False)
+                yield cell, (pair.recommendation_class, pair.evidence_level)
