@@ -25,8 +25,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from workspace_app.ingest.glyphs import MARKER
+
 # The visible marker the parser puts where a symbol-font glyph could not be recovered (issue 14, deliverable 1).
-GLYPH_MARKER = "⟨?⟩"
+GLYPH_MARKER = MARKER  # the parser's mark of a glyph it could not read back
 
 # Words a complete English sentence, list item or table row does not end with.
 _DANGLING = frozenset(
