@@ -19,10 +19,10 @@ PAIRS = [
     ("晕厥患者初始评估时行静息12导联心电图检查，推荐级别和证据水平是什么？",
      "In the initial evaluation of patients with syncope, a resting 12-lead electrocardiogram (ECG) is useful"),
     ("高危女性有阿司匹林适应证但不能耐受阿司匹林，应换用哪种抗血小板药物？",
-     "If a high-risk woman has an indication but is intolerant of aspirin therapy, clopidogrel should be substituted "
-     "(Class I; Level of Evidence B)"),
-    ("For an AF patient with acute coronary syndrome treated with PCI, how long should triple antithrombotic therapy "
-     "last when bleeding risk is higher versus when thrombotic risk is higher?",
+     ("If a high-risk woman has an indication but is intolerant of aspirin therapy, clopidogrel should be substituted "
+      "(Class I; Level of Evidence B)")),
+    (("For an AF patient with acute coronary syndrome treated with PCI, how long should triple antithrombotic therapy "
+      "last when bleeding risk is higher versus when thrombotic risk is higher?"),
      "ACS 行PCI 的房颤患者，若出血风险高 于血栓风险，建议三联方案≤1 周；若 血栓风险高于出血风险，建议三联方案 持续至PCI 术后1 个月。"),
     ("In a patient with acute AF and an ejection fraction below 40%, can digitalis drugs be used to control the heart rate?",
      "LVEF ＜40% 的急性房颤，可使用洋地黄类药控制心 室率 Ⅰ B"),

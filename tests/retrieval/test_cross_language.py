@@ -36,7 +36,7 @@ def test_an_english_question_finds_the_chinese_passage(app: Any) -> None:
     hit = _top(app, "When IV metoprolol tartrate is used to control the ventricular rate in AF, what is the single dose?")
     assert hit.document_name == CHINESE and hit.chunk.page_start <= 2 <= hit.chunk.page_end
     assert "美托洛尔" in hit.chunk.text
-    assert hit.ranks["sparse_translated"] is not None
+    assert hit.ranks["translated"] is not None
 
 
 @pytest.mark.parametrize(("question", "document", "page", "word"), [
@@ -50,7 +50,7 @@ def test_a_chinese_question_finds_the_english_passage(app: Any, question: str, d
     hits = app.search.search("Xling", question, top_k=3).hits
     found = [h for h in hits if h.document_name == document and h.chunk.page_start <= page <= h.chunk.page_end]
     assert found and word in found[0].chunk.text.lower()
-    assert found[0].ranks["sparse_translated"] is not None
+    assert found[0].ranks["translated"] is not None
 
 
 def test_without_translation_the_english_question_stays_in_english(app: Any) -> None:
@@ -60,7 +60,7 @@ def test_without_translation_the_english_question_stays_in_english(app: Any) -> 
         hits = app.search.search("Xling", "metoprolol dose for ventricular rate control in AF", top_k=3).hits
     finally:
         settings.translated_weight = 1.0
-    assert all("sparse_translated" not in hit.ranks for hit in hits)
+    assert all("translated" not in hit.ranks for hit in hits)
 
 
 def test_the_app_and_the_search_hand_out_the_translator(app: Any) -> None:

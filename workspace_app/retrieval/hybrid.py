@@ -2,8 +2,8 @@
 
 Cross-language: the `Translator` gives the other-language names of the concepts a query names (an English
 question's Chinese names, a Chinese question's English names); they are searched in the keyword index as a
-second BM25 list (`sparse_translated`) fused beside the others, so an English question reaches a Chinese
-guideline's passages and the reverse.
+second BM25 list (method `translated`) fused beside the others, so an English question reaches a Chinese
+guideline's passages and the reverse. `sparse` alone stays the question's own terms.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from workspace_app.retrieval.rerank import Reranker
 from workspace_app.text.analyzer import expand_with_abbreviations, query_terms
 from workspace_app.text.cjk import is_mostly_cjk
 
-
-TRANSLATED = "sparse_translated"
+TRANSLATED = "translated"
 
 
 @dataclass
@@ -50,7 +49,8 @@ class HybridRetriever:
         self.translator: Translator = translator or NoTranslator()
 
     def search(
-        self, workspace_id: str, query: str, top_k: int, document_ids: Sequence[str] | None, methods: Sequence[str] = ("dense", "sparse")
+        self, workspace_id: str, query: str, top_k: int, document_ids: Sequence[str] | None,
+        methods: Sequence[str] = ("dense", "sparse", TRANSLATED),
     ) -> tuple[list[RankedChunk], dict[str, float]]:
         """Best chunks for the query, and milliseconds spent per stage."""
         timings: dict[str, float] = {}
@@ -62,11 +62,13 @@ class HybridRetriever:
             started = time.perf_counter()
             scored["dense"] = self._vectors.query(workspace_id, vector.tolist(), self._settings.dense_k, document_ids)
             timings["dense"] = _ms(started)
-        if "sparse" in methods:
+        if "sparse" in methods or TRANSLATED in methods:
             started = time.perf_counter()
             terms = expand_with_abbreviations(query, query_terms(query), self._chunks.workspace_abbreviations(workspace_id))
-            scored["sparse"] = self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
-            translated = self._translated_terms(query, terms) if self._weights(query)[TRANSLATED] > 0 else []
+            if "sparse" in methods:
+                scored["sparse"] = self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
+            wanted = TRANSLATED in methods and self._weights(query)[TRANSLATED] > 0
+            translated = self._translated_terms(query, terms) if wanted else []
             if translated:
                 scored[TRANSLATED] = self._chunks.keyword_search(
                     workspace_id, translated, self._settings.sparse_k, document_ids
