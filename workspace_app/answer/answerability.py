@@ -176,6 +176,28 @@ def question_parts(question: str) -> list[str]:
     return parts
 
 
+_DEFINITION_QUESTION = re.compile(
+    r"\b(?:how (?:is|are|do(?:es)?) [\w\s-]{0,60}? defined|how (?:is|are) [\w\s-]{0,60}? define|definition of|"
+    r"what (?:is|are) meant by|what does [\w\s-]{0,40} mean|define)\b|定义|是指|什么是|指的是",
+    re.IGNORECASE,
+)
+_DEFINES = re.compile(
+    r"\b(?:is|are) defined as\b|\bdefined as\b|\brefers? to\b|\bis termed\b|\bmeans\b|^[^.:]{2,60}:\s"
+    r"|定义为|是指|指[^，。]{0,30}的|称为|^[^，。：]{2,30}[：:]",
+    re.IGNORECASE,
+)
+
+
+def asks_definition(question: str) -> bool:
+    """Whether the question asks what something is or how it is defined."""
+    return bool(_DEFINITION_QUESTION.search(question))
+
+
+def defines(sentence: str) -> bool:
+    """Whether a sentence reads as a definition ("X is defined as", "X：指…的", a "Term: ..." table row)."""
+    return bool(_DEFINES.search(sentence))
+
+
 def asks_grading(question: str) -> bool:
     """Whether the question asks how strong a recommendation is (class, level, grade)."""
     return bool(_GRADING_QUESTION.search(question))

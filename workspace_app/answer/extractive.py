@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workspace_app.answer.answerability import asks_grading
+from workspace_app.answer.answerability import asks_definition, asks_grading, defines
 from workspace_app.answer.quotes import quotable
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
@@ -51,6 +51,7 @@ class Candidate:
     numeric: bool
     context: str = ""
     graded: bool = False
+    defining: bool = False
     semantic: float = 0.0
     score: float = 0.0
     twins: list[Candidate] = field(default_factory=list)
@@ -107,6 +108,7 @@ class ExtractiveWeights:
     prior: float = 0.10
     numeric: float = 0.05
     graded: float = 0.10
+    defining: float = 0.10
     semantic_pool: int = 8
     max_sentences: int = 3
     keep_ratio: float = 0.80
@@ -115,6 +117,8 @@ class ExtractiveWeights:
     evidence_coverage_min: float = 0.30
     lead_ratio: float = 0.5
     translated: float = 0.9
+    other_language: float = 0.9
+    other_language_zh: float = 0.8
     part_floor: float = 0.2
     part_coverage: float = 0.3
 
@@ -197,8 +201,9 @@ class ExtractiveAnswerer:
         if not fit:
             features["lacking"] = len(answers(ranked[0]))
             return None
-        # Asked how strong a recommendation is: the recommendation itself leads, not its supporting prose.
-        lead = next((c for c in fit if c.graded), fit[0])
+        # Asked how strong a recommendation is, or how something is defined: the recommendation or the definition
+        # itself leads, not the prose around it.
+        lead = next((c for c in fit if c.graded or c.defining), fit[0])
         features["lead_rank"] = ranked.index(lead)
         return lead
 
@@ -207,6 +212,7 @@ class ExtractiveAnswerer:
     ) -> list[Candidate]:
         numeric = bool(_NUMERIC_QUESTION.search(question))
         grading = asks_grading(question)
+        definition = asks_definition(question)
         found = []
         for block in blocks:
             if block.chunk.kind != "body":
@@ -222,7 +228,7 @@ class ExtractiveAnswerer:
                 found.append(Candidate(
                     block, span, i, coverage.of(span.text), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(span.text)), context,
-                    grading and _graded(block.chunk.text, span),
+                    grading and _graded(block.chunk.text, span), definition and defines(span.text),
                 ))
         return found
 
@@ -230,13 +236,17 @@ class ExtractiveAnswerer:
         w = self.weights
         for c in candidates:
             c.score = (w.coverage * c.coverage + w.context * c.context_coverage + w.prior * c.prior
-                       + w.numeric * c.numeric + w.graded * c.graded)
+                       + w.numeric * c.numeric + w.graded * c.graded + w.defining * c.defining)
         # The default embedder is English-only: for a Chinese question, or a Chinese sentence answering an English
         # one, the lexical part carries the whole weight.
         scale = 1.0 / (1.0 - w.semantic)
         for c in candidates:
             if language != "en" or has_cjk(c.span.text):
                 c.score *= scale
+            if has_cjk(c.span.text) != (language == "zh"):
+                # When both languages answer alike, the question's own comes first; more so for a Chinese question,
+                # whose English names come from a few lexicon concepts rather than from its own words.
+                c.score *= w.other_language_zh if language == "zh" else w.other_language
         if language != "en":
             return
         pool = sorted((c for c in candidates if not has_cjk(c.span.text)), key=lambda c: -c.score)[: w.semantic_pool]
@@ -252,7 +262,10 @@ class ExtractiveAnswerer:
         w = self.weights
         chosen: list[Candidate] = []
         floor = ranked[0].score * w.keep_ratio
+        lead_language = has_cjk(ranked[0].span.text)
         for candidate in ranked:
+            if has_cjk(candidate.span.text) != lead_language:
+                continue  # one answer, one language (a question in parts may still add the other: `_cover`)
             twin = next((other for other in chosen if _redundant(candidate, other)), None)
             if twin is not None:
                 # The same statement elsewhere (a summary table and the text): cite it too, don't repeat it.
