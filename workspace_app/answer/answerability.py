@@ -117,6 +117,8 @@ def question_needs(
             unknown.append(word)
         elif not any(frequency(form) > 0 for form in forms):
             absent.append(word)
+        else:
+            specific.append(key)  # named only in the other language ("STEMI" as "ST段抬高型心肌梗死")
     weights = {key: idf.get(key, 1.0) for key in specific}
     return Needs(tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights)
 
