@@ -37,6 +37,13 @@ def test_chinese_sentences() -> None:
     assert not is_fragment(text, spans[0], "zh") and is_fragment(text, spans[1], "zh")
 
 
+def test_a_bracket_left_open_marks_a_cut_or_interleaved_sentence() -> None:
+    text = "有研究表明，在房颤伴射血分数降低的心衰（heart急性房颤伴快速心室率且症状[62-64]。下一句。"
+    assert is_fragment(text, split_sentences(text)[0], "zh")
+    listed = "Patients should 1) drink water and 2) add salt (about 6 g/d)."
+    assert not is_fragment(listed, split_sentences(listed)[0], "en")
+
+
 def test_reference_entries_and_captions() -> None:
     assert is_reference_entry("Shen WK, Sheldon RS, Benditt DG, et al. Circulation. 2017;136:e60–122.")
     assert is_reference_entry("Your Guide to Lowering Your Blood Pressure With DASH (http://www.nhlbi.nih.gov/dash.pdf)")
@@ -44,6 +51,7 @@ def test_reference_entries_and_captions() -> None:
     assert is_caption("Figure 3. Syncope evaluation algorithm")
     assert is_caption("表 8 急性房颤心室率控制的常用药物")
     assert is_caption("CVD indicates cardiovascular disease; DASH, Dietary Approaches to Stop Hypertension.")
+    assert is_caption("HF = heart failure")
     assert is_caption("2.2. Epidemiology and Demographics . . . . . . e45")
     assert not is_caption("Tables and figures summarise the evidence for each recommendation.")
 

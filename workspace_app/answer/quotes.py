@@ -30,7 +30,8 @@ _CONTENTS_LEADER = re.compile(r"(?:(?:\.\s?){4,}|…{2,})\s*[A-Za-z]?\d{0,4}\s*$
 _CAPTION = re.compile(
     r"^\s*(?:Figure|Fig\.?|Table|Box|Panel|Appendix|Supplemental (?:Table|Figure)|Data Supplement)\s*[S]?\d+[A-Za-z]?\b"
     r"|^\s*[图表]\s*\d+"
-    r"|^\s*[A-Z][A-Za-z0-9/-]*,? indicates\b",  # a table's abbreviation legend: "CVD indicates cardiovascular disease;"
+    # A table's abbreviation legend: "CVD indicates cardiovascular disease;", "HF = heart failure".
+    r"|^\s*[A-Z][A-Za-z0-9/-]*,? indicates\b|^\s*[A-Z][A-Za-z0-9/-]*\s*[=¼]\s",
     re.IGNORECASE,
 )
 # The source's own citation markers: "(S4.5-33)", "(S2.3-1, S2.3-4)", "[12]", "[6-7]", "［6‑7］", "[12,13]".
@@ -55,7 +56,7 @@ def is_fragment(text: str, span: Span, language: str) -> bool:
     first = quote.lstrip(_BULLETS + " \"'(“‘")[:1]
     if language != "zh" and first.islower() and not item:
         return True
-    if first in ",.;:)，。；：）、":
+    if first in ",.;:)，。；：）、" or _unbalanced(quote):
         return True
     if quote.rstrip(_CLOSERS).endswith(_ZH_TERMINAL if language == "zh" else _EN_TERMINAL):
         return False
@@ -66,6 +67,16 @@ def is_fragment(text: str, span: Span, language: str) -> bool:
 
 
 _URL = re.compile(r"https?://|www\.")
+
+
+_PAIRS = (("(", ")"), ("（", "）"), ("[", "]"), ("［", "］"))
+_ENUMERATOR = re.compile(r"(?:^|\s)(?:\d{1,2}|[a-z]|[ivx]{1,4})\)|（\d{1,2}）")
+
+
+def _unbalanced(quote: str) -> bool:
+    """A bracket opened and not closed (or the reverse): the sentence was cut, or two columns interleaved."""
+    body = _ENUMERATOR.sub(" ", quote)
+    return any(body.count(a) != body.count(b) for a, b in _PAIRS)
 
 
 def is_reference_entry(quote: str) -> bool:
