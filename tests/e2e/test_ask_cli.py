@@ -14,7 +14,10 @@ pytestmark = pytest.mark.slow
 KEYS = [
     "question", "answer", "refused", "grounded", "confidence", "language", "citations", "mode", "entities", "timings_ms",
 ]
-CITATION_KEYS = ["n", "chunk_id", "document", "document_id", "page_start", "page_end", "section", "quote", "rects", "score"]
+CITATION_KEYS = [
+    "n", "chunk_id", "document", "document_id", "page_start", "page_end", "section", "quote", "rects", "score",
+    "recommendation_class", "evidence_level",
+]
 
 
 def test_ask_prints_answers_with_citations_as_json(tmp_path: Path, cli: Callable[..., Any]) -> None:

@@ -2,15 +2,18 @@
 
 A near-miss question shares most of its words with passages the sources do hold and differs in the one thing
 that matters: a drug, score, population or condition the sources never name, or a dose or number they never
-give. One similarity score cannot tell these apart, so answerability is decided from the question's needs:
+give. One similarity score cannot tell these apart, so answerability is decided from the question's needs
+(`question_needs`), and `unmet` names what a quoted sentence leaves out:
 
-- its *specific terms*: the content terms that are rare in the workspace (an inverse document frequency of at
-  least `specific_idf`), the names that pick out what is asked about. Every one must be named by the evidence
-  the answer quotes (the quoted sentences, their neighbours and their section title) or, for a term of the
-  other language, through its translation; a specific term the workspace never uses at all is a refusal.
-- what kind of answer it wants: a dose wants a sentence with an amount and a unit, a duration one with a number
-  and a time unit, a number one with a number.
-The service refuses when `unmet` names anything.
+- its *specific terms*: technical English words (outside everyday vocabulary, `vocabulary.py`), abbreviations,
+  and rare Chinese words. One the workspace never uses, in either language (the translator's names), is a
+  refusal whatever is quoted. The others must mostly (`named_share` of their weight) be named by the quoted
+  sentence, its neighbours or its section title, directly, through the translator or through an
+  abbreviation the workspace defines ("vasovagal syncope (VVS)").
+- the *kind of answer* it wants: a dose wants an amount with a unit, a duration a number with a time unit
+  ("12 mo", "每日"), a number any number.
+Thresholds and word lists are in `AnswerabilityRules` and the patterns below; `python -m bench.answers`
+measures them on the tuning and held-back dev rows.
 """
 
 from __future__ import annotations
