@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 
 from workspace_app.text.analyzer import STOPWORDS, analyze
 from workspace_app.text.cjk import has_cjk
