@@ -12,21 +12,21 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Generator, Iterator, Sequence
 from typing import Protocol
 
 from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
-from workspace_app.answer.answerability import AnswerabilityRules, Needs, question_needs, question_parts, unmet
+from workspace_app.answer.answerability import AnswerabilityRules, question_parts
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.export import chat_markdown
-from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer, Part
+from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
 from workspace_app.answer.grade_notes import stated_grading
 from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.markers import normalize_markers, with_markers
 from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
 from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, quoted_in_text, refusal_text
 from workspace_app.answer.quotes import without_source_markers
+from workspace_app.answer.reading import QuestionReader
 from workspace_app.answer.sources import CitationExcerpt, EvidenceSource
 from workspace_app.config import Settings
 from workspace_app.embedding.embedder import Embedder
@@ -41,7 +41,7 @@ from workspace_app.retrieval.scope import Scope, ScopeCatalog, answer_scope, fin
 from workspace_app.retrieval.search import SearchService
 from workspace_app.text.grades import grading_in
 from workspace_app.text.language import detect_language
-from workspace_app.text.terms import Coverage, content_terms, evidence_terms, idf_weights, is_cjk_term, loose, stem
+from workspace_app.text.terms import content_terms
 
 EVIDENCE_BLOCKS = 8
 PART_BLOCKS = 3
@@ -73,13 +73,10 @@ class AnswerService:
         self.chats = chats
         self.notes = notes
         self.extractive = ExtractiveAnswerer(embedder)
-        self.rules = AnswerabilityRules()
         # The other language's names of what a text mentions (the graph lexicon), for cross-language answers.
-        self.translate = translator.other_language if translator is not None else None
+        self.reader = QuestionReader(catalog, AnswerabilityRules(), translator.other_language if translator else None)
         self.evidence_blocks = EVIDENCE_BLOCKS
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
-        self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
-        self._part_documents: dict[str, frozenset[str]] = {}
         llm_settings = settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
         self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
@@ -116,12 +113,12 @@ class AnswerService:
         scope = answer_scope(self.catalog, workspace, documents)
         timings: dict[str, float] = {}
         standalone = self._standalone(question, history, timings)
-        blocks, found = self._retrieve(standalone, scope, timings, mode)
+        blocks, found, part_documents = self._retrieve(standalone, scope, timings, mode)
         if self.llm is not None:
             text = yield from self._generate(standalone, blocks, language, timings)
             answer = self._from_text(question, text, blocks, language, timings)
         else:
-            answer = self._extract(question, standalone, blocks, language, scope, timings)
+            answer = self._extract(question, standalone, blocks, language, scope, timings, part_documents)
         answer.standalone_question = standalone if standalone != question else None
         answer.mode = mode
         answer.documents = scope.document_ids
@@ -147,96 +144,37 @@ class AnswerService:
 
     def _retrieve(
         self, query: str, scope: Scope, timings: dict[str, float], mode: str = "naive"
-    ) -> tuple[list[EvidenceBlock], ModeRetrieval]:
-        """Evidence blocks numbered from 1: the mode's direct hits, then its graph expansion (scored lower)."""
+    ) -> tuple[list[EvidenceBlock], ModeRetrieval, dict[str, frozenset[str]]]:
+        """Evidence blocks numbered from 1: the mode's direct hits, then its graph expansion (scored lower), then
+        for a question in several parts each part's own best passages; and the documents each part's search found.
+        """
         started = time.perf_counter()
         found = self.modes.retrieve(scope, query, mode, self.evidence_blocks)
         hits = list(found.hits)
+        part_documents: dict[str, frozenset[str]] = {}
         parts = question_parts(query)
-        self._part_documents = {}
         if len(parts) > 1:
-            # Each part of a question in several parts gets its own best passages (another document's, often).
+            # Each part gets its own best passages (another document's, often: a cross-document question).
             seen = {hit.chunk.id for hit in hits}
             for part in parts:
                 own = self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS]
-                self._part_documents[part] = frozenset(h.chunk.document_id for h in own[:2])
+                part_documents[part] = frozenset(h.chunk.document_id for h in own[:2])
                 extra = [h for h in own if h.chunk.id not in seen]
                 hits += extra
                 seen |= {h.chunk.id for h in extra}
         timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
-        return [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(hits, start=1)], found
-
-    def _frequency(self, scope: Scope) -> Callable[[str], int]:
-        """How many of the scope's passages use a word (the keyword index), remembered per scope."""
-
-        def frequency(word: str) -> int:
-            # Document frequencies only change with the workspace's sources: remember them per scope.
-            memo = (scope.workspace.id, tuple(scope.document_ids or ()), scope.chunk_total, word)
-            if memo not in self._frequencies:
-                hits = self.catalog.keyword_search(scope.workspace.id, [word], scope.chunk_total + 1, scope.document_ids)
-                if len(self._frequencies) > 20_000:
-                    self._frequencies.clear()
-                self._frequencies[memo] = len(hits)
-            return self._frequencies[memo]
-
-        return frequency
-
-    def _idf(self, question: str, scope: Scope) -> dict[str, float]:
-        terms = content_terms(question, drop_question_words=True)
-        frequency = self._frequency(scope)
-        return idf_weights(terms, lambda key: frequency(terms[key]), scope.chunk_total)
-
-    def _needs(
-        self, question: str, scope: Scope, idf: dict[str, float], forms: Callable[[str], list[str]],
-        blocks: Sequence[EvidenceBlock],
-    ) -> Needs:
-        terms = content_terms(question, drop_question_words=True)
-        frequency = self._frequency(scope)
-        evidence = loose("\n".join(block.chunk.text for block in blocks))
-
-        def used(key: str) -> int:
-            word = terms.get(key, key)
-            # jieba may cut the sources' text differently from the question's: look for the characters too.
-            return frequency(word) or int(is_cjk_term(word) and loose(word) in evidence)
-
-        return question_needs(question, used, idf, self.rules, forms)
-
-    def _part(
-        self, part: str, scope: Scope, forms: Callable[[str], list[str]], blocks: Sequence[EvidenceBlock], whole: Needs,
-    ) -> Part:
-        """One part of a question in several: its terms and what a sentence must give to answer it."""
-        idf = self._idf(part, scope)
-        needs = self._needs(part, scope, idf, forms, blocks)
-        needs = replace(needs, absent=whole.absent, unknown=whole.unknown)
-        return Part(
-            Coverage(list(content_terms(part, drop_question_words=True)), idf),
-            lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
-            self._part_documents.get(part, frozenset()),
-        )
-
-    def _forms(self, scope: Scope) -> Callable[[str], list[str]]:
-        """Other names of a term: its translations, and the workspace's abbreviations of long forms using it."""
-        abbreviations = [(short, evidence_terms(long)) for short, long in
-                         self.catalog.workspace_abbreviations(scope.workspace.id).items()]
-
-        def forms(term: str) -> list[str]:
-            key = stem(loose(term)) if not is_cjk_term(term) else term
-            found = [short for short, words in abbreviations if key in words]
-            return found + (list(self.translate(term)) if self.translate is not None else [])
-
-        return forms
+        blocks = [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(hits, start=1)]
+        return blocks, found, part_documents
 
     def evidence_scores(self, workspace: str, question: str, documents: Sequence[str] | None = None) -> dict[str, float]:
         """What the extractive answerer's refusal rests on for this question (for calibration)."""
         question = _clean_question(question)
         scope = answer_scope(self.catalog, workspace, documents)
         language = detect_language(question)
-        blocks, _ = self._retrieve(question, scope, {})
-        idf = self._idf(question, scope)
-        forms = self._forms(scope)
-        needs = self._needs(question, scope, idf, forms, blocks)
+        blocks, _, part_documents = self._retrieve(question, scope, {})
+        reading = self.reader.read(question, scope, blocks, part_documents)
         selection = self.extractive.select(
-            question, blocks, language, idf, lambda c: unmet(needs, [c.span.text], c.context, self.rules, forms)
+            question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations
         )
         weights = self.extractive.weights
         threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below
@@ -246,22 +184,14 @@ class AnswerService:
 
     def _extract(
         self, question: str, standalone: str, blocks: list[EvidenceBlock], language: str, scope: Scope,
-        timings: dict[str, float],
+        timings: dict[str, float], part_documents: dict[str, frozenset[str]],
     ) -> Answer:
         started = time.perf_counter()
-        idf = self._idf(standalone, scope)
-        forms = self._forms(scope)
-        needs = self._needs(standalone, scope, idf, forms, blocks)
+        reading = self.reader.read(standalone, scope, blocks, part_documents)
         timings["weights"] = _ms(started)
         started = time.perf_counter()
-
-        def lacking(candidate: Candidate) -> list[str]:
-            return unmet(needs, [candidate.span.text], candidate.context, self.rules, forms)
-
-        parts = [self._part(part, scope, forms, blocks, needs) for part in question_parts(standalone)]
-        translations = self.translate(standalone) if self.translate is not None else []
         selection = self.extractive.select(
-            standalone, blocks, language, idf, lacking, parts if len(parts) > 1 else (), translations
+            standalone, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations
         )
         timings["answer"] = _ms(started)
         if selection.refused:

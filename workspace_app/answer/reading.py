@@ -1,0 +1,128 @@
+"""How a question is read against the workspace before sentences are picked: term weights, what it needs,
+its parts, and the other names of its terms.
+
+    question -> idf (keyword-index document frequencies, remembered per scope)
+             -> needs (answerability.py: specific terms, absent ones, the kind of answer)
+             -> parts (a question in several: each part's terms, needs and the documents its search found)
+             -> translations (the other language's names of its concepts)
+
+One reader serves every ask; what belongs to one ask is returned in a `Reading`, never kept on the reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from storage.base import ChunkRepository
+from workspace_app.answer.answerability import AnswerabilityRules, Needs, question_needs, question_parts, unmet
+from workspace_app.answer.extractive import Candidate, Part
+from workspace_app.models.answers import EvidenceBlock
+from workspace_app.retrieval.scope import Scope
+from workspace_app.text.terms import Coverage, content_terms, evidence_terms, idf_weights, is_cjk_term, loose, stem
+
+_MEMO_LIMIT = 20_000
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One question read against one scope and its evidence."""
+
+    idf: dict[str, float]
+    needs: Needs
+    lacking: Callable[[Candidate], list[str]]
+    parts: tuple[Part, ...]
+    translations: tuple[str, ...]
+
+
+class QuestionReader:
+    """Reads questions against the keyword index, the workspace's abbreviations and the translator."""
+
+    def __init__(
+        self, chunks: ChunkRepository, rules: AnswerabilityRules,
+        translate: Callable[[str], Sequence[str]] | None = None,
+    ) -> None:
+        self._chunks = chunks
+        self.rules = rules
+        self.translate = translate
+        self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
+
+    def read(
+        self, question: str, scope: Scope, blocks: Sequence[EvidenceBlock],
+        part_documents: Mapping[str, frozenset[str]] | None = None,
+    ) -> Reading:
+        """The question's weights, needs, parts (when it has several) and translations."""
+        idf = self.idf(question, scope)
+        forms = self._forms(scope)
+        needs = self._needs(question, scope, idf, forms, blocks)
+        parts = question_parts(question)
+        read_parts = tuple(
+            self._part(part, scope, forms, blocks, needs, (part_documents or {}).get(part, frozenset()))
+            for part in parts
+        ) if len(parts) > 1 else ()
+        return Reading(
+            idf, needs, lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
+            read_parts, tuple(self.translate(question)) if self.translate is not None else (),
+        )
+
+    def idf(self, question: str, scope: Scope) -> dict[str, float]:
+        """Smoothed inverse document frequency of the question's content terms in the scope."""
+        terms = content_terms(question, drop_question_words=True)
+        frequency = self._frequency(scope)
+        return idf_weights(terms, lambda key: frequency(terms[key]), scope.chunk_total)
+
+    def _frequency(self, scope: Scope) -> Callable[[str], int]:
+        """How many of the scope's passages use a word (the keyword index), remembered per scope."""
+
+        def frequency(word: str) -> int:
+            # Document frequencies only change with the workspace's sources: remember them per scope.
+            memo = (scope.workspace.id, tuple(scope.document_ids or ()), scope.chunk_total, word)
+            if memo not in self._frequencies:
+                hits = self._chunks.keyword_search(scope.workspace.id, [word], scope.chunk_total + 1, scope.document_ids)
+                if len(self._frequencies) > _MEMO_LIMIT:
+                    self._frequencies.clear()
+                self._frequencies[memo] = len(hits)
+            return self._frequencies[memo]
+
+        return frequency
+
+    def _needs(
+        self, question: str, scope: Scope, idf: dict[str, float], forms: Callable[[str], list[str]],
+        blocks: Sequence[EvidenceBlock],
+    ) -> Needs:
+        terms = content_terms(question, drop_question_words=True)
+        frequency = self._frequency(scope)
+        evidence = loose("\n".join(block.chunk.text for block in blocks))
+
+        def used(key: str) -> int:
+            word = terms.get(key, key)
+            # jieba may cut the sources' text differently from the question's: look for the characters too.
+            return frequency(word) or int(is_cjk_term(word) and loose(word) in evidence)
+
+        return question_needs(question, used, idf, self.rules, forms)
+
+    def _part(
+        self, part: str, scope: Scope, forms: Callable[[str], list[str]], blocks: Sequence[EvidenceBlock],
+        whole: Needs, documents: frozenset[str],
+    ) -> Part:
+        """One part of a question in several: its terms and what a sentence must give to answer it."""
+        idf = self.idf(part, scope)
+        needs = replace(self._needs(part, scope, idf, forms, blocks), absent=whole.absent, unknown=whole.unknown)
+        return Part(
+            Coverage(list(content_terms(part, drop_question_words=True)), idf),
+            lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
+            documents,
+        )
+
+    def _forms(self, scope: Scope) -> Callable[[str], list[str]]:
+        """Other names of a term: its translations, and the workspace's abbreviations of long forms using it."""
+        abbreviations = [
+            (short, evidence_terms(long)) for short, long in self._chunks.workspace_abbreviations(scope.workspace.id).items()
+        ]
+
+        def forms(term: str) -> list[str]:
+            key = stem(loose(term)) if not is_cjk_term(term) else term
+            found = [short for short, words in abbreviations if key in words]
+            return found + (list(self.translate(term)) if self.translate is not None else [])
+
+        return forms
