@@ -1,14 +1,18 @@
 """The offline answerer: quotes the evidence sentences that best answer the question, each cited.
 
-Every candidate sentence of the evidence blocks gets a score from
-- its semantic similarity to the question (the embedder; English questions only, since the default MiniLM
-  model is English-only),
+Every quotable candidate sentence of the evidence blocks (whole sentences, list items, table rows: quotes.py)
+gets a score from
+- its semantic similarity to the question (the embedder; English sentences of English questions only, since
+  the default MiniLM model is English-only),
 - the IDF-weighted share of the question's content terms it covers, alone and with its neighbours and section
-  title (jieba words for Chinese),
-- the rank of its block in retrieval.
-The best sentences (redundant ones removed) are quoted verbatim, so the answer cannot state anything the
-sources do not. The answer is refused when the evidence as a whole does not cover the question well enough
-or the best sentence scores below a threshold calibrated on the dev questions (see bench/answers.py).
+  title (jieba words for Chinese; in the other language, through the translator's names of its concepts),
+- the rank of its block in retrieval, and small boosts for a number asked for, a stated grading asked for and a
+  definition asked for.
+The lead is the best sentence giving what the question asks for (answerability.py), among those scoring at
+least `lead_ratio` of the best; the answer is refused when none does, when the evidence as a whole covers the
+question too little, or when the best sentence scores below a threshold. A question in several parts gets the
+best sentence of each part it leaves open. The sentences are quoted verbatim, so the answer cannot state
+anything the sources do not. Weights are measured with `python -m bench.answers` on the tuning rows.
 """
 
 from __future__ import annotations
