@@ -91,8 +91,11 @@ def _header_word(line: TextLine) -> bool:
     return 0 < len(text) <= 6 and all(WIDE_CHAR.match(char) for char in text)
 
 
-def _cell_pairs(lines: list[TextLine]) -> Iterator[tuple[list[TextLine], tuple[str, str]]]:
-    """(the cell lines, (class, level)): a line holding both, or a class cell with its level cell beside it."""
+def _cell_pairs(
+    lines: list[TextLine], max_gap: float = 60, max_dy: float = 3, first_only: bool = True
+) -> Iterator[tuple[list[TextLine], tuple[str, str]]]:
+    """(the cell lines, (class, level)): a line holding both, or a class cell with its level cell beside it
+    (at most `max_gap` to its right, baselines within `max_dy`; the first such level cell, or every one)."""
     for line in lines:
         found = table_cell_recommendation(line.text)
         if found and found.recommendation_class and found.evidence_level:
@@ -101,12 +104,13 @@ def _cell_pairs(lines: list[TextLine]) -> Iterator[tuple[list[TextLine], tuple[s
         if not is_class_cell(line.text):
             continue
         for level in lines:
-            if level is line or not (0 < level.x0 - line.x1 < 60) or abs(level.y_mid - line.y_mid) > 3:
+            if level is line or not (0 < level.x0 - line.x1 < max_gap) or abs(level.y_mid - line.y_mid) > max_dy:
                 continue
             pair = table_cell_recommendation(f"{line.text} {level.text}")
             if pair and pair.recommendation_class and pair.evidence_level:
                 yield [line, level], (pair.recommendation_class, pair.evidence_level)
-                break
+                if first_only:
+                    break
 
 
 def _statement_left_of(lines: list[TextLine], pair: list[TextLine], next_row: float) -> list[TextLine]:
@@ -149,18 +153,11 @@ def tag_recommendation_cells(lines: list[TextLine]) -> list[TextLine]:
 
 
 def _recommendation_cells(lines: list[TextLine]) -> Iterator[tuple[TextLine, tuple[str, str]]]:
-    """Lines holding only a class and a level, or a class cell with its level cell beside it on the row."""
-    for line in lines:
-        found = table_cell_recommendation(line.text)
-        if found and found.recommendation_class and found.evidence_level:
-            yield line, (found.recommendation_class, found.evidence_level)
+    """Lines holding only a class and a level, or a class cell with its level cell beside it on the row (as one
+    cell spanning both)."""
+    for cells, grading in _cell_pairs(lines, max_gap=80, max_dy=2, first_only=False):
+        if len(cells) == 1:
+            yield cells[0], grading
             continue
-        if not is_class_cell(line.text):
-            continue
-        for level in lines:
-            if level is line or not (0 < level.x0 - line.x1 < 80) or abs(level.y_mid - line.y_mid) > 2:
-                continue
-            pair = table_cell_recommendation(f"{line.text} {level.text}")
-            if pair and pair.recommendation_class and pair.evidence_level:
-                cell = TextLine(line.page, line.x0, min(line.y0, level.y0), level.x1, max(line.y1, level.y1), "", line.size, False)
-                yield cell, (pair.recommendation_class, pair.evidence_level)
+        line, level = cells
+        yield TextLine(line.page, line.x0, min(line.y0, level.y0), level.x1, max(line.y1, level.y1), "", line.size, False), grading
