@@ -52,6 +52,7 @@ def test_reference_entries_and_captions() -> None:
     assert is_caption("表 8 急性房颤心室率控制的常用药物")
     assert is_caption("CVD indicates cardiovascular disease; DASH, Dietary Approaches to Stop Hypertension.")
     assert is_caption("HF = heart failure")
+    assert not is_caption("This indicates that the risk of recurrence is high in older adults.")
     assert is_caption("2.2. Epidemiology and Demographics . . . . . . e45")
     assert not is_caption("Tables and figures summarise the evidence for each recommendation.")
 

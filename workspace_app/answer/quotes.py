@@ -29,11 +29,12 @@ _REFERENCE_ENTRY = re.compile(
 _CONTENTS_LEADER = re.compile(r"(?:(?:\.\s?){4,}|…{2,})\s*[A-Za-z]?\d{0,4}\s*$")
 _CAPTION = re.compile(
     r"^\s*(?:Figure|Fig\.?|Table|Box|Panel|Appendix|Supplemental (?:Table|Figure)|Data Supplement)\s*[S]?\d+[A-Za-z]?\b"
-    r"|^\s*[图表]\s*\d+"
-    # A table's abbreviation legend: "CVD indicates cardiovascular disease;", "HF = heart failure".
-    r"|^\s*[A-Z][A-Za-z0-9/-]*,? indicates\b|^\s*[A-Z][A-Za-z0-9/-]*\s*[=¼]\s",
+    r"|^\s*[图表]\s*\d+",
     re.IGNORECASE,
 )
+# A table's abbreviation legend: "CVD indicates cardiovascular disease;", "HF = heart failure" (an abbreviation:
+# two capitals at least, so "This indicates that ..." is a sentence).
+_LEGEND = re.compile(r"^\s*(?=[\w/-]*[A-Z][\w/-]*[A-Z])[A-Za-z0-9/-]{2,},?\s*(?:indicates\b|[=¼]\s)")
 # The source's own citation markers: "(S4.5-33)", "(S2.3-1, S2.3-4)", "[12]", "[6-7]", "［6‑7］", "[12,13]".
 _SOURCE_MARKER = re.compile(
     r"\s?\((?:S\d+(?:\.\d+)*-\d+(?:\s*[,–-]\s*(?:S\d+(?:\.\d+)*-)?\d+)*)(?:\s*[,;]\s*S\d+(?:\.\d+)*-\d+"
@@ -88,7 +89,7 @@ def is_reference_entry(quote: str) -> bool:
 
 def is_caption(quote: str) -> bool:
     """A figure, table or box title, or a table-of-contents line."""
-    return bool(_CAPTION.search(quote) or _CONTENTS_LEADER.search(quote))
+    return bool(_CAPTION.search(quote) or _LEGEND.search(quote) or _CONTENTS_LEADER.search(quote))
 
 
 def quotable(text: str, span: Span, language: str) -> bool:
