@@ -110,3 +110,14 @@ def test_question_parts() -> None:
     assert len(question_parts("How is delayed OH defined, and how does it differ from classic OH?")) == 1
     assert len(question_parts("射血分数不低于40%的急性房颤，控制心室率首选什么药？这条推荐是几类、什么证据级别？")) == 1
     assert len(question_parts("华法林起始剂量是多少？开始时INR多久监测一次，INR稳定后监测间隔可以延长到多久？")) == 2
+
+
+def test_a_sentence_on_the_other_side_of_the_questions_threshold_does_not_answer_it() -> None:
+    from workspace_app.answer.answerability import bounds
+
+    assert bounds("LVEF低于40%的急性房颤") == {"40": "<"} and bounds("LVEF ≥40% 的急性房颤") == {"40": ">"}
+    assert bounds("women 65 years or older") == {"65": ">"} and bounds("80岁以上人群") == {"80": ">"}
+    question = "Can digitalis control the rate in acute AF with LVEF below 40%?"
+    needs = question_needs(question, lambda key: 1, {}, RULES)
+    assert "bound" in unmet(needs, ["In acute AF with LVEF ≥40%, beta blockers are the first choice."], "", RULES)
+    assert "bound" not in unmet(needs, ["In acute AF with LVEF <40%, digitalis can control the rate."], "", RULES)

@@ -75,6 +75,7 @@ class Needs:
     unknown: tuple[str, ...]
     wants: str | None
     weights: Mapping[str, float] = field(default_factory=dict)
+    bounds: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         """A short account for logs and calibration."""
@@ -123,7 +124,7 @@ def question_needs(
         else:
             specific.append(key)  # named only in the other language ("STEMI" as "ST段抬高型心肌梗死")
     weights = {key: idf.get(key, 1.0) for key in specific}
-    return Needs(tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights)
+    return Needs(tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights, bounds(question))
 
 
 def unmet(
@@ -149,6 +150,8 @@ def unmet(
         missing += [f"specific:{t}" for t, ok in named.items() if not ok]
     if needs.wants and not _gives(needs.wants, text):
         missing.append(f"wants:{needs.wants}")
+    if needs.bounds and any(needs.bounds.get(n, side) != side for n, side in bounds(text).items()):
+        missing.append("bound")  # the other side of the question's threshold: another population
     return missing
 
 
@@ -191,6 +194,33 @@ _DEFINES = re.compile(
     r"|定义为|是指|指[^，。]{0,30}的|称为|^[^，。：]{2,30}[：:]",
     re.IGNORECASE,
 )
+
+
+# A bound the question puts on a number ("below 40%", "低于40%", "≥65 years") and the one a sentence states.
+_BELOW = r"(?:below|under|less than|lower than|fewer than|<|＜|≤|低于|不足|小于|少于|未满)"
+_ABOVE = r"(?:above|over|more than|greater than|at least|>|＞|≥|不低于|不少于|大于|高于|超过|至少)"
+_NUMBER_BOUND = re.compile(rf"({_BELOW}|{_ABOVE})\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+_TRAILING_BOUND = re.compile(
+    r"(\d+(?:\.\d+)?)\s*%?\s*(?:(?:[a-z]+\s+){0,2}or (more|older|higher|above|less|younger|lower|below)\b"
+    r"|[\u4e00-\u9fff]{0,2}?(以上|以下))",
+    re.IGNORECASE,
+)
+
+
+def bounds(text: str) -> dict[str, str]:
+    """Number -> "<" or ">" for each number the text bounds ("LVEF <40%" -> {"40": "<"})."""
+    found = {}
+    for word, number in _NUMBER_BOUND.findall(text):
+        found[number] = "<" if re.fullmatch(_BELOW, word, re.IGNORECASE) else ">"
+    for number, english, chinese in _TRAILING_BOUND.findall(text):
+        found[number] = ">" if english in ("more", "older", "higher", "above") or chinese == "以上" else "<"
+    return found
+
+
+def contradicts(question: str, sentence: str) -> bool:
+    """Whether the sentence bounds a number of the question the other way ("≥40%" for a question on "<40%")."""
+    asked = bounds(question)
+    return any(asked.get(number, side) != side for number, side in bounds(sentence).items())
 
 
 def asks_definition(question: str) -> bool:
