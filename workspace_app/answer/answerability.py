@@ -150,9 +150,13 @@ def unmet(
         missing += [f"specific:{t}" for t, ok in named.items() if not ok]
     if needs.wants and not _gives(needs.wants, text):
         missing.append(f"wants:{needs.wants}")
-    if needs.bounds and any(needs.bounds.get(n, side) != side for n, side in bounds(text).items()):
-        missing.append("bound")  # the other side of the question's threshold: another population
     return missing
+
+
+def contrary(needs: Needs, sentence: str) -> bool:
+    """Whether a sentence bounds a number of the question the other way ("LVEF ≥40%" for a question on "<40%"):
+    it is about another population and must not be quoted at all, not even after the lead."""
+    return any(needs.bounds.get(number, side) != side for number, side in bounds(sentence).items())
 
 
 _PART_BREAK = re.compile(
@@ -215,12 +219,6 @@ def bounds(text: str) -> dict[str, str]:
     for number, english, chinese in _TRAILING_BOUND.findall(text):
         found[number] = ">" if english in ("more", "older", "higher", "above") or chinese == "以上" else "<"
     return found
-
-
-def contradicts(question: str, sentence: str) -> bool:
-    """Whether the sentence bounds a number of the question the other way ("≥40%" for a question on "<40%")."""
-    asked = bounds(question)
-    return any(asked.get(number, side) != side for number, side in bounds(sentence).items())
 
 
 def asks_definition(question: str) -> bool:

@@ -139,7 +139,7 @@ class ExtractiveAnswerer:
     def select(
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, idf: dict[str, float],
         answers: Callable[[Candidate], list[str]] | None = None, parts: Sequence[Part] = (),
-        translations: Sequence[str] = (),
+        translations: Sequence[str] = (), contrary: Callable[[Candidate], bool] | None = None,
     ) -> Selection:
         """Choose the sentences to quote, or decide to refuse.
 
@@ -151,6 +151,8 @@ class ExtractiveAnswerer:
         if translations:
             coverage = EitherLanguage(coverage, translations, self.weights.translated)
         candidates = self._candidates(question, blocks, language, coverage)
+        if contrary is not None:
+            candidates = [c for c in candidates if not contrary(c)]
         if not candidates:
             return Selection([], True, 0.0, {"candidates": 0})
         self._score(question, candidates, language)

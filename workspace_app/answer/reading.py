@@ -15,7 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from storage.base import ChunkRepository
-from workspace_app.answer.answerability import AnswerabilityRules, Needs, question_needs, question_parts, unmet
+from workspace_app.answer.answerability import (
+    AnswerabilityRules,
+    Needs,
+    contrary,
+    question_needs,
+    question_parts,
+    unmet,
+)
 from workspace_app.answer.extractive import Candidate, Part
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.retrieval.scope import Scope
@@ -31,6 +38,7 @@ class Reading:
     idf: dict[str, float]
     needs: Needs
     lacking: Callable[[Candidate], list[str]]
+    contrary: Callable[[Candidate], bool]
     parts: tuple[Part, ...]
     translations: tuple[str, ...]
 
@@ -62,7 +70,7 @@ class QuestionReader:
         ) if len(parts) > 1 else ()
         return Reading(
             idf, needs, lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
-            read_parts, tuple(self.translate(question)) if self.translate is not None else (),
+            lambda candidate: contrary(needs, candidate.span.text), read_parts, tuple(self.translate(question)) if self.translate is not None else (),
         )
 
     def idf(self, question: str, scope: Scope) -> dict[str, float]:

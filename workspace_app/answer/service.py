@@ -174,7 +174,8 @@ class AnswerService:
         blocks, _, part_documents = self._retrieve(question, scope, {})
         reading = self.reader.read(question, scope, blocks, part_documents)
         selection = self.extractive.select(
-            question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations
+            question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
+            reading.contrary,
         )
         weights = self.extractive.weights
         threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below
@@ -191,7 +192,8 @@ class AnswerService:
         timings["weights"] = _ms(started)
         started = time.perf_counter()
         selection = self.extractive.select(
-            standalone, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations
+            standalone, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
+            reading.contrary,
         )
         timings["answer"] = _ms(started)
         if selection.refused:
