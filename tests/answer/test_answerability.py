@@ -115,10 +115,14 @@ def test_question_parts() -> None:
 def test_a_sentence_on_the_other_side_of_the_questions_threshold_does_not_answer_it() -> None:
     from workspace_app.answer.answerability import bounds, contrary
 
-    assert bounds("LVEF低于40%的急性房颤") == {"40": "<"} and bounds("LVEF ≥40% 的急性房颤") == {"40": ">"}
-    assert bounds("women 65 years or older") == {"65": ">"} and bounds("80岁以上人群") == {"80": ">"}
+    assert bounds("LVEF低于40%的急性房颤") == {"40": {"<"}} and bounds("LVEF ≥40% 的急性房颤") == {"40": {">"}}
+    assert bounds("women 65 years or older") == {"65": {">"}} and bounds("80岁以上人群") == {"80": {">"}}
     question = "Can digitalis control the rate in acute AF with LVEF below 40%?"
     needs = question_needs(question, lambda key: 1, {}, RULES)
     assert contrary(needs, "In acute AF with LVEF ≥40%, beta blockers are the first choice.")
     assert not contrary(needs, "In acute AF with LVEF <40%, digitalis can control the rate.")
     assert not contrary(needs, "Digitalis can control the rate in acute AF.")
+    # A sentence covering both sides of the threshold still answers ("≥65 y ... and may be reasonable for <65 y").
+    older = question_needs("What aspirin regimen for healthy women aged 65 or older?", lambda key: 1, {}, RULES)
+    assert not contrary(older, "Aspirin can be useful in women ≥65 y of age and may be reasonable for women <65 y.")
+    assert contrary(older, "Routine aspirin in healthy women <65 y of age is not recommended.")

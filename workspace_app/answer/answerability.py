@@ -75,7 +75,7 @@ class Needs:
     unknown: tuple[str, ...]
     wants: str | None
     weights: Mapping[str, float] = field(default_factory=dict)
-    bounds: Mapping[str, str] = field(default_factory=dict)
+    bounds: Mapping[str, set[str]] = field(default_factory=dict)
 
     def describe(self) -> str:
         """A short account for logs and calibration."""
@@ -156,7 +156,8 @@ def unmet(
 def contrary(needs: Needs, sentence: str) -> bool:
     """Whether a sentence bounds a number of the question the other way ("LVEF ≥40%" for a question on "<40%"):
     it is about another population and must not be quoted at all, not even after the lead."""
-    return any(needs.bounds.get(number, side) != side for number, side in bounds(sentence).items())
+    stated = bounds(sentence)
+    return any(number in stated and not (sides & stated[number]) for number, sides in needs.bounds.items())
 
 
 _PART_BREAK = re.compile(
@@ -211,13 +212,14 @@ _TRAILING_BOUND = re.compile(
 )
 
 
-def bounds(text: str) -> dict[str, str]:
-    """Number -> "<" or ">" for each number the text bounds ("LVEF <40%" -> {"40": "<"})."""
-    found = {}
+def bounds(text: str) -> dict[str, set[str]]:
+    """Number -> the sides ("<", ">") the text bounds it from ("LVEF <40%" -> {"40": {"<"}})."""
+    found: dict[str, set[str]] = {}
     for word, number in _NUMBER_BOUND.findall(text):
-        found[number] = "<" if re.fullmatch(_BELOW, word, re.IGNORECASE) else ">"
+        found.setdefault(number, set()).add("<" if re.fullmatch(_BELOW, word, re.IGNORECASE) else ">")
     for number, english, chinese in _TRAILING_BOUND.findall(text):
-        found[number] = ">" if english in ("more", "older", "higher", "above") or chinese == "以上" else "<"
+        side = ">" if english.lower() in ("more", "older", "higher", "above") or chinese == "以上" else "<"
+        found.setdefault(number, set()).add(side)
     return found
 
 
