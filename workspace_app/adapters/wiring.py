@@ -7,13 +7,13 @@ import json
 import os
 from pathlib import Path
 
-from storage.base import VectorIndex
 from storage.chroma import ChromaVectorIndex, open_chroma
 from storage.files import LocalFileStore
 from storage.queue import HueyJobQueue, open_huey
 from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.embedding_cache import SqliteEmbeddingCache
 from storage.sqlite.graph import SqliteGraphStore
+from storage.vector_set import VectorIndexSet
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
@@ -22,13 +22,14 @@ from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.service import DocumentService
 from workspace_app.embedding.embedder import Embedder
+from workspace_app.embedding.stage import CrossLanguageStage
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
 from workspace_app.graph.translation import LexiconTranslator
-from workspace_app.ingest.pipeline import ProgressCallback, StopCheck, ingest_document
+from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, embedding_text, ingest_document
 from workspace_app.models.documents import Document
-from workspace_app.retrieval.hybrid import HybridRetriever
+from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
 from workspace_app.workspaces import WorkspaceService
@@ -65,41 +66,54 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
     data_dir = settings.storage.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     catalog = SqliteCatalog(data_dir / "catalog.sqlite")
-    vectors = build_vectors(settings)
-    files = LocalFileStore(data_dir / "files")
+    cache = SqliteEmbeddingCache(data_dir / "embeddings.sqlite")
     if embedder is None:
-        embedder = Embedder(settings.embedding, SqliteEmbeddingCache(data_dir / "embeddings.sqlite"))
+        embedder = Embedder(settings.embedding, cache)
+    if settings.storage.vector_backend != "chroma":
+        raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
+    client = open_chroma(*chroma_location(settings))
+    main_vectors = ChromaVectorIndex(client, settings.embedding.model)
+    crosslingual = build_crosslingual(settings, client, cache)
+    vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])
+    files = LocalFileStore(data_dir / "files")
     graph = build_graph(settings, catalog)
     states = DocumentStates(catalog, catalog)
+    stages: list[IndexStage] = [GraphStage(graph)]
+    if crosslingual:
+        stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors, embedding_text))
 
     def ingest(document: Document, on_progress: ProgressCallback | None, should_stop: StopCheck | None) -> Document:
         return ingest_document(
             document, documents.document_path(document), embedder=embedder, documents=catalog, states=states,
-            chunks=catalog, vectors=vectors, settings=settings.ingest, on_progress=on_progress,
-            should_stop=should_stop, stages=[GraphStage(graph)],
+            chunks=catalog, vectors=main_vectors, settings=settings.ingest, on_progress=on_progress,
+            should_stop=should_stop, stages=stages,
         )
 
     jobs = Jobs(catalog, vectors, build_queue(settings), states, settings.queue, ingest)
     documents = DocumentService(catalog, vectors, files, states, jobs, settings.ingest, on_remove=[graph.remove_document])
     translator = LexiconTranslator()
     retriever = HybridRetriever(
-        embedder, vectors, catalog, settings.retrieval, build_reranker(settings.retrieval), translator
+        embedder, main_vectors, catalog, settings.retrieval, build_reranker(settings.retrieval), translator,
+        crosslingual,
     )
     search = SearchService(catalog, retriever, settings.retrieval.top_k)
     answers = AnswerService(
         settings=settings, catalog=catalog, search=search, embedder=embedder, graph=graph,
         source=StoredDocumentSource(documents), chats=catalog, notes=catalog, translator=translator,
+        multilingual=crosslingual.embedder if crosslingual else None,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
     return App(settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors, translator)
 
 
-def build_vectors(settings: Settings) -> VectorIndex:
-    """The vector index the settings choose (`storage.vector_backend`)."""
-    if settings.storage.vector_backend == "chroma":
-        path, url = chroma_location(settings)
-        return ChromaVectorIndex(open_chroma(path, url), settings.embedding.model)
-    raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
+def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddingCache) -> CrossLanguageIndex | None:
+    """The multilingual embedder and its companion index (Chroma collections `xl-<workspace id>`), unless turned
+    off or the main embedder is already that model."""
+    model = settings.embedding.crosslingual_model
+    if not model or model == settings.embedding.model:
+        return None
+    embedder = Embedder(settings.embedding.model_copy(update={"model": model, "backend": "torch"}), cache)
+    return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-"))
 
 
 def build_graph(settings: Settings, catalog: SqliteCatalog) -> GraphService:

@@ -65,14 +65,15 @@ class AnswerService:
     def __init__(
         self, *, settings: Settings, catalog: AnswerCatalog, search: SearchService, embedder: Embedder,
         graph: GraphQuery | None, source: EvidenceSource, chats: ChatRepository, notes: NoteRepository,
-        llm: LlmAnswerer | None = None, translator: Translator | None = None,
+        llm: LlmAnswerer | None = None, translator: Translator | None = None, multilingual: Embedder | None = None,
     ) -> None:
         self.catalog = catalog
         self.embedder = embedder
         self.source = source
         self.chats = chats
         self.notes = notes
-        self.extractive = ExtractiveAnswerer(embedder)
+        # The multilingual embedder (when configured) compares a question with sentences of the other language.
+        self.extractive = ExtractiveAnswerer(embedder, multilingual=multilingual)
         # The other language's names of what a text mentions (the graph lexicon), for cross-language answers.
         self.reader = QuestionReader(catalog, AnswerabilityRules(), translator.other_language if translator else None)
         self.evidence_blocks = EVIDENCE_BLOCKS

@@ -3,7 +3,8 @@
 Cross-language: the `Translator` gives the other-language names of the concepts a query names (an English
 question's Chinese names, a Chinese question's English names); they are searched in the keyword index as a
 second BM25 list (method `translated`) fused beside the others, so an English question reaches a Chinese
-guideline's passages and the reverse. `sparse` alone stays the question's own terms.
+guideline's passages and the reverse. `sparse` alone stays the question's own terms. A second, multilingual
+embedder's index (`CrossLanguageIndex`, method `crosslingual`) ranks passages of either language by meaning.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ from workspace_app.text.analyzer import expand_with_abbreviations, query_terms
 from workspace_app.text.cjk import is_mostly_cjk
 
 TRANSLATED = "translated"
+CROSSLINGUAL = "crosslingual"
+
+
+@dataclass(frozen=True)
+class CrossLanguageIndex:
+    """The multilingual embedder and the companion vector index it filled at ingestion."""
+
+    embedder: Embedder
+    vectors: VectorIndex
 
 
 @dataclass
@@ -40,6 +50,7 @@ class HybridRetriever:
     def __init__(
         self, embedder: Embedder, vectors: VectorIndex, chunks: ChunkRepository, settings: RetrievalSettings,
         reranker: Reranker | None = None, translator: Translator | None = None,
+        crosslingual: CrossLanguageIndex | None = None,
     ) -> None:
         self._embedder = embedder
         self._vectors = vectors
@@ -47,10 +58,11 @@ class HybridRetriever:
         self._settings = settings
         self._reranker = reranker
         self.translator: Translator = translator or NoTranslator()
+        self._crosslingual = crosslingual
 
     def search(
         self, workspace_id: str, query: str, top_k: int, document_ids: Sequence[str] | None,
-        methods: Sequence[str] = ("dense", "sparse", TRANSLATED),
+        methods: Sequence[str] = ("dense", "sparse", TRANSLATED, CROSSLINGUAL),
     ) -> tuple[list[RankedChunk], dict[str, float]]:
         """Best chunks for the query, and milliseconds spent per stage."""
         timings: dict[str, float] = {}
@@ -62,6 +74,12 @@ class HybridRetriever:
             started = time.perf_counter()
             scored["dense"] = self._vectors.query(workspace_id, vector.tolist(), self._settings.dense_k, document_ids)
             timings["dense"] = _ms(started)
+        if CROSSLINGUAL in methods and self._crosslingual and self._weights(query)[CROSSLINGUAL] > 0:
+            started = time.perf_counter()
+            index = self._crosslingual
+            vector = index.embedder.embed_query(query)
+            scored[CROSSLINGUAL] = index.vectors.query(workspace_id, vector.tolist(), self._settings.dense_k, document_ids)
+            timings[CROSSLINGUAL] = _ms(started)
         if "sparse" in methods or TRANSLATED in methods:
             started = time.perf_counter()
             terms = expand_with_abbreviations(query, query_terms(query), self._chunks.workspace_abbreviations(workspace_id))
@@ -76,6 +94,8 @@ class HybridRetriever:
             timings["sparse"] = _ms(started)
         started = time.perf_counter()
         candidates = self._chunks.get_chunks(list(dict.fromkeys(cid for items in scored.values() for cid, _ in items)))
+        if CROSSLINGUAL in scored:
+            scored[CROSSLINGUAL] = _other_language(query, scored[CROSSLINGUAL], candidates)
         fused = self._fuse(query, scored, candidates)
         depth = self._settings.rerank_k if self._reranker else top_k
         ranked = [RankedChunk(candidates[cid], score, ranks) for cid, score, ranks in fused[:depth]]
@@ -107,8 +127,9 @@ class HybridRetriever:
         settings = self._settings
         if is_mostly_cjk(query):
             return {"dense": settings.dense_weight_cjk, "sparse": settings.sparse_weight,
-                    TRANSLATED: settings.translated_weight_cjk}
-        return {"dense": settings.dense_weight, "sparse": settings.sparse_weight, TRANSLATED: settings.translated_weight}
+                    TRANSLATED: settings.translated_weight_cjk, CROSSLINGUAL: settings.crosslingual_weight_cjk}
+        return {"dense": settings.dense_weight, "sparse": settings.sparse_weight, TRANSLATED: settings.translated_weight,
+                CROSSLINGUAL: settings.crosslingual_weight}
 
     def _rerank(self, query: str, ranked: list[RankedChunk]) -> list[RankedChunk]:
         assert self._reranker is not None
@@ -116,6 +137,14 @@ class HybridRetriever:
         for item, score in zip(ranked, scores, strict=True):
             item.score = score
         return sorted(ranked, key=lambda item: -item.score)
+
+
+def _other_language(query: str, items: list[tuple[str, float]], chunks: dict[str, Chunk]) -> list[tuple[str, float]]:
+    """The multilingual ranking of the passages in the other language than the query's: the main embedder and
+    BM25 rank same-language passages better (bench/README.md), and the multilingual index is what lets the other
+    language's passages compete with them at all."""
+    chinese = is_mostly_cjk(query)
+    return [(cid, score) for cid, score in items if cid in chunks and is_mostly_cjk(chunks[cid].text) != chinese]
 
 
 def _body_first(ids: list[str], chunks: dict[str, Chunk]) -> list[str]:

@@ -10,8 +10,9 @@ from workspace_app.retrieval.bilingual import Translator
 from workspace_app.retrieval.hybrid import HybridRetriever
 from workspace_app.retrieval.scope import Scope, ScopeCatalog, search_scope
 
-# dense vectors, BM25 of the question's terms, BM25 of the other-language names of its concepts (hybrid.py)
-METHODS = ("dense", "sparse", "translated")
+# dense vectors, BM25 of the question's terms, BM25 of the other-language names of its concepts, the multilingual
+# index (hybrid.py)
+METHODS = ("dense", "sparse", "translated", "crosslingual")
 
 
 class SearchService:
