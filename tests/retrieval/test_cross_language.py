@@ -53,14 +53,33 @@ def test_a_chinese_question_finds_the_english_passage(app: Any, question: str, d
     assert found[0].ranks["translated"] is not None
 
 
+def test_the_multilingual_index_ranks_only_the_other_language(app: Any) -> None:
+    english = app.search.search("Xling", "What INR should warfarin keep in women with atrial fibrillation?", top_k=8).hits
+    chinese = app.search.search("Xling", "急性房颤控制心室率时，静脉美托洛尔的剂量是多少？", top_k=8).hits
+    for hits, other in ((english, True), (chinese, False)):
+        ranked = [h for h in hits if h.ranks.get("crosslingual") is not None]
+        assert ranked, "the multilingual index took part"
+        assert all((h.document_name == CHINESE) == other for h in ranked)
+
+
+def test_without_the_multilingual_index_an_english_question_still_reaches_chinese(app: Any) -> None:
+    settings = app.settings.retrieval
+    settings.crosslingual_weight = 0.0
+    try:
+        hit = _top(app, "When IV metoprolol tartrate is used to control the ventricular rate in AF, what is the single dose?")
+    finally:
+        settings.crosslingual_weight = 1.0
+    assert hit.document_name == CHINESE and "crosslingual" not in hit.ranks
+
+
 def test_without_translation_the_english_question_stays_in_english(app: Any) -> None:
     settings = app.settings.retrieval
-    settings.translated_weight = 0.0
+    settings.translated_weight = settings.crosslingual_weight = 0.0
     try:
         hits = app.search.search("Xling", "metoprolol dose for ventricular rate control in AF", top_k=3).hits
     finally:
-        settings.translated_weight = 1.0
-    assert all("translated" not in hit.ranks for hit in hits)
+        settings.translated_weight = settings.crosslingual_weight = 1.0
+    assert all("translated" not in hit.ranks and "crosslingual" not in hit.ranks for hit in hits)
 
 
 def test_the_app_and_the_search_hand_out_the_translator(app: Any) -> None:

@@ -119,7 +119,7 @@ def test_deleting_a_workspace_removes_everything_it_alone_used(
     women_doc = ingest(service, "Doomed", women, "women.pdf")
     kept_doc = ingest(service, "Kept", arnett)
     kept_hits = hit_keys(service.search.search("Kept", QUERY))
-    assert f"ws-{doomed.id}" in collections(data_dir)
+    assert {f"ws-{doomed.id}", f"xl-{doomed.id}"} <= collections(data_dir)  # the main and cross-language indexes
 
     service.workspaces.delete("Doomed")
 
@@ -130,8 +130,8 @@ def test_deleting_a_workspace_removes_everything_it_alone_used(
     with sqlite3.connect(data_dir / "catalog.sqlite") as db:
         assert keyword_rows(db) == kept_doc.chunks
         assert orphan_keyword_rows(db) == 0
-    assert f"ws-{doomed.id}" not in collections(data_dir)
-    assert f"ws-{kept.id}" in collections(data_dir)
+    assert not {f"ws-{doomed.id}", f"xl-{doomed.id}"} & collections(data_dir)
+    assert {f"ws-{kept.id}", f"xl-{kept.id}"} <= collections(data_dir)
     # The arnett file is still used by "Kept"; the women's excerpt was only in "Doomed".
     assert stored_files(data_dir) == {f"{kept_doc.sha256}.pdf"}
     assert women_doc.sha256 != kept_doc.sha256
@@ -161,6 +161,8 @@ def test_removing_a_document_removes_its_chunks_index_rows_vectors_and_file(
     terms = query_terms("omega-3 fatty acids warfarin dabigatran")
     assert service.catalog.keyword_search(workspace.id, terms, 50, [removed.id])
     assert service.vectors.count(workspace.id, removed.id) == removed.chunks > 0
+    crosslingual = service.vectors.companions[0]  # the multilingual index, written by its ingestion stage
+    assert crosslingual.count(workspace.id, removed.id) == removed.chunks
 
     service.documents.remove("W", "women.pdf")
 
@@ -175,6 +177,8 @@ def test_removing_a_document_removes_its_chunks_index_rows_vectors_and_file(
         assert keyword_rows(db) == kept.chunks
     assert service.vectors.count(workspace.id, removed.id) == 0
     assert service.vectors.count(workspace.id) == kept.chunks
+    assert crosslingual.count(workspace.id, removed.id) == 0
+    assert crosslingual.count(workspace.id) == kept.chunks
     assert stored_files(data_dir) == {f"{kept.sha256}.pdf"}
     assert [d.name for d in service.documents.list("W")] == [ARNETT]
     assert all(hit.document_name == ARNETT for hit in service.search.search("W", "warfarin in atrial fibrillation").hits)
@@ -262,3 +266,26 @@ def test_search_in_a_workspace_does_not_depend_on_other_workspaces(
     before = results()
     ingest(service, "Theirs", excerpt("mosca-2011-women-cvd.pdf", 3, 4))
     assert results() == before, "BM25 ranks in one workspace changed when another workspace got a document"
+
+
+def test_reindex_rebuilds_an_index_the_workspace_lacks(build: Callable[..., Any], data_dir: Path, arnett: Path) -> None:
+    # A workspace ingested before the cross-language index existed has no `xl-` collection; reindex fills it.
+    service = build(data_dir)
+    workspace = service.workspaces.create("Old")
+    document = ingest(service, "Old", arnett)
+    crosslingual = service.vectors.companions[0]
+    crosslingual.drop_workspace(workspace.id)
+    assert crosslingual.count(workspace.id) == 0
+    hits_before = hit_keys(service.search.search("Old", QUERY))
+
+    queued = service.documents.reindex("Old")
+
+    assert [d.id for d in queued] == [document.id] and queued[0].status == "queued"
+    assert service.documents.jobs.run_until_settled(document.id, "test") == "ready"
+    again = service.documents.get("Old", document.id)
+    assert again.status == "ready" and again.chunks == document.chunks
+    assert crosslingual.count(workspace.id) == document.chunks == service.vectors.count(workspace.id)
+    assert hit_keys(service.search.search("Old", QUERY)) == hits_before
+    assert service.documents.reindex("Old", [ARNETT])[0].id == document.id  # by name too
+    with pytest.raises(DocumentNotFoundError):
+        service.documents.reindex("Old", ["missing.pdf"])

@@ -70,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--workspace", "-w", required=True)
         command.add_argument("document")
 
+    reindex = commands.add_parser(
+        "reindex", help="ingest a workspace's documents again from their stored files (after an upgrade adds an index)"
+    )
+    reindex.add_argument("--workspace", "-w", required=True)
+    reindex.add_argument("documents", nargs="*", help="names or ids (default: every document)")
+
     graph = commands.add_parser("graph", help="the entity graph of a workspace")
     graph_commands = graph.add_subparsers(dest="action", required=True)
     export = graph_commands.add_parser("export", help="GraphML of documents, chunks, entities and their relations")
@@ -258,6 +264,14 @@ def _cancel(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _reindex(args: argparse.Namespace, settings: Settings) -> int:
+    queued = _app(settings).documents.reindex(args.workspace, args.documents)
+    for document in queued:
+        print(json.dumps(document.to_json(), ensure_ascii=False))
+    print(f"Queued {len(queued)} document(s); a running `serve` or `workspace-app worker` ingests them.", file=sys.stderr)
+    return 0
+
+
 def _retry(args: argparse.Namespace, settings: Settings) -> int:
     print(json.dumps(_app(settings).documents.retry(args.workspace, args.document).to_json(), ensure_ascii=False))
     return 0
@@ -299,6 +313,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "remove": _remove,
     "cancel": _cancel,
     "retry": _retry,
+    "reindex": _reindex,
     "graph": _graph,
     "worker": _worker,
     "serve": _serve,

@@ -188,6 +188,19 @@ class DocumentService:
         self.jobs.queue().enqueue(document.id)
         return self._catalog.get_document(document.id) or document
 
+    def reindex(self, workspace: str, names_or_ids: Sequence[str] = ()) -> builtins.list[Document]:
+        """Queue documents (all of the workspace's by default) to be ingested again from their stored files: after
+        an upgrade that adds an index (the cross-language one) or changes parsing. Running ones are left as they
+        are; a queued document is out of search and chat until its run ends."""
+        keys = list(names_or_ids) or [d.id for d in self.list(workspace)]
+        queued = []
+        for key in keys:
+            document = self.get(workspace, key)
+            if not document.is_active and self._states.requeue(document.id, FINAL_STATUSES):
+                self.jobs.queue().enqueue(document.id)
+                queued.append(self._catalog.get_document(document.id) or document)
+        return queued
+
     def set_included(self, workspace: str, name_or_id: str, included: bool) -> Document:
         """Include a source in chat answers or leave it out (saved with the workspace)."""
         document = self.get(workspace, name_or_id)

@@ -133,7 +133,7 @@ class SearchHit:
             "text": self.chunk.text,
             "score": round(self.score, 6),
             "rects": [rect.to_json() for rect in self.chunk.rects],
-            "ranks": {"dense": self.ranks.get("dense"), "sparse": self.ranks.get("sparse")},
+            "ranks": {"dense": self.ranks.get("dense"), "sparse": self.ranks.get("sparse"), **self.ranks},
             "recommendation_class": self.chunk.recommendation_class,
             "evidence_level": self.chunk.evidence_level,
         }
