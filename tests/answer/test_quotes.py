@@ -37,6 +37,20 @@ def test_chinese_sentences() -> None:
     assert not is_fragment(text, spans[0], "zh") and is_fragment(text, spans[1], "zh")
 
 
+def test_chinese_recommendation_rows_are_separate_sentences() -> None:
+    # zh-acute-af-ed-2024 page 6: rows end in their class and level cells, sometimes run straight into the next.
+    text = (
+        "控制是急性房颤治疗中稳定血流动力学状态与改善症状的基础 Ⅰ C房颤伴快速心室率且症状明显的患者，首选静脉给药控制"
+        "心室率 Ⅰ B\nLVEF ≥40% 的急性房颤，首选药物 Ⅱa B\n建议（Ⅰ类推荐，C级证据）。"
+    )
+    assert [s.text for s in split_sentences(text)] == [
+        "控制是急性房颤治疗中稳定血流动力学状态与改善症状的基础 Ⅰ C",
+        "房颤伴快速心室率且症状明显的患者，首选静脉给药控制心室率 Ⅰ B",
+        "LVEF ≥40% 的急性房颤，首选药物 Ⅱa B",
+        "建议（Ⅰ类推荐，C级证据）。",
+    ]
+
+
 def test_a_bracket_left_open_marks_a_cut_or_interleaved_sentence() -> None:
     text = "有研究表明，在房颤伴射血分数降低的心衰（heart急性房颤伴快速心室率且症状[62-64]。下一句。"
     assert is_fragment(text, split_sentences(text)[0], "zh")

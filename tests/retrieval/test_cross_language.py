@@ -85,3 +85,24 @@ def test_without_translation_the_english_question_stays_in_english(app: Any) -> 
 def test_the_app_and_the_search_hand_out_the_translator(app: Any) -> None:
     assert app.translator is app.search.translator
     assert "华法林" in app.translator.other_language("warfarin")
+
+
+def test_an_english_question_is_answered_by_quoting_the_chinese_guideline(app: Any) -> None:
+    answer = app.answers.ask(
+        "Xling", "In acute AF with an ejection fraction of 40% or higher, which drugs are first-line for ventricular "
+        "rate control, and what Class of Recommendation and Level of Evidence apply?",
+    )
+    assert not answer.refused and answer.language == "en"
+    first = answer.citations[0]
+    assert first.document == CHINESE and first.page_start == 2
+    # Said once, before the first quote in the other language; the quote itself is verbatim Chinese.
+    assert answer.text.startswith("Quoted from the Chinese source") and answer.text.count("Quoted from") == 1
+    assert first.recommendation_class and first.evidence_level  # a recommendation row, its grading on the chip
+    assert any("受体阻滞剂" in c.quote for c in answer.citations)
+
+
+def test_a_chinese_question_is_answered_by_quoting_the_english_guideline(app: Any) -> None:
+    answer = app.answers.ask("Xling", "慢性或阵发性房颤的女性患者服用华法林，INR目标范围是多少？")
+    assert not answer.refused and answer.language == "zh"
+    assert answer.citations[0].document == WOMEN and "INR at 2.0 to 3.0" in answer.citations[0].quote
+    assert answer.text.startswith("以下为英文原文引用")

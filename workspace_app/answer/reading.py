@@ -23,12 +23,13 @@ from workspace_app.answer.answerability import (
     question_parts,
     unmet,
 )
-from workspace_app.answer.extractive import Candidate, Part
+from workspace_app.answer.extractive import Candidate, EitherLanguage, ExtractiveWeights, Part
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.retrieval.scope import Scope
 from workspace_app.text.terms import Coverage, content_terms, evidence_terms, idf_weights, is_cjk_term, loose, stem
 
 _MEMO_LIMIT = 20_000
+_TRANSLATED_DISCOUNT = ExtractiveWeights().translated
 
 
 @dataclass(frozen=True)
@@ -116,8 +117,13 @@ class QuestionReader:
         """One part of a question in several: its terms and what a sentence must give to answer it."""
         idf = self.idf(part, scope)
         needs = replace(self._needs(part, scope, idf, forms, blocks), absent=whole.absent, unknown=whole.unknown)
+        coverage = Coverage(list(content_terms(part, drop_question_words=True)), idf)
+        names = self.translate(part) if self.translate is not None else ()
+        if names:
+            # A part another language's guideline answers (a cross-document question) is covered in its names too.
+            coverage = EitherLanguage(coverage, names, _TRANSLATED_DISCOUNT)
         return Part(
-            Coverage(list(content_terms(part, drop_question_words=True)), idf),
+            coverage,
             lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
             documents,
         )

@@ -266,10 +266,12 @@ class AnswerService:
         timings["locate"] = _ms(started)
         if quoting:
             # An offline answer quotes: say so when the quotes are in another language than the question.
-            quoted = [detect_language(s.text) for s in verification.sentences if s.supports]
-            other = next((lang for lang in quoted if lang != language), None)
-            if other is not None and lines:
-                lines[0] = f"{quoted_in_text(language, other)} {lines[0]}"
+            # The line goes before the first such quote (a cross-document answer may quote both languages).
+            quoted = [(i, detect_language(s.text)) for i, s in enumerate(verification.sentences) if s.supports]
+            first = next(((i, lang) for i, lang in quoted if lang != language), None)
+            if first is not None:
+                i, other = first
+                lines[i] = f"{quoted_in_text(language, other)} {lines[i]}"
         return Answer(
             question=question, text=joiner.join(lines), citations=citations, grounded=verification.grounded,
             refused=False, confidence=round(confidence, 4), language=language, disclaimer=disclaimer_text(language),

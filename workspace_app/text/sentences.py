@@ -3,7 +3,8 @@
 Chunk text keeps some of the PDF's line structure: a newline separates table cells, headings and paragraphs,
 but also falls inside sentences that wrap around a table row or column. A newline ends a sentence when the
 line before it ends with terminal punctuation or the next line starts like a new sentence (upper case,
-bullet); otherwise the lines are joined. Inside a line, English sentences end at . ! ? followed by a space and
+bullet) or the line before ends in a Chinese recommendation row's class and level cells; otherwise the lines
+are joined. Inside a line, English sentences end at . ! ? followed by a space and
 an upper-case letter, digit or bracket (but not after common abbreviations); Chinese ones at 。！？；.
 """
 
@@ -20,6 +21,11 @@ _EN_END = re.compile(r"[.!?](?:[\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9])")
 _ZH_END = re.compile(r"[。！？；]+[”’）)]*")
 _TERMINAL = set(".!?。！？；;:：")
 _BULLETS = set("•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩")
+# A Chinese recommendation row ends in its class and level cells ("…控制心室率 Ⅰ B"): the next line is another row.
+# A row may also run straight on into the next one's first cell ("…的基础 Ⅰ C房颤伴…").
+_GRADE_CELLS = r"(?:Ⅰ|Ⅱ\s?[ab]?|Ⅲ)\s+[ABC](?:-[A-Z]{1,2})?"
+_GRADE_CELLS_END = re.compile(rf"[\u4e00-\u9fff）)]\s*{_GRADE_CELLS}$")
+_GRADE_CELLS_INLINE = re.compile(rf"(?<=[\u4e00-\u9fff）)\s]){_GRADE_CELLS}(?=[\u4e00-\u9fff])")
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ def _paragraphs(text: str) -> list[tuple[int, str]]:
 
 def _breaks(before: str, after: str) -> bool:
     before, after = before.rstrip(), after.lstrip()
-    if not before or not after or before[-1] in _TERMINAL:
+    if not before or not after or before[-1] in _TERMINAL or _GRADE_CELLS_END.search(before):
         return True
     first = after[0]
     return first.isupper() or first in _BULLETS
@@ -77,6 +83,7 @@ def _line_sentences(line: str) -> list[tuple[int, int]]:
     for match in _EN_END.finditer(line):
         if not _after_abbreviation(line, match.start()):
             cuts.append(match.start() + 1 + len(match.group(0)[1:].rstrip()))
+    cuts += [match.end() for match in _GRADE_CELLS_INLINE.finditer(line)]
     cuts = sorted(set(cuts + [len(line)]))
     return [(a, b) for a, b in pairwise(cuts) if b > a]
 
