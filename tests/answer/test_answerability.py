@@ -55,6 +55,14 @@ def test_a_term_named_only_in_the_other_language_is_not_absent_when_the_answer_q
     assert not [m for m in unmet(needs, ["米多君可用于反复发作的血管迷走性晕厥。"], "", RULES, no_translation) if m.startswith("absent")]
 
 
+def test_an_acronym_no_source_uses_is_absent_whatever_the_language_quoted() -> None:
+    # Chinese and English guidelines both write "STEMI": one no source uses cannot be quoted in either language.
+    question = "STEMI患者接受直接PCI时，门球时间应控制在多少分钟以内？"
+    needs = question_needs(question, lambda key: 0 if key == "stemi" else 5, {}, RULES, no_translation)
+    assert needs.absent == ("stemi",) and "pci" in needs.specific
+    assert "absent:stemi" in unmet(needs, ["血流动力学不稳定、发作时间＜48 h 的急性房颤，可直接电复律；"], "", RULES, no_translation)
+
+
 def test_a_translation_the_workspace_uses_makes_the_term_present() -> None:
     question = "Is midodrine useful?"
     needs = question_needs(question, lambda key: 0, {}, RULES, lambda term: ["米多君"] if term == "midodrine" else [])

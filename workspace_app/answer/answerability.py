@@ -61,7 +61,8 @@ _GRADING_QUESTION = re.compile(
     r"|推荐级别|推荐类别|推荐等级|推荐强度|证据级别|证据水平|证据等级|几类推荐|级别",
     re.IGNORECASE,
 )
-_ACRONYM = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b")
+# Bounded by anything but Latin letters and digits: a Chinese character is a word character to `\b`.
+_ACRONYM = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*(?![A-Za-z0-9])")
 # How Chinese questions ask, which the sources never say (the CJK counterpart of QUESTION_WORDS).
 _ZH_ASKING = frozenset("多长时间 多长 多久 哪种 哪类 哪些 几类 几次 是多少 应如何 应怎样 怎么办 能否 是否 分别 如何 多大".split())
 
@@ -100,7 +101,7 @@ def question_needs(
 
     Specific: technical English words (`vocabulary.is_technical`), acronyms, and Chinese words of at least
     `zh_min_chars` characters that are rare in the workspace. A specific term counts as absent only when the
-    workspace names neither it nor a translation of it.
+    workspace names neither it nor a translation of it (an acronym: when the workspace never uses it).
     """
     terms = content_terms(question, drop_question_words=True)
     acronyms = {loose(a) for a in _ACRONYM.findall(question)}
@@ -118,7 +119,8 @@ def question_needs(
         if frequency(key) > 0:
             specific.append(key)
         elif not forms:
-            unknown.append(word)
+            # An acronym is written alike in Chinese and English sources: one no source uses is absent in both.
+            (absent if loose(word) in acronyms else unknown).append(word)
         elif not any(frequency(form) > 0 for form in forms):
             absent.append(word)
         else:
