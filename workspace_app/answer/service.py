@@ -18,6 +18,7 @@ from typing import Protocol
 from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
 from workspace_app.answer.answerability import AnswerabilityRules, question_parts
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
+from workspace_app.answer.document_names import named_document
 from workspace_app.answer.export import chat_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
 from workspace_app.answer.grade_notes import stated_grading
@@ -158,8 +159,14 @@ class AnswerService:
             # Each part gets its own best passages (another document's, often: a cross-document question).
             seen = {hit.chunk.id for hit in hits}
             for part in parts:
-                own = self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS]
-                part_documents[part] = frozenset(h.chunk.document_id for h in own[:2])
+                # A part naming one of the sources ("the 2011 women's guideline") is searched in it alone, with the
+                # whole question (a part may leave its subject to the one before: "does it allow a lower range?").
+                named = named_document(part, _scope_names(scope), self.reader.translate)
+                if named:
+                    own = self.modes.retrieve(scope.narrowed([named]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
+                else:
+                    own = self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS]
+                part_documents[part] = frozenset([named] if named else (h.chunk.document_id for h in own[:2]))
                 extra = [h for h in own if h.chunk.id not in seen]
                 hits += extra
                 seen |= {h.chunk.id for h in extra}
@@ -396,6 +403,12 @@ def _quoted(candidate: Candidate) -> str:
     """An extractive sentence with its block's marker (and those of the blocks repeating it)."""
     blocks = [candidate.block.n] + [twin.block.n for twin in candidate.twins]
     return candidate.span.text + " " + "".join(f"[{n}]" for n in dict.fromkeys(blocks))
+
+
+def _scope_names(scope: Scope) -> dict[str, str]:
+    """File names of the documents the scope searches."""
+    ids = scope.document_ids if scope.document_ids is not None else scope.ready_ids
+    return {document_id: scope.names[document_id] for document_id in ids if document_id in scope.names}
 
 
 def _clean_question(question: str) -> str:

@@ -1,0 +1,29 @@
+"""Which document a part of a question names (a cross-document question searches each part in its own source)."""
+
+from __future__ import annotations
+
+from workspace_app.answer.document_names import named_document
+from workspace_app.graph.translation import LexiconTranslator
+
+NAMES = {
+    "shen": "shen-2017-syncope.pdf", "eckel": "eckel-2013-lifestyle.pdf", "mosca": "mosca-2011-women-cvd.pdf",
+    "arnett": "arnett-2014-guideline-strategies.pdf", "zh": "zh-acute-af-ed-2024.pdf",
+}
+
+
+def test_a_part_names_a_guideline_by_its_year_or_topic() -> None:
+    assert named_document("What INR range does the 2011 women's prevention guideline set?", NAMES) == "mosca"
+    assert named_document("what daily sodium ceiling does the lifestyle guideline set for adults?", NAMES) == "eckel"
+    # "guideline" is in a file name too, but names no document in particular.
+    assert named_document("Which features of frailty does the syncope guideline list?", NAMES) == "shen"
+
+
+def test_a_chinese_part_names_a_guideline_through_its_concepts_other_names() -> None:
+    translate = LexiconTranslator().other_language
+    assert named_document("中国急诊房颤指南列出的房颤主要共病有哪些？", NAMES, translate) == "zh"
+
+
+def test_no_document_is_named_without_a_reference_to_one_or_when_two_match() -> None:
+    assert named_document("What is the INR range for women with atrial fibrillation in 2011?", NAMES) is None
+    assert named_document("The 2013 lifestyle guideline and the 2011 women's guideline both give a target.", NAMES) is None
+    assert named_document("What does the syncope guideline say?", {"shen": "shen-2017-syncope.pdf"}) is None

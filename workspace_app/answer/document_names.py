@@ -1,0 +1,44 @@
+"""Which document a part of a question names: "the 2011 women's prevention guideline", "the syncope guideline",
+"the 2024 Chinese emergency AF guideline".
+
+A question that needs two sources often names each ("What does the syncope guideline suggest …, and what does
+the 2011 women's guideline say …?"). A part names a document when it refers to a document at all (guideline,
+paper, statement, 指南, 共识 …) and uses words of exactly one document's file name that no other document's name
+has (its year, its topic); the part's words in the other language (the translator's names of its concepts)
+count too, so "房颤指南" names `zh-acute-af-ed-2024.pdf` through "AF". The part is then searched in that
+document, and its answer must come from it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from workspace_app.text.terms import evidence_terms
+
+_REFERS_TO_A_DOCUMENT = re.compile(
+    r"\b(?:guidelines?|papers?|statements?|consensus|report|document|recommendations)\b|指南|共识|声明|建议",
+    re.IGNORECASE,
+)
+# Words that say a document is meant, and file suffixes: they name no document in particular.
+_FILE_WORDS = evidence_terms(
+    "pdf txt md guideline guidelines paper statement consensus report document recommendation recommendations"
+)
+
+
+def named_document(
+    part: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None
+) -> str | None:
+    """The id of the one document (`names`: id -> file name) the part names, or None."""
+    if len(names) < 2 or not _REFERS_TO_A_DOCUMENT.search(part):
+        return None
+    words = set(evidence_terms(part))
+    if translate is not None:
+        words |= evidence_terms(" ".join(translate(part)))
+    own = {document_id: evidence_terms(name) - _FILE_WORDS for document_id, name in names.items()}
+    named = []
+    for document_id, terms in own.items():
+        others = set().union(*(t for d, t in own.items() if d != document_id))
+        if words & (terms - others):
+            named.append(document_id)
+    return named[0] if len(named) == 1 else None
