@@ -61,6 +61,9 @@ class Document:
     eta_s: float | None = None
     included: bool = True
     cancel_requested: bool = False
+    stage_done: int = 0
+    stage_total: int = 0
+    retryable: bool = True
 
     @property
     def is_active(self) -> bool:
