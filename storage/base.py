@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
 from workspace_app.models.documents import Chunk, Document, JobState, Workspace
+from workspace_app.models.guides import SourceGuide, SuggestedQuestion
 from workspace_app.models.graph import (
     ChunkInfo,
     CommunityReport,
@@ -93,6 +94,16 @@ class NoteRepository(Protocol):
     def add_note(self, workspace_id: str, title: str, answer: Answer) -> Note: ...
     def list_notes(self, workspace_id: str) -> list[Note]: ...
     def delete_note(self, note_id: str) -> None: ...
+
+
+class GuideRepository(Protocol):
+    """Source guides (one per document, tagged with the version of the code that made it) and each workspace's
+    suggested questions (tagged with the sources they were checked against)."""
+
+    def save_guide(self, workspace_id: str, guide: SourceGuide, version: str) -> None: ...
+    def get_guides(self, document_ids: Sequence[str], version: str) -> dict[str, SourceGuide]: ...
+    def save_suggestions(self, workspace_id: str, sources_key: str, questions: Sequence[SuggestedQuestion]) -> None: ...
+    def get_suggestions(self, workspace_id: str, sources_key: str) -> list[SuggestedQuestion] | None: ...
 
 
 class Catalog(WorkspaceRepository, DocumentRepository, ChunkRepository, JobLeases, Protocol):

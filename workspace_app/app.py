@@ -6,6 +6,8 @@
     app.answers     grounded answers with verified citations, chats, notes, entity passages
     app.graph       the entity graph: entities, relations, communities, GraphML
     app.translator  English <-> Chinese names of the lexicon concepts a text mentions (cross-language matching)
+    app.guides      each source's guide: summary, key recommendations, main entities (made at ingestion)
+    app.suggestions questions a workspace's sources answer, checked with the answerer
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -22,7 +24,9 @@ from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import CitationExcerpt
 from workspace_app.config import Settings
+from workspace_app.documents.guide import GuideService
 from workspace_app.documents.service import DocumentService
+from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
@@ -48,6 +52,8 @@ class App:
     embedder: Embedder
     catalog: Catalog
     vectors: VectorIndex
+    guides: GuideService
+    suggestions: SuggestionService
     translator: Translator = field(default_factory=NoTranslator)
 
     def close(self) -> None:

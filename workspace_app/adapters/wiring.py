@@ -18,14 +18,17 @@ from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
 from workspace_app.config import Settings
+from workspace_app.documents.guide import GuideService, GuideStage
 from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.service import DocumentService
+from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
 from workspace_app.graph.translation import LexiconTranslator
+from workspace_app.llm import LlmClient
 from workspace_app.ingest.pipeline import ProgressCallback, StopCheck, ingest_document
 from workspace_app.models.documents import Document
 from workspace_app.retrieval.hybrid import HybridRetriever
@@ -70,13 +73,14 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
     if embedder is None:
         embedder = Embedder(settings.embedding, SqliteEmbeddingCache(data_dir / "embeddings.sqlite"))
     graph = build_graph(settings, catalog)
+    guides = build_guides(settings, catalog, graph)
     states = DocumentStates(catalog, catalog)
 
     def ingest(document: Document, on_progress: ProgressCallback | None, should_stop: StopCheck | None) -> Document:
         return ingest_document(
             document, documents.document_path(document), embedder=embedder, documents=catalog, states=states,
             chunks=catalog, vectors=vectors, settings=settings.ingest, on_progress=on_progress,
-            should_stop=should_stop, stages=[GraphStage(graph)],
+            should_stop=should_stop, stages=[GraphStage(graph), GuideStage(guides)],
         )
 
     jobs = Jobs(catalog, vectors, build_queue(settings), states, settings.queue, ingest)
@@ -91,7 +95,10 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
         source=StoredDocumentSource(documents), chats=catalog, notes=catalog, translator=translator,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
-    return App(settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors, translator)
+    return App(
+        settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
+        guides=guides, suggestions=SuggestionService(catalog, guides, answers), translator=translator,
+    )
 
 
 def build_vectors(settings: Settings) -> VectorIndex:
@@ -100,6 +107,13 @@ def build_vectors(settings: Settings) -> VectorIndex:
         path, url = chroma_location(settings)
         return ChromaVectorIndex(open_chroma(path, url), settings.embedding.model)
     raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
+
+
+def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService) -> GuideService:
+    """Source guides on the catalog and the graph; with a language model configured, it writes their summaries."""
+    if not (settings.llm.api_key or settings.llm.base_url):
+        return GuideService(catalog, graph)
+    return GuideService(catalog, graph, LlmClient(settings.llm), settings.llm.model)
 
 
 def build_graph(settings: Settings, catalog: SqliteCatalog) -> GraphService:
