@@ -1,7 +1,8 @@
 """Sources page: upload files into the current workspace, follow their ingestion live, manage them.
 
-Uploading only stores the files and queues them; the worker ingests them. The list below re-reads the
-documents every second (a fragment) while any of them is queued or running, and stops when none is.
+Uploading only stores the files and queues them; the worker ingests them. The one list below (a row per source:
+state, progress, error, use in chat, actions, source guide) re-reads the documents every second (a fragment)
+while any of them is queued or running, and stops when none is.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from components.sources import (
     clear_uploader,
     close_remove_confirmation,
     render_source_rows,
-    render_source_table,
     render_summary,
     render_upload_problems,
     render_uploader,
@@ -28,20 +28,22 @@ from workspace_app.models.documents import Workspace
 
 UPLOAD_KEY = "sources-upload"
 PROBLEMS = "sources-upload-problems"
+DUPLICATES = "sources-upload-duplicates"
 ROWS_KEY = "sources"
 POLL_S = 1.0
 
 
 def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> None:
-    """Queue the dropped files; remember the refused ones (with their reasons) to show them."""
+    """Queue the dropped files; remember the refused and the duplicate ones (with their reasons) to show them."""
     reports = [app.documents.submit(workspace.id, upload.data, upload.name) for upload in uploads]
     queued = [r for r in reports if r.status == "queued"]
     duplicates = [r for r in reports if r.status == "duplicate"]
     st.session_state[PROBLEMS] = [r.error or f"{r.document} could not be added." for r in reports if r.status == "failed"]
-    if queued:
-        flash(f"Queued {plural(len(queued), 'file')} for ingestion.")
-    elif duplicates:
-        flash(f"{plural(len(duplicates), 'file')} already in this workspace.")
+    st.session_state[DUPLICATES] = [r.error or f"{r.document} is already in this workspace." for r in duplicates]
+    parts = [f"Queued {plural(len(queued), 'file')} for ingestion"] if queued else []
+    parts += [f"{plural(len(duplicates), 'file')} already in this workspace"] if duplicates else []
+    if parts:
+        flash("; ".join(parts) + ".")
     clear_uploader(key=UPLOAD_KEY)
     st.rerun()
 
@@ -73,10 +75,11 @@ def render_live_sources(app: App, workspace: Workspace, polling: bool) -> None:
         st.info("No sources yet. Drop PDF, text or Markdown files above.", icon=":material/upload_file:")
         return
     render_summary(documents)
-    render_source_table(documents, key=f"{ROWS_KEY}-table")
-    st.subheader("Manage sources")
     st.caption("Ticked sources are used to answer questions in chat.")
-    action = render_source_rows(documents, key=ROWS_KEY)
+    guides = None
+    with report_errors():
+        guides = app.guides.guides(workspace.id)
+    action = render_source_rows(documents, guides, key=ROWS_KEY)
     if action:
         apply_action(app, workspace, action)
     if polling and not any(d.is_active for d in documents):
@@ -95,8 +98,9 @@ def render_page(app: App) -> None:
     if uploads:
         with report_errors():
             submit_uploads(app, workspace, uploads)
-    if render_upload_problems(st.session_state.get(PROBLEMS, []), key=PROBLEMS):
+    if render_upload_problems(st.session_state.get(PROBLEMS, []), st.session_state.get(DUPLICATES, []), key=PROBLEMS):
         st.session_state.pop(PROBLEMS, None)
+        st.session_state.pop(DUPLICATES, None)
         st.rerun()
     polling = False
     with report_errors():
