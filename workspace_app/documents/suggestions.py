@@ -102,10 +102,15 @@ class SuggestionService:
         self._guides = guides
         self._asker = asker
 
+    def stored(self, workspace: str, mode: str = "hybrid") -> list[SuggestedQuestion] | None:
+        """The questions already found for the workspace's current sources, or None when they must be found."""
+        ws = find_workspace(self._catalog, workspace)
+        return self._catalog.get_suggestions(ws.id, self._sources_key(self._sources(ws.id), mode))
+
     def suggest(self, workspace: str, mode: str = "hybrid", limit: int = MAX_SUGGESTIONS) -> list[SuggestedQuestion]:
         """Up to `limit` questions the workspace's included, ready sources answer (checked once, then stored)."""
         ws = find_workspace(self._catalog, workspace)
-        sources = [d for d in self._catalog.list_documents(ws.id) if d.status == "ready" and d.included]
+        sources = self._sources(ws.id)
         key = self._sources_key(sources, mode)
         stored = self._catalog.get_suggestions(ws.id, key)
         if stored is not None:
@@ -131,6 +136,9 @@ class SuggestionService:
                 if len(chosen) == limit:
                     break
         return chosen
+
+    def _sources(self, workspace_id: str) -> list[Document]:
+        return [d for d in self._catalog.list_documents(workspace_id) if d.status == "ready" and d.included]
 
     def _sources_key(self, sources: list[Document], mode: str) -> str:
         parts = [SUGGESTIONS_VERSION, self._guides.version, mode, *sorted(f"{d.id}:{d.sha256}" for d in sources)]
