@@ -16,6 +16,7 @@ models and errors): the names re-exported below are what they use of the answer 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from storage.base import Catalog, VectorIndex
@@ -32,7 +33,12 @@ from workspace_app.graph.service import GraphService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES
 from workspace_app.retrieval.search import SearchService
+from workspace_app.text.terms import content_terms
 from workspace_app.workspaces import WorkspaceService
+
+# Asked once per workspace by `warm_up`, in both languages the answerer reads (their answers are not kept).
+WARM_QUESTIONS = ("What is recommended for patients with atrial fibrillation?", "房颤患者推荐什么治疗？")
+WARM_WORKSPACES = 3
 
 __all__ = [
     "MODES", "AnswerService", "App", "CitationExcerpt", "EntityPassage", "answer_markdown", "escape", "grading_text",
@@ -55,6 +61,28 @@ class App:
     guides: GuideService
     suggestions: SuggestionService
     translator: Translator = field(default_factory=NoTranslator)
+
+    def warm_up(self, mode: str = "hybrid") -> dict[str, float]:
+        """Load now what the first answer would otherwise load (the embedding model, a reranker, jieba, the
+        lexicon, the answerer's word lists, a stale graph's refresh) by answering in each workspace that has
+        sources; also make sure each has its suggested questions. Returns the seconds each step took."""
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        self.embedder.embed_query(WARM_QUESTIONS[0])
+        timings["embedder"] = time.perf_counter() - started
+        for question in WARM_QUESTIONS:
+            content_terms(question)
+            self.translator.other_language(question)
+        timings["text"] = time.perf_counter() - started - timings["embedder"]
+        for workspace in self.workspaces.list()[:WARM_WORKSPACES]:
+            if not self.documents.included_ids(workspace.id):
+                continue
+            began = time.perf_counter()
+            for question in WARM_QUESTIONS:
+                self.answers.ask(workspace.id, question, mode=mode)
+            self.suggestions.suggest(workspace.id, mode)
+            timings[f"workspace {workspace.name}"] = time.perf_counter() - began
+        return timings
 
     def close(self) -> None:
         """Close the catalog's connection (closing twice is harmless)."""

@@ -30,6 +30,7 @@ HOST = "127.0.0.1"
 RUN_FILE = "run/serve.json"  # read by workspace_app.adapters.wiring.running_chroma_url
 APP_SCRIPT = Path(__file__).resolve().parents[2] / "app.py"  # the Streamlit entry at the repository root
 READY_TIMEOUT_S = 30.0
+UI_READY_TIMEOUT_S = 300.0  # the UI answers its health check once its models are loaded (a slow disk, a busy CPU)
 STOP_TIMEOUT_S = 10.0
 POLL_S = 0.5
 MAX_BACKOFF_S = 30.0
@@ -47,6 +48,7 @@ class ChildSpec:
     ready_url: str | None = None
     log_path: Path | None = None
     cwd: Path | None = None
+    ready_timeout_s: float = READY_TIMEOUT_S
 
 
 class Child:
@@ -155,13 +157,15 @@ def worker_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
 
 
 def ui_spec(data_dir: Path, chroma_url: str, ui_port: int) -> ChildSpec:
-    """The Streamlit UI, pointed at the data dir and the Chroma server through its environment."""
+    """The Streamlit UI, pointed at the data dir and the Chroma server through its environment. It builds and
+    warms its App (models loaded, one answer per workspace) before its server starts: ready means warm."""
     argv = [
-        sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.address", HOST,
+        sys.executable, "-m", "workspace_app.adapters.ui", str(APP_SCRIPT), "--server.address", HOST,
         "--server.port", str(ui_port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
     ]
     ready = f"http://{HOST}:{ui_port}/_stcore/health"
-    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url), ready_url=ready, cwd=APP_SCRIPT.parent)
+    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url), ready_url=ready, cwd=APP_SCRIPT.parent,
+                     ready_timeout_s=UI_READY_TIMEOUT_S)
 
 
 def _child_env(data_dir: Path, chroma_url: str) -> dict[str, str]:
@@ -224,7 +228,7 @@ def _start_all(children: list[Child], stop: threading.Event) -> bool:
 
 
 def _wait_until_ready(child: Child, url: str, stop: threading.Event) -> bool:
-    deadline = time.monotonic() + READY_TIMEOUT_S
+    deadline = time.monotonic() + child.spec.ready_timeout_s
     while time.monotonic() < deadline and not stop.is_set() and not child.exited():
         if answers(url):
             return True

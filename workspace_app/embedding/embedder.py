@@ -73,6 +73,11 @@ class Embedder:
         return f"{self._settings.model}|{self._settings.passage_prefix}{suffix}"
 
     @property
+    def is_loaded(self) -> bool:
+        """Whether the model is in memory (a warm start loads it before the first question)."""
+        return self._model is not None
+
+    @property
     def model(self) -> Any:
         """The loaded SentenceTransformer."""
         with self._lock:
