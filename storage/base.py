@@ -11,7 +11,6 @@ from numpy.typing import NDArray
 
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
 from workspace_app.models.documents import Chunk, Document, JobState, Workspace
-from workspace_app.models.guides import SourceGuide, SuggestedQuestion
 from workspace_app.models.graph import (
     ChunkInfo,
     CommunityReport,
@@ -22,6 +21,7 @@ from workspace_app.models.graph import (
     Mention,
     Relation,
 )
+from workspace_app.models.guides import SourceGuide, SuggestedQuestion
 
 
 class WorkspaceRepository(Protocol):

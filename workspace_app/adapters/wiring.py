@@ -28,8 +28,8 @@ from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
 from workspace_app.graph.translation import LexiconTranslator
-from workspace_app.llm import LlmClient
 from workspace_app.ingest.pipeline import ProgressCallback, StopCheck, ingest_document
+from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
 from workspace_app.retrieval.hybrid import HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker

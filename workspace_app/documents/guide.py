@@ -100,7 +100,7 @@ def extractive_summary(chunks: Sequence[Chunk]) -> str:
     total = len(sentences)
 
     def score(item: tuple[int, str, dict[str, str], bool]) -> float:
-        position, text, terms, opening = item
+        position, _text, terms, opening = item
         weight = sum(math.log(1 + frequency[t]) for t in terms) / math.sqrt(max(len(terms), 1))
         return weight * (1.6 if opening else 1.0) * (1.0 + 0.4 * (1 - position / total))
 
