@@ -230,3 +230,23 @@ def test_running_job_shows_stage_counts_and_eta(app: AppTest, service: Any, work
     app.button(key=f"{ROWS}-cancel-{document.id}").click().run()
     assert service.documents.get(workspace.id, document.id).cancel_requested
     assert "Cancelling" in app.get("progress")[0].proto.text
+
+
+def test_the_source_guide_shows_the_documents_text_escaped(app: AppTest, service: Any, workspace: Any) -> None:
+    hostile = (
+        "# Anticoagulation\n\nFor women with atrial fibrillation, warfarin <img src=x onerror=alert(1)> **bold** "
+        ":red[x] should be used to maintain the INR at 2.0 to 3.0 (Class I; Level of Evidence A).\n\n"
+        "Anticoagulation of women with atrial fibrillation prevents strokes <script>x</script> in most of them, "
+        "and the benefit of warfarin outweighs the bleeding it causes in women at moderate or high risk.\n"
+    )
+    upload(app, ("af.md", hostile.encode()))
+    document = service.documents.list(workspace.id)[0]
+    assert service.documents.jobs.run(document.id, "test@nowhere:1:x") == "ready"
+    app.run()
+
+    assert not app.exception
+    assert app.expander[0].label == "Source guide"
+    text = shown_text(app)
+    assert "Key recommendations" in text and "Class I, Level A" in text
+    assert "warfarin" in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert "<img" not in text and "<script>" not in text and "<strong>bold</strong>" not in text
