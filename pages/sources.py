@@ -8,6 +8,7 @@ while any of them is queued or running, and stops when none is.
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
@@ -49,11 +50,12 @@ def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> Non
 
 
 def apply_action(app: App, workspace: Workspace, action: SourceAction) -> None:
-    """Carry out what the user asked for on one source, then rerun the whole page."""
+    """Carry out what the user asked for on one source, then rerun: only the list for cancel and include (its
+    row shows the outcome at once: "Cancelling…", the tick), the whole page for the rest (a message follows)."""
     with report_errors():
         if action.kind == "cancel":
-            document = app.documents.cancel(workspace.id, action.document_id)
-            flash(f"Cancelled {document.name}." if document.status == "cancelled" else f"Stopping {document.name}…")
+            app.documents.cancel(workspace.id, action.document_id)
+            rerun_list()
         elif action.kind == "retry":
             flash(f"Queued {app.documents.retry(workspace.id, action.document_id).name} again.")
         elif action.kind == "remove":
@@ -61,6 +63,15 @@ def apply_action(app: App, workspace: Workspace, action: SourceAction) -> None:
             close_remove_confirmation(key=ROWS_KEY)
         else:
             app.documents.set_included(workspace.id, action.document_id, action.kind == "include")
+            rerun_list()
+        st.rerun()
+
+
+def rerun_list() -> None:
+    """Rerun just the list (a fragment) when this run is the fragment's own; the whole page otherwise."""
+    try:
+        st.rerun(scope="fragment")
+    except StreamlitAPIException:  # a full-page run: Streamlit reruns fragments only from their own runs
         st.rerun()
 
 
