@@ -1,4 +1,4 @@
-"""The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> ready.
+"""The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> source guide -> ready.
 
 Progress (stage, counts, overall share, ETA) is written to the document row as it goes. A caller may pass
 `should_stop`, called between pages and embedding batches, which raises `JobInterrupted` to end the run
@@ -36,8 +36,8 @@ from workspace_app.text.grades import Recommendation, find_recommendation
 log = logging.getLogger(__name__)
 
 # Share of the whole job each stage ends at, for one progress number.
-_STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.9, "indexing": 0.95, "graph": 1.0}
-_PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.9, "graph": 0.95}
+_STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.9, "indexing": 0.95, "graph": 0.98, "guide": 1.0}
+_PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.9, "graph": 0.95, "guide": 0.98}
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25
