@@ -72,13 +72,18 @@ def render_page(app: App, answers: AnswerService) -> None:
 
 
 def _render_greeting(app: App, workspace: Workspace) -> str | None:
-    """The empty chat's source guides and suggested questions; the question clicked, if any."""
+    """The empty chat's source guides and suggested questions; the question clicked, if any. Questions that
+    cannot be checked now (a language model that does not answer) are left out, not shown as an error."""
+    guides, questions = [], []
     with report_errors(), st.spinner("Reading your sources…"):
-        guides = app.guides.guides(workspace.id, app.documents.included_ids(workspace.id))
         names = {d.id: d.name for d in app.documents.list(workspace.id)}
-        questions = app.suggestions.suggest(workspace.id, selected_mode())
-        return render_chat_greeting([(names[i], g) for i, g in guides.items()], questions, key="greeting")
-    return None
+        found = app.guides.guides(workspace.id, app.documents.included_ids(workspace.id))
+        guides = [(names[i], guide) for i, guide in found.items()]
+        try:
+            questions = app.suggestions.suggest(workspace.id, selected_mode())
+        except WorkspaceError as exc:
+            log.warning("no suggested questions for %s: %s", workspace.id, exc.user_message)
+    return render_chat_greeting(guides, questions, key="greeting")
 
 
 def _render_exchange(answers: AnswerService, workspace: Workspace, message: ChatMessage) -> None:

@@ -65,7 +65,8 @@ class App:
     def warm_up(self, mode: str = "hybrid") -> dict[str, float]:
         """Load now what the first answer would otherwise load (the embedding model, a reranker, jieba, the
         lexicon, the answerer's word lists, a stale graph's refresh) by answering in each workspace that has
-        sources; also make sure each has its suggested questions. Returns the seconds each step took."""
+        sources (searching only, when a language model answers); also make sure each has its suggested questions.
+        Returns the seconds each step took."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
         self.embedder.embed_query(WARM_QUESTIONS[0])
@@ -79,8 +80,12 @@ class App:
                 continue
             began = time.perf_counter()
             for question in WARM_QUESTIONS:
-                self.answers.ask(workspace.id, question, mode=mode)
-            self.suggestions.suggest(workspace.id, mode)
+                if self.answers.answerer_name == "llm":  # a remote model needs no warming, and may be slow or down
+                    self.search.search(workspace.id, question)
+                else:
+                    self.answers.ask(workspace.id, question, mode=mode)
+            if self.answers.answerer_name != "llm":  # with a model, the worker finds them after ingestion
+                self.suggestions.suggest(workspace.id, mode)
             timings[f"workspace {workspace.name}"] = time.perf_counter() - began
         return timings
 

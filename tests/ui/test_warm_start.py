@@ -59,3 +59,26 @@ def test_the_warmed_app_is_the_one_the_pages_use(
     assert not at.exception
     chat = arranged.answers.list_chats(workspace.id)
     assert chat and arranged.answers.chat_messages(workspace.id, chat[0].id)[0].answer.citations
+
+
+def test_with_a_language_model_the_warm_up_only_searches(
+    tmp_path: Path, build: Callable[..., Any], excerpt: Callable[..., Path], embedder: Any
+) -> None:
+    from fake_openai import fake_openai_server
+
+    from workspace_app.adapters.wiring import build_app
+
+    arranged = build(tmp_path / "data")
+    workspace = arranged.workspaces.create("Cardiology")
+    assert arranged.documents.ingest(workspace.id, excerpt("mosca-2011-women-cvd.pdf", 10, 11)).status == "ready"
+    with fake_openai_server() as fake:
+        fake.status = 503  # a model that is down must not hold the UI's start
+        settings = arranged.settings.model_copy(deep=True)
+        settings.llm.base_url = fake.url
+        with_model = build_app(settings, embedder=embedder)
+        try:
+            timings = with_model.warm_up()
+        finally:
+            with_model.close()
+        assert "workspace Cardiology" in timings
+        assert fake.requests == []
