@@ -3,6 +3,7 @@ the pages' first session finds the embedding model loaded and the suggested ques
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,10 @@ def test_serve_starts_the_ui_through_the_warming_adapter(tmp_path: Path) -> None
     from workspace_app.adapters.supervisor import READY_TIMEOUT_S, ui_spec
 
     spec = ui_spec(tmp_path, "http://127.0.0.1:1", 8501)
-    assert spec.argv[1:4] == ["-m", "workspace_app.adapters.ui", str(APP)]
-    assert spec.ready_url and spec.ready_timeout_s > READY_TIMEOUT_S  # warming takes longer than a bare start
+    assert spec.argv[1:3] == ["-m", "workspace_app.adapters.ui"]
+    assert spec.argv[3:6] == ["--warm-file", str(spec.ready_file), str(APP)]
+    assert spec.ready_url and spec.ready_file and spec.ready_file.parent == tmp_path / "run"
+    assert spec.ready_timeout_s > READY_TIMEOUT_S  # warming takes longer than a bare start
 
 
 def test_the_warmed_app_is_the_one_the_pages_use(
@@ -38,12 +41,14 @@ def test_the_warmed_app_is_the_one_the_pages_use(
     workspace = arranged.workspaces.create("Cardiology")
     assert arranged.documents.ingest(workspace.id, excerpt("mosca-2011-women-cvd.pdf", 10, 11)).status == "ready"
     from components.application import current_app
-    from workspace_app.adapters.ui import warm_app
+    from workspace_app.adapters.ui import warm_in_background
 
     warmed = current_app()
     assert not warmed.embedder.is_loaded
     assert arranged.suggestions.stored(workspace.id) is None  # nobody asked for them before the warm-up
-    warm_app(APP)
+    warm_file = data_dir / "run" / "ui-warm.json"
+    warm_in_background(APP, warm_file).join(120)
+    assert "workspace Cardiology" in json.loads(warm_file.read_text())["timings_s"]
     assert current_app() is warmed and warmed.embedder.is_loaded
     assert arranged.suggestions.stored(workspace.id)  # found during the warm-up, not by the page
 
