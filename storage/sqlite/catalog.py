@@ -130,6 +130,10 @@ class SqliteCatalog:
         """Take the lease of a queued or running document unless a live lease or a cancel request stops it."""
         return self.leases.claim_document(document_id, owner, stale_after_s)
 
+    def cancel_requested(self, document_id: str) -> bool:
+        """Whether the user asked the document's job to stop."""
+        return self.leases.cancel_requested(document_id)
+
     def renew_lease(self, document_id: str, owner: str) -> str:
         """Refresh the heartbeat: 'ok', 'cancel' or 'lost'."""
         return self.leases.renew_lease(document_id, owner)
