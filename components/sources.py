@@ -1,8 +1,9 @@
-"""Widgets of the Sources page: the upload drop zone, the table of sources and one row per source.
+"""Widgets of the Sources page: the upload drop zone and the one list of sources, a row per source.
 
-Rows show live progress for queued and running documents, the plain-words error of failed ones, a
-"use in chat" checkbox and the actions (cancel, retry, remove with confirmation). Every user-supplied
-text (names, errors) is escaped before it reaches markdown.
+Each row holds everything about its source: the "use in chat" checkbox, name and facts, live progress with the
+current stage's counter (queued and running), the status badge, the plain-words error of a failed one, the
+actions (cancel; retry only when running it again may help; remove with confirmation) and, once ready, its
+source guide. Every user-supplied or document text (names, errors, guides) is escaped before it reaches markdown.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import pandas as pd
 import streamlit as st
 
+from components.guide import render_source_guide
 from components.text import escape_markdown, format_date, plural
-from workspace_app.models.documents import ACTIVE_STATUSES as ACTIVE
 from workspace_app.models.documents import Document
+from workspace_app.models.guides import SourceGuide
 
 ActionKind = Literal["cancel", "retry", "remove", "include", "exclude"]
 STAGE_TEXT = {
@@ -24,8 +25,13 @@ STAGE_TEXT = {
     "chunking": "Splitting into passages",
     "embedding": "Embedding passages",
     "indexing": "Indexing",
+    "cross-language": "Indexing for questions in the other language",
     "graph": "Building the entity graph",
+    "guide": "Writing the source guide",
 }
+# What the current stage counts (the counter shown beside its name).
+STAGE_UNITS = {"parsing": "pages", "chunking": "sections", "embedding": "passages", "indexing": "passages",
+               "cross-language": "passages", "graph": "passages"}
 STATUS_TEXT = {"queued": "Queued", "running": "Processing", "ready": "Ready", "failed": "Failed", "cancelled": "Cancelled"}
 _BADGES = {"ready": ":green-badge[:material/check: Ready]", "failed": ":red-badge[:material/error: Failed]",
            "cancelled": ":gray-badge[:material/block: Cancelled]"}
@@ -65,14 +71,21 @@ def clear_uploader(*, key: str) -> None:
     st.session_state[f"{key}-generation"] = st.session_state.get(f"{key}-generation", 0) + 1
 
 
-def render_upload_problems(problems: list[str], *, key: str) -> bool:
-    """The files that could not be added, each with its reason; True when the user dismisses them."""
-    if not problems:
+def render_upload_problems(problems: list[str], duplicates: list[str] | None = None, *, key: str) -> bool:
+    """The files that could not be added (with their reasons) and those already in the workspace; True when
+    the user dismisses them."""
+    duplicates = duplicates or []
+    if not problems and not duplicates:
         return False
     with st.container(border=True, key=f"{key}-box"):
-        st.markdown(f"**{plural(len(problems), 'file')} could not be added**")
-        for problem in problems:
-            st.error(escape_markdown(problem), icon=":material/error:")
+        if problems:
+            st.markdown(f"**{plural(len(problems), 'file')} could not be added**")
+            for problem in problems:
+                st.error(escape_markdown(problem), icon=":material/error:")
+        if duplicates:
+            st.markdown(f"**{plural(len(duplicates), 'file')} already in this workspace, not added again**")
+            for duplicate in duplicates:
+                st.info(escape_markdown(duplicate), icon=":material/content_copy:")
         return st.button("Dismiss", key=f"{key}-dismiss", icon=":material/close:")
 
 
@@ -86,38 +99,15 @@ def render_summary(documents: list[Document]) -> None:
     st.caption(" · ".join(parts))
 
 
-def render_source_table(documents: list[Document], *, key: str) -> None:
-    """The workspace's documents as a table: name, pages, chunks, size, added, status, progress."""
-    st.dataframe(
-        source_frame(documents), key=key, hide_index=True, width="stretch", placeholder="—",
-        column_config={
-            "Progress": st.column_config.ProgressColumn("Progress", min_value=0.0, max_value=1.0, format="percent"),
-            "Size": st.column_config.TextColumn("Size"),
-            "In chat": st.column_config.CheckboxColumn("In chat", help="Used to answer questions in chat"),
-        },
-    )
-
-
-def source_frame(documents: list[Document]) -> pd.DataFrame:
-    """The table's rows (plain values: the table shows text literally, so names need no escaping)."""
-    rows = [
-        {
-            "Name": d.name, "Status": status_text(d), "Progress": d.progress if d.status in ("ready", *ACTIVE) else None,
-            "Pages": d.pages or None, "Chunks": d.chunks if d.status == "ready" else None,
-            "Size": format_size(d.size_bytes), "Added": format_date(d.added_at), "In chat": d.included,
-        }
-        for d in documents
-    ]
-    columns = ["Name", "Status", "Progress", "Pages", "Chunks", "Size", "Added", "In chat"]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def render_source_rows(documents: list[Document], *, key: str) -> SourceAction | None:
-    """One row per source with its checkbox, state and actions; returns the action the user took."""
+def render_source_rows(
+    documents: list[Document], guides: dict[str, SourceGuide] | None = None, *, key: str
+) -> SourceAction | None:
+    """The one list of sources: a row each with its checkbox, state, error, actions and guide; returns the
+    action the user took."""
     action = None
     for document in documents:
         with st.container(border=True, key=f"{key}-row-{document.id}"):
-            action = _render_row(document, key=key) or action
+            action = _render_row(document, (guides or {}).get(document.id), key=key) or action
     return action
 
 
@@ -158,14 +148,19 @@ def format_eta(seconds: float) -> str:
 
 
 def _stage_counts(document: Document) -> str:
+    done, total = document.stage_done, document.stage_total
     if document.stage == "parsing" and document.pages:
-        return f"{document.pages_parsed}/{document.pages}"
-    if document.stage == "embedding" and document.chunks_total:
-        return f"{document.chunks_embedded}/{document.chunks_total}"
-    return ""
+        done, total = document.pages_parsed, document.pages
+    elif document.stage == "embedding" and document.chunks_total:
+        done, total = document.chunks_embedded, document.chunks_total
+    if total <= 1:  # a stage that has not counted yet (or has one step) shows no counter
+        return ""
+    unit = STAGE_UNITS.get(document.stage, "")
+    named = unit in STAGE_TEXT.get(document.stage, "")  # "Embedding passages 120/340", not "... passages" twice
+    return f"{done}/{total}" + (f" {unit}" if unit and not named else "")
 
 
-def _render_row(document: Document, *, key: str) -> SourceAction | None:
+def _render_row(document: Document, guide: SourceGuide | None, *, key: str) -> SourceAction | None:
     check_col, info_col, state_col, button_col = st.columns([0.4, 4, 3.2, 2.4], vertical_alignment="center")
     with check_col:
         action = _render_checkbox(document, key=key)
@@ -177,18 +172,27 @@ def _render_row(document: Document, *, key: str) -> SourceAction | None:
     with button_col:
         action = _render_buttons(document, key=key) or action
     if document.status == "failed" and document.error:
-        st.error(escape_markdown(document.error), icon=":material/error:")
+        hint = "" if document.retryable else " Remove it, or fix the file and add it again."
+        st.error(escape_markdown(document.error + hint), icon=":material/error:")
     if st.session_state.get(f"{key}-confirm") == document.id:
         action = _render_confirm_remove(document, key=key) or action
+    if guide is not None:
+        with st.expander("Source guide", icon=":material/menu_book:"):
+            render_source_guide(guide, key=f"{key}-guide-{document.id}")
     return action
 
 
 def _render_checkbox(document: Document, *, key: str) -> SourceAction | None:
+    failed = document.status == "failed"  # a failed source has nothing to answer with: never shown as used
+    widget = f"{key}-include-{document.id}"
+    if failed:
+        st.session_state[widget] = False  # the widget keeps its last state otherwise (ticked while it ran)
     included = st.checkbox(
-        f"Use {escape_markdown(document.name)} in chat", value=document.included, key=f"{key}-include-{document.id}",
-        label_visibility="collapsed", help="Use this source in chat answers",
+        f"Use {escape_markdown(document.name)} in chat", value=document.included and not failed,
+        key=widget, label_visibility="collapsed", disabled=failed,
+        help="This source failed: it cannot be used in chat" if failed else "Use this source in chat answers",
     )
-    if included == document.included:
+    if failed or included == document.included:
         return None
     return SourceAction("include" if included else "exclude", document.id)
 
@@ -197,7 +201,7 @@ def _facts(document: Document) -> str:
     facts = [plural(document.pages, "page")] if document.pages else []
     facts += [plural(document.chunks, "passage")] if document.status == "ready" else []
     facts += [format_size(document.size_bytes), f"added {format_date(document.added_at)}"]
-    facts += [] if document.included else ["not used in chat"]
+    facts += [] if document.included and document.status != "failed" else ["not used in chat"]
     return " · ".join(facts)
 
 
@@ -216,7 +220,7 @@ def _render_buttons(document: Document, *, key: str) -> SourceAction | None:
         disabled=document.cancel_requested,
     ):
         clicked = SourceAction("cancel", document.id)
-    elif document.status in ("failed", "cancelled") and first.button(
+    elif (document.status == "cancelled" or (document.status == "failed" and document.retryable)) and first.button(
         "Retry", key=f"{key}-retry-{document.id}", icon=":material/refresh:", width="stretch"
     ):
         clicked = SourceAction("retry", document.id)

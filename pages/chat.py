@@ -14,6 +14,7 @@ from components.application import current_app
 from components.chats import ChatAction, render_chat_picker, render_scope
 from components.citations import AnswerAction, escape_answer, render_answer
 from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
+from components.guide import render_chat_greeting
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown
 from components.workspace_gate import render_workspace_gate
@@ -55,17 +56,34 @@ def render_page(app: App, answers: AnswerService) -> None:
         apply_chat_action(answers, workspace, action)
     messages = answers.chat_messages(workspace.id, current.id) if current else []
     talk, panel = st.columns([3, 2], gap="large")
+    picked = None
     with talk:
         if not messages:
             st.caption(f"Ask a question about the sources of **{escape_markdown(workspace.name)}**.")
+            picked = _render_greeting(app, workspace)
         for message in messages:
             _render_exchange(answers, workspace, message)
-    question = st.chat_input("Ask a question about your sources", key=INPUT_KEY, max_chars=2000)
+    question = st.chat_input("Ask a question about your sources", key=INPUT_KEY, max_chars=2000) or picked
     if question:
         with talk:
             ask(answers, workspace, current, question)
     with panel:
         _render_panel(answers, workspace, messages)
+
+
+def _render_greeting(app: App, workspace: Workspace) -> str | None:
+    """The empty chat's source guides and suggested questions; the question clicked, if any. Questions that
+    cannot be checked now (a language model that does not answer) are left out, not shown as an error."""
+    guides, questions = [], []
+    with report_errors(), st.spinner("Reading your sources…"):
+        names = {d.id: d.name for d in app.documents.list(workspace.id)}
+        found = app.guides.guides(workspace.id, app.documents.included_ids(workspace.id))
+        guides = [(names[i], guide) for i, guide in found.items()]
+        try:
+            questions = app.suggestions.suggest(workspace.id, selected_mode())
+        except WorkspaceError as exc:
+            log.warning("no suggested questions for %s: %s", workspace.id, exc.user_message)
+    return render_chat_greeting(guides, questions, key="greeting")
 
 
 def _render_exchange(answers: AnswerService, workspace: Workspace, message: ChatMessage) -> None:

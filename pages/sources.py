@@ -1,12 +1,14 @@
 """Sources page: upload files into the current workspace, follow their ingestion live, manage them.
 
-Uploading only stores the files and queues them; the worker ingests them. The list below re-reads the
-documents every second (a fragment) while any of them is queued or running, and stops when none is.
+Uploading only stores the files and queues them; the worker ingests them. The one list below (a row per source:
+state, progress, error, use in chat, actions, source guide) re-reads the documents every second (a fragment)
+while any of them is queued or running, and stops when none is.
 """
 
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
@@ -16,7 +18,6 @@ from components.sources import (
     clear_uploader,
     close_remove_confirmation,
     render_source_rows,
-    render_source_table,
     render_summary,
     render_upload_problems,
     render_uploader,
@@ -28,30 +29,33 @@ from workspace_app.models.documents import Workspace
 
 UPLOAD_KEY = "sources-upload"
 PROBLEMS = "sources-upload-problems"
+DUPLICATES = "sources-upload-duplicates"
 ROWS_KEY = "sources"
 POLL_S = 1.0
 
 
 def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> None:
-    """Queue the dropped files; remember the refused ones (with their reasons) to show them."""
+    """Queue the dropped files; remember the refused and the duplicate ones (with their reasons) to show them."""
     reports = [app.documents.submit(workspace.id, upload.data, upload.name) for upload in uploads]
     queued = [r for r in reports if r.status == "queued"]
     duplicates = [r for r in reports if r.status == "duplicate"]
     st.session_state[PROBLEMS] = [r.error or f"{r.document} could not be added." for r in reports if r.status == "failed"]
-    if queued:
-        flash(f"Queued {plural(len(queued), 'file')} for ingestion.")
-    elif duplicates:
-        flash(f"{plural(len(duplicates), 'file')} already in this workspace.")
+    st.session_state[DUPLICATES] = [r.error or f"{r.document} is already in this workspace." for r in duplicates]
+    parts = [f"Queued {plural(len(queued), 'file')} for ingestion"] if queued else []
+    parts += [f"{plural(len(duplicates), 'file')} already in this workspace"] if duplicates else []
+    if parts:
+        flash("; ".join(parts) + ".")
     clear_uploader(key=UPLOAD_KEY)
     st.rerun()
 
 
 def apply_action(app: App, workspace: Workspace, action: SourceAction) -> None:
-    """Carry out what the user asked for on one source, then rerun the whole page."""
+    """Carry out what the user asked for on one source, then rerun: only the list for cancel and include (its
+    row shows the outcome at once: "Cancelling…", the tick), the whole page for the rest (a message follows)."""
     with report_errors():
         if action.kind == "cancel":
-            document = app.documents.cancel(workspace.id, action.document_id)
-            flash(f"Cancelled {document.name}." if document.status == "cancelled" else f"Stopping {document.name}…")
+            app.documents.cancel(workspace.id, action.document_id)
+            rerun_list()
         elif action.kind == "retry":
             flash(f"Queued {app.documents.retry(workspace.id, action.document_id).name} again.")
         elif action.kind == "remove":
@@ -59,6 +63,15 @@ def apply_action(app: App, workspace: Workspace, action: SourceAction) -> None:
             close_remove_confirmation(key=ROWS_KEY)
         else:
             app.documents.set_included(workspace.id, action.document_id, action.kind == "include")
+            rerun_list()
+        st.rerun()
+
+
+def rerun_list() -> None:
+    """Rerun just the list (a fragment) when this run is the fragment's own; the whole page otherwise."""
+    try:
+        st.rerun(scope="fragment")
+    except StreamlitAPIException:  # a full-page run: Streamlit reruns fragments only from their own runs
         st.rerun()
 
 
@@ -73,10 +86,11 @@ def render_live_sources(app: App, workspace: Workspace, polling: bool) -> None:
         st.info("No sources yet. Drop PDF, text or Markdown files above.", icon=":material/upload_file:")
         return
     render_summary(documents)
-    render_source_table(documents, key=f"{ROWS_KEY}-table")
-    st.subheader("Manage sources")
     st.caption("Ticked sources are used to answer questions in chat.")
-    action = render_source_rows(documents, key=ROWS_KEY)
+    guides = None
+    with report_errors():
+        guides = app.guides.guides(workspace.id)
+    action = render_source_rows(documents, guides, key=ROWS_KEY)
     if action:
         apply_action(app, workspace, action)
     if polling and not any(d.is_active for d in documents):
@@ -95,8 +109,9 @@ def render_page(app: App) -> None:
     if uploads:
         with report_errors():
             submit_uploads(app, workspace, uploads)
-    if render_upload_problems(st.session_state.get(PROBLEMS, []), key=PROBLEMS):
+    if render_upload_problems(st.session_state.get(PROBLEMS, []), st.session_state.get(DUPLICATES, []), key=PROBLEMS):
         st.session_state.pop(PROBLEMS, None)
+        st.session_state.pop(DUPLICATES, None)
         st.rerun()
     polling = False
     with report_errors():

@@ -6,6 +6,8 @@
     app.answers     grounded answers with verified citations, chats, notes, entity passages
     app.graph       the entity graph: entities, relations, communities, GraphML
     app.translator  English <-> Chinese names of the lexicon concepts a text mentions (cross-language matching)
+    app.guides      each source's guide: summary, key recommendations, main entities (made at ingestion)
+    app.suggestions questions a workspace's sources answer, checked with the answerer
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -14,6 +16,7 @@ models and errors): the names re-exported below are what they use of the answer 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from storage.base import Catalog, VectorIndex
@@ -22,13 +25,20 @@ from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import CitationExcerpt
 from workspace_app.config import Settings
+from workspace_app.documents.guide import GuideService
 from workspace_app.documents.service import DocumentService
+from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES
 from workspace_app.retrieval.search import SearchService
+from workspace_app.text.terms import content_terms
 from workspace_app.workspaces import WorkspaceService
+
+# Asked once per workspace by `warm_up`, in both languages the answerer reads (their answers are not kept).
+WARM_QUESTIONS = ("What is recommended for patients with atrial fibrillation?", "房颤患者推荐什么治疗？")
+WARM_WORKSPACES = 3
 
 __all__ = [
     "MODES", "AnswerService", "App", "CitationExcerpt", "EntityPassage", "answer_markdown", "escape", "grading_text",
@@ -48,7 +58,36 @@ class App:
     embedder: Embedder
     catalog: Catalog
     vectors: VectorIndex
+    guides: GuideService
+    suggestions: SuggestionService
     translator: Translator = field(default_factory=NoTranslator)
+
+    def warm_up(self, mode: str = "hybrid") -> dict[str, float]:
+        """Load now what the first answer would otherwise load (the embedding model, a reranker, jieba, the
+        lexicon, the answerer's word lists, a stale graph's refresh) by answering in each workspace that has
+        sources (searching only, when a language model answers); also make sure each has its suggested questions.
+        Returns the seconds each step took."""
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        self.embedder.embed_query(WARM_QUESTIONS[0])
+        timings["embedder"] = time.perf_counter() - started
+        for question in WARM_QUESTIONS:
+            content_terms(question)
+            self.translator.other_language(question)
+        timings["text"] = time.perf_counter() - started - timings["embedder"]
+        for workspace in self.workspaces.list()[:WARM_WORKSPACES]:
+            if not self.documents.included_ids(workspace.id):
+                continue
+            began = time.perf_counter()
+            for question in WARM_QUESTIONS:
+                if self.answers.answerer_name == "llm":  # a remote model needs no warming, and may be slow or down
+                    self.search.search(workspace.id, question)
+                else:
+                    self.answers.ask(workspace.id, question, mode=mode)
+            if self.answers.answerer_name != "llm":  # with a model, the worker finds them after ingestion
+                self.suggestions.suggest(workspace.id, mode)
+            timings[f"workspace {workspace.name}"] = time.perf_counter() - began
+        return timings
 
     def close(self) -> None:
         """Close the catalog's connection (closing twice is harmless)."""

@@ -127,7 +127,12 @@ class RetrievalSettings(_Group):
         description="Weight in fusion of the cross-language index's ranking (embedding.crosslingual_model) for "
         "English questions; it ranks only the passages in the other language than the question's. 0 leaves it out.",
     )
-    crosslingual_weight_cjk: float = Field(1.0, ge=0.0, description="The same for Chinese questions.")
+    crosslingual_weight_cjk: float = Field(
+        0.25,
+        ge=0.0,
+        description="The same for Chinese questions; lower, since English passages ranked by it pushed a Chinese "
+        "question's own Chinese passages down.",
+    )
     reranker: str | None = Field(
         None,
         description="Cross-encoder model name or path for reranking; off by default (no weights ship offline).",
@@ -159,7 +164,7 @@ class QueueSettings(_Group):
         description="Longest pause between queue polls of an idle worker (a new job waits at most this long).",
     )
     heartbeat_s: float = Field(
-        1.0, gt=0, description="Seconds between heartbeats of a running job; also how soon a cancel takes effect."
+        1.0, gt=0, description="Seconds between heartbeats of a running job (a cancel is also read between its steps)."
     )
     lease_timeout_s: float = Field(
         30.0, ge=2,

@@ -1,6 +1,7 @@
 """The SQLite catalog: one `Database` (WAL, foreign keys, migrations) with its repositories on top.
 
-Each repository is an attribute (`catalog.workspaces`, `.documents`, `.chunks`, `.leases`, `.chats`, `.notes`);
+Each repository is an attribute (`catalog.workspaces`, `.documents`, `.chunks`, `.leases`, `.chats`, `.notes`,
+`.guides`);
 the catalog also answers every repository method itself, so it satisfies the `Catalog`, `ChatRepository` and
 `NoteRepository` protocols as one object.
 """
@@ -14,11 +15,13 @@ from storage.sqlite.chats import SqliteChats, SqliteNotes
 from storage.sqlite.chunks import SqliteChunks
 from storage.sqlite.database import Database
 from storage.sqlite.documents import SqliteDocuments
+from storage.sqlite.guides import SqliteGuides
 from storage.sqlite.leases import SqliteJobLeases
 from storage.sqlite.migrations import MIGRATIONS
 from storage.sqlite.workspaces import SqliteWorkspaces
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
 from workspace_app.models.documents import Chunk, Document, JobState, Workspace
+from workspace_app.models.guides import SourceGuide, SuggestedQuestion
 
 
 class SqliteCatalog:
@@ -33,6 +36,7 @@ class SqliteCatalog:
         self.leases = SqliteJobLeases(self.database)
         self.chats = SqliteChats(self.database)
         self.notes = SqliteNotes(self.database)
+        self.guides = SqliteGuides(self.database)
 
     def close(self) -> None:
         """Close the connection."""
@@ -126,6 +130,10 @@ class SqliteCatalog:
         """Take the lease of a queued or running document unless a live lease or a cancel request stops it."""
         return self.leases.claim_document(document_id, owner, stale_after_s)
 
+    def cancel_requested(self, document_id: str) -> bool:
+        """Whether the user asked the document's job to stop."""
+        return self.leases.cancel_requested(document_id)
+
     def renew_lease(self, document_id: str, owner: str) -> str:
         """Refresh the heartbeat: 'ok', 'cancel' or 'lost'."""
         return self.leases.renew_lease(document_id, owner)
@@ -187,3 +195,21 @@ class SqliteCatalog:
     def delete_note(self, note_id: str) -> None:
         """Delete a note."""
         self.notes.delete_note(note_id)
+
+    # Source guides and suggested questions
+
+    def save_guide(self, workspace_id: str, guide: SourceGuide, version: str) -> None:
+        """Store (or replace) a document's guide."""
+        self.guides.save_guide(workspace_id, guide, version)
+
+    def get_guides(self, document_ids: Sequence[str], version: str) -> dict[str, SourceGuide]:
+        """The stored guides of these documents made by `version`."""
+        return self.guides.get_guides(document_ids, version)
+
+    def save_suggestions(self, workspace_id: str, sources_key: str, questions: Sequence[SuggestedQuestion]) -> None:
+        """Store the workspace's suggested questions for these sources."""
+        self.guides.save_suggestions(workspace_id, sources_key, questions)
+
+    def get_suggestions(self, workspace_id: str, sources_key: str) -> list[SuggestedQuestion] | None:
+        """The stored suggestions checked against these same sources, else None."""
+        return self.guides.get_suggestions(workspace_id, sources_key)

@@ -12,7 +12,8 @@ from workspace_app.models.documents import Document
 
 _DOCUMENT_FIELDS = {
     "name", "pages", "chunks", "status", "stage", "progress", "error", "pages_without_text", "included",
-    "pages_parsed", "chunks_embedded", "chunks_total", "eta_s", "cancel_requested",
+    "pages_parsed", "chunks_embedded", "chunks_total", "eta_s", "cancel_requested", "stage_done", "stage_total",
+    "error_retryable",
 }
 
 
@@ -91,4 +92,5 @@ def _document(row: sqlite3.Row) -> Document:
         media_type=row["media_type"], pages_without_text=tuple(json.loads(row["pages_without_text"] or "[]")),
         pages_parsed=row["pages_parsed"], chunks_embedded=row["chunks_embedded"], chunks_total=row["chunks_total"],
         eta_s=row["eta_s"], included=bool(row["included"]), cancel_requested=bool(row["cancel_requested"]),
+        stage_done=row["stage_done"], stage_total=row["stage_total"], retryable=bool(row["error_retryable"]),
     )

@@ -36,6 +36,11 @@ class SqliteJobLeases:
             )
             return cursor.rowcount == 1
 
+    def cancel_requested(self, document_id: str) -> bool:
+        """Whether the user asked the document's job to stop (a read: the job checks it between steps)."""
+        rows = self._db.query("SELECT cancel_requested FROM documents WHERE id = ?", (document_id,))
+        return bool(rows and rows[0][0])
+
     def renew_lease(self, document_id: str, owner: str) -> str:
         """Refresh the heartbeat: 'ok', 'cancel' (the user asked to stop) or 'lost' (someone else has it now)."""
         with self._db.transaction() as db:

@@ -198,4 +198,27 @@ MIGRATIONS: list[list[Step]] = [
             mentions_count INTEGER NOT NULL
         )""",
     ],
+    # 9: counts of the current stage whatever it is (sections while chunking, passages while indexing...), whether a
+    # failure may succeed on retry (1 for rows failed before this column: they kept offering Retry), the source
+    # guide of each document (JSON, recomputed when its version changes) and each workspace's suggested questions
+    # (JSON, valid for the set of sources they were checked against, `sources_key`).
+    [
+        "ALTER TABLE documents ADD COLUMN stage_done INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE documents ADD COLUMN stage_total INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE documents ADD COLUMN error_retryable INTEGER NOT NULL DEFAULT 1",
+        """CREATE TABLE document_guides (
+            document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+            workspace_id TEXT NOT NULL,
+            version TEXT NOT NULL,
+            guide TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX document_guides_workspace ON document_guides(workspace_id)",
+        """CREATE TABLE workspace_suggestions (
+            workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+            sources_key TEXT NOT NULL,
+            questions TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+    ],
 ]

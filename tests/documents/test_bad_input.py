@@ -316,7 +316,7 @@ def test_cli_search_json_reads_what_the_ingest_process_wrote(
     for result in results:
         assert result["document"] == GOOD and result["text"].strip()
         assert 1 <= result["page_start"] <= result["page_end"] <= 6
-        assert result["rects"] and set(result["ranks"]) == {"dense", "sparse"}
+        assert result["rects"] and {"dense", "sparse"} <= set(result["ranks"])
 
 
 def test_a_very_long_name_is_shortened_but_keeps_its_extension(

@@ -62,9 +62,12 @@ def test_cancel_is_immediate_when_queued_and_cooperative_when_running(service: A
 
     assert service.documents.retry("W", queued.id).status == "queued"
     assert catalog.claim_document(queued.id, "a@elsewhere:1:x", 30)
+    assert not catalog.cancel_requested(queued.id)
     assert catalog.request_cancel(queued.id) == "running"
+    assert catalog.cancel_requested(queued.id)  # what a running job reads between its steps
     assert catalog.renew_lease(queued.id, "a@elsewhere:1:x") == "cancel"
     assert service.documents.get("W", queued.id).cancel_requested
+    assert not catalog.cancel_requested("no-such-document")
 
 
 def test_a_removed_document_loses_its_lease(service: Any, queued: Any) -> None:

@@ -58,6 +58,17 @@ def shown_text(at: AppTest) -> str:
     return "\n".join(renderer.render(element.value) for element in at.markdown)
 
 
+def row_states(at: AppTest) -> list[str]:
+    """Each row's state as shown, in list order: its progress text while active, else its status badge."""
+    bars = [bar.proto.text.replace("\\", "") for bar in at.get("progress")]
+    badges = [m.value for m in at.markdown if "-badge[" in m.value and "Class" not in m.value]
+    return bars + [b.split("[", 1)[1].split(" ", 1)[1].rstrip("]") for b in badges]
+
+
+def retry_buttons(at: AppTest) -> list[str]:
+    return [b.key for b in at.button if b.key and "-retry-" in b.key]
+
+
 def upload(at: AppTest, *files: tuple[str, bytes]) -> None:
     at.file_uploader[0].set_value([(name, data, "application/octet-stream") for name, data in files])
     at.run()
@@ -92,10 +103,10 @@ def test_upload_many_queues_good_ones_and_names_the_limit(app: AppTest, service:
     problems = " ".join(e.value for e in app.error).replace("\\", "")
     assert "huge.pdf is 1.2 MB; the limit is 1 MB" in problems
     assert "Queued 2 files" in app.toast[0].value
-    frame = app.dataframe[0].value
-    assert list(frame["Name"]) == ["syncope.pdf", "notes.md"]
-    assert list(frame["Status"]) == ["Waiting for a worker"] * 2
-    assert [p.value for p in app.get("progress")]  # one bar per queued source
+    assert not app.dataframe  # one list: no separate table of the same sources
+    names = [m.value for m in app.markdown if m.value.startswith("**") and m.value.endswith(".md**") or ".pdf**" in m.value]
+    assert names == ["**syncope\\.pdf**", "**notes\\.md**"]
+    assert row_states(app) == ["Waiting for a worker"] * 2  # one bar per queued source, in its row
     assert not app.file_uploader[0].value  # the drop zone is cleared for the next files
 
     app.button(key=f"{PROBLEMS_KEY}-dismiss").click().run()
@@ -112,27 +123,61 @@ def test_cancel_a_queued_job_then_retry_it(app: AppTest, service: Any, workspace
     app.button(key=f"{ROWS}-cancel-{document.id}").click().run()
     assert not app.exception
     assert service.documents.get(workspace.id, document.id).status == "cancelled"
-    assert list(app.dataframe[0].value["Status"]) == ["Cancelled"]
+    assert row_states(app) == ["Cancelled"]
 
     app.button(key=f"{ROWS}-retry-{document.id}").click().run()
     assert service.documents.get(workspace.id, document.id).status == "queued"
     assert service.documents.jobs.queue().pending_document_ids().count(document.id) == 2  # the cancelled job is skipped
 
 
-def test_failed_source_shows_its_error_escaped_and_can_be_retried(app: AppTest, service: Any, workspace: Any) -> None:
+def test_a_permanent_failure_shows_its_error_escaped_leaves_chat_and_offers_no_retry(
+    app: AppTest, service: Any, workspace: Any
+) -> None:
     upload(app, (HOSTILE, b""))
     document = service.documents.list(workspace.id)[0]
+    assert document.included
     assert service.documents.jobs.run(document.id, "test@nowhere:1:x") == "failed"
     app.run()
 
     assert not app.exception
     error = " ".join(e.value for e in app.error)
-    assert "is empty" in error
+    assert "is empty" in error and "Remove it" in error
     text = shown_text(app)
     assert "<img" not in text and "<strong>bold</strong>" not in text and "**bold**" in text
     assert "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert row_states(app) == ["Failed"]
+    assert retry_buttons(app) == []  # the same bytes would fail the same way
+    stored = service.documents.get(workspace.id, document.id)
+    assert not stored.retryable and not stored.included
+    checkbox = app.checkbox(key=f"{ROWS}-include-{document.id}")
+    assert checkbox.value is False and checkbox.disabled
+
+
+def test_a_passing_failure_offers_retry(app: AppTest, service: Any, workspace: Any) -> None:
+    upload(app, ("notes.md", b"# Notes\n\nBeta blockers."))
+    document = service.documents.list(workspace.id)[0]
+    service.documents.jobs.states.fail(document.id, "The vector store did not answer. Retry in a moment.", retryable=True)
+    app.run()
+
+    assert row_states(app) == ["Failed"]
+    assert "Remove it" not in " ".join(e.value for e in app.error)
     app.button(key=f"{ROWS}-retry-{document.id}").click().run()
     assert service.documents.get(workspace.id, document.id).status == "queued"
+
+
+def test_duplicates_are_reported_as_such(app: AppTest, service: Any, workspace: Any) -> None:
+    notes = b"# Notes\n\nBeta blockers after myocardial infarction."
+    upload(app, ("notes.md", notes), ("copy of notes.md", notes))
+
+    assert [d.name for d in service.documents.list(workspace.id)] == ["notes.md"]
+    assert "Queued 1 file for ingestion; 1 file already in this workspace" in app.toast[0].value.replace("\\", "")
+    shown = " ".join(i.value for i in app.info).replace("\\", "")
+    assert "copy of notes.md is already in this workspace as notes.md (waiting to be ingested)" in shown
+
+    upload(app, ("again.md", notes))
+    assert "1 file already in this workspace" in app.toast[0].value
+    assert "Queued" not in app.toast[0].value
+    assert service.documents.jobs.queue().pending_document_ids().count(service.documents.list(workspace.id)[0].id) == 1
 
 
 def test_ready_source_can_be_left_out_of_chat(app: AppTest, service: Any, workspace: Any,
@@ -141,15 +186,17 @@ def test_ready_source_can_be_left_out_of_chat(app: AppTest, service: Any, worksp
     document = service.documents.list(workspace.id)[0]
     assert service.documents.jobs.run(document.id, "test@nowhere:1:x") == "ready"
     app.run()
-    assert list(app.dataframe[0].value["Status"]) == ["Ready"]
+    assert row_states(app) == ["Ready"]
     assert service.documents.included_ids(workspace.id) == [document.id]
+    assert app.expander and app.expander[0].label == "Source guide"
 
     app.checkbox(key=f"{ROWS}-include-{document.id}").uncheck().run()
 
     assert not app.exception
     assert service.documents.included_ids(workspace.id) == []
     assert not service.documents.get(workspace.id, document.id).included
-    assert list(app.dataframe[0].value["In chat"]) == [False]
+    assert app.checkbox(key=f"{ROWS}-include-{document.id}").value is False
+    assert "not used in chat" in " ".join(c.value for c in app.caption)
 
 
 def test_remove_asks_first(app: AppTest, service: Any, workspace: Any) -> None:
@@ -183,3 +230,23 @@ def test_running_job_shows_stage_counts_and_eta(app: AppTest, service: Any, work
     app.button(key=f"{ROWS}-cancel-{document.id}").click().run()
     assert service.documents.get(workspace.id, document.id).cancel_requested
     assert "Cancelling" in app.get("progress")[0].proto.text
+
+
+def test_the_source_guide_shows_the_documents_text_escaped(app: AppTest, service: Any, workspace: Any) -> None:
+    hostile = (
+        "# Anticoagulation\n\nFor women with atrial fibrillation, warfarin <img src=x onerror=alert(1)> **bold** "
+        ":red[x] should be used to maintain the INR at 2.0 to 3.0 (Class I; Level of Evidence A).\n\n"
+        "Anticoagulation of women with atrial fibrillation prevents strokes <script>x</script> in most of them, "
+        "and the benefit of warfarin outweighs the bleeding it causes in women at moderate or high risk.\n"
+    )
+    upload(app, ("af.md", hostile.encode()))
+    document = service.documents.list(workspace.id)[0]
+    assert service.documents.jobs.run(document.id, "test@nowhere:1:x") == "ready"
+    app.run()
+
+    assert not app.exception
+    assert app.expander[0].label == "Source guide"
+    text = shown_text(app)
+    assert "Key recommendations" in text and "Class I, Level A" in text
+    assert "warfarin" in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert "<img" not in text and "<script>" not in text and "<strong>bold</strong>" not in text

@@ -30,6 +30,8 @@ HOST = "127.0.0.1"
 RUN_FILE = "run/serve.json"  # read by workspace_app.adapters.wiring.running_chroma_url
 APP_SCRIPT = Path(__file__).resolve().parents[2] / "app.py"  # the Streamlit entry at the repository root
 READY_TIMEOUT_S = 30.0
+UI_READY_TIMEOUT_S = 300.0  # the UI is ready once its models are loaded and warm (a slow disk, a busy CPU)
+UI_WARM_FILE = "run/ui-warm.json"
 STOP_TIMEOUT_S = 10.0
 POLL_S = 0.5
 MAX_BACKOFF_S = 30.0
@@ -47,6 +49,8 @@ class ChildSpec:
     ready_url: str | None = None
     log_path: Path | None = None
     cwd: Path | None = None
+    ready_timeout_s: float = READY_TIMEOUT_S
+    ready_file: Path | None = None  # written by the child once it is fully ready (after its ready_url answers)
 
 
 class Child:
@@ -155,13 +159,17 @@ def worker_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
 
 
 def ui_spec(data_dir: Path, chroma_url: str, ui_port: int) -> ChildSpec:
-    """The Streamlit UI, pointed at the data dir and the Chroma server through its environment."""
+    """The Streamlit UI, pointed at the data dir and the Chroma server through its environment. Its pages open
+    at once; it is ready when it has written its warm file (App built, models loaded, one answer per workspace)."""
+    warm_file = data_dir / UI_WARM_FILE
     argv = [
-        sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.address", HOST,
-        "--server.port", str(ui_port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        sys.executable, "-m", "workspace_app.adapters.ui", "--warm-file", str(warm_file), str(APP_SCRIPT),
+        "--server.address", HOST, "--server.port", str(ui_port), "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
     ]
     ready = f"http://{HOST}:{ui_port}/_stcore/health"
-    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url), ready_url=ready, cwd=APP_SCRIPT.parent)
+    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url), ready_url=ready, cwd=APP_SCRIPT.parent,
+                     ready_timeout_s=UI_READY_TIMEOUT_S, ready_file=warm_file)
 
 
 def _child_env(data_dir: Path, chroma_url: str) -> dict[str, str]:
@@ -214,6 +222,8 @@ def _running_pid(data_dir: Path) -> int | None:
 def _start_all(children: list[Child], stop: threading.Event) -> bool:
     """Start children in order, each ready before the next; False when one fails or we are told to stop."""
     for child in children:
+        if child.spec.ready_file is not None:
+            child.spec.ready_file.unlink(missing_ok=True)  # a file left by an earlier run says nothing of this one
         child.start()
         url = child.spec.ready_url
         if url and not _wait_until_ready(child, url, stop):
@@ -224,9 +234,11 @@ def _start_all(children: list[Child], stop: threading.Event) -> bool:
 
 
 def _wait_until_ready(child: Child, url: str, stop: threading.Event) -> bool:
-    deadline = time.monotonic() + READY_TIMEOUT_S
+    """Wait for the child's ready URL to answer, then for its ready file (when it has one)."""
+    deadline = time.monotonic() + child.spec.ready_timeout_s
+    ready_file = child.spec.ready_file
     while time.monotonic() < deadline and not stop.is_set() and not child.exited():
-        if answers(url):
+        if answers(url) and (ready_file is None or ready_file.exists()):
             return True
         stop.wait(0.2)
     return False

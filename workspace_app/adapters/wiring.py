@@ -18,9 +18,11 @@ from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
 from workspace_app.config import Settings
+from workspace_app.documents.guide import GuideService, GuideStage
 from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.service import DocumentService
+from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.embedding.stage import CrossLanguageStage
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
@@ -28,6 +30,7 @@ from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
 from workspace_app.graph.translation import LexiconTranslator
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, embedding_text, ingest_document
+from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
@@ -77,8 +80,9 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])
     files = LocalFileStore(data_dir / "files")
     graph = build_graph(settings, catalog)
+    guides = build_guides(settings, catalog, graph)
     states = DocumentStates(catalog, catalog)
-    stages: list[IndexStage] = [GraphStage(graph)]
+    stages: list[IndexStage] = [GraphStage(graph), GuideStage(guides)]
     if crosslingual:
         stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors, embedding_text))
 
@@ -103,7 +107,10 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
         multilingual=crosslingual.embedder if crosslingual else None,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
-    return App(settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors, translator)
+    return App(
+        settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
+        guides=guides, suggestions=SuggestionService(catalog, guides, answers), translator=translator,
+    )
 
 
 def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddingCache) -> CrossLanguageIndex | None:
@@ -114,6 +121,13 @@ def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddin
         return None
     embedder = Embedder(settings.embedding.model_copy(update={"model": model, "backend": "torch"}), cache)
     return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-"))
+
+
+def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService) -> GuideService:
+    """Source guides on the catalog and the graph; with a language model configured, it writes their summaries."""
+    if not (settings.llm.api_key or settings.llm.base_url):
+        return GuideService(catalog, graph)
+    return GuideService(catalog, graph, LlmClient(settings.llm), settings.llm.model)
 
 
 def build_graph(settings: Settings, catalog: SqliteCatalog) -> GraphService:

@@ -56,6 +56,27 @@ def handle_job(app: App, document_id: str, owner: str, shutdown: threading.Event
         log.exception("job %s crashed", document_id)
         return
     log.info("job %s %s in %.1f s by %s", document_id, outcome, time.monotonic() - started, owner)
+    if outcome == "ready":
+        _suggest_when_settled(app, document_id)
+
+
+def _suggest_when_settled(app: App, document_id: str) -> None:
+    """After the last document of a batch, find the workspace's suggested questions (checked with the answerer)
+    here, so the empty chat shows them at once."""
+    document = app.catalog.get_document(document_id)
+    if document is None or any(d.is_active for d in app.documents.list(document.workspace_id)):
+        return
+    started = time.monotonic()
+    try:
+        found = app.suggestions.suggest(document.workspace_id)
+    except WorkspaceError as exc:
+        log.warning("suggested questions of workspace %s: %s", document.workspace_id, exc.user_message)
+        return
+    except Exception:  # the chat page finds them itself then
+        log.exception("suggested questions of workspace %s failed", document.workspace_id)
+        return
+    log.info("%d suggested questions for workspace %s in %.1f s", len(found), document.workspace_id,
+             time.monotonic() - started)
 
 
 def _load_model(app: App) -> bool:

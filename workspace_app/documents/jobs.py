@@ -1,7 +1,8 @@
 """Ingestion jobs: claim a document's lease, keep it alive while the pipeline runs, settle the outcome.
 
     front end --enqueue(document id)--> queue --> worker thread --run_job--> claim the lease (or skip)
-        -> Heartbeat renews the lease every heartbeat_s on its own thread and notices cancel / a lost lease
+        -> Heartbeat renews the lease every heartbeat_s on its own thread and notices cancel / a lost lease;
+           its check (between pages and batches) also reads the cancel flag itself, at most every 0.2 s
         -> pipeline, which calls Heartbeat.check between pages and embedding batches -> ready | failed
         -> or interrupted: cancel -> cancelled (chunks and vectors dropped); shutdown -> queued again;
            lost (another worker took over a lease we failed to renew) -> left to that worker
@@ -32,6 +33,7 @@ from workspace_app.models.documents import Document, JobState
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
 WAIT_POLL_S = 0.5
+CANCEL_READ_S = 0.2  # how often a running job reads its cancel flag between beats
 
 
 def new_owner(kind: str = "worker") -> str:
@@ -69,6 +71,7 @@ class Heartbeat:
         self._interval_s = interval_s
         self._shutdown = shutdown
         self._reason: str | None = None
+        self._cancel_read = 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{document_id}", daemon=True)
 
@@ -81,7 +84,15 @@ class Heartbeat:
         self._thread.join()
 
     def check(self) -> None:
-        """Raise JobInterrupted when the job must stop (called by the pipeline between batches)."""
+        """Raise JobInterrupted when the job must stop (called by the pipeline between pages and batches, and
+        while it waits for the model). A cancel is also read here, so it is obeyed without waiting for a beat."""
+        if self._reason is None and time.monotonic() - self._cancel_read >= CANCEL_READ_S:
+            self._cancel_read = time.monotonic()
+            try:
+                if self._leases.cancel_requested(self._document_id):
+                    self._reason = "cancel"
+            except WorkspaceError:  # a busy catalog: the heartbeat reads it again
+                pass
         if self._reason is not None:
             raise JobInterrupted(self._reason)
         if self._shutdown is not None and self._shutdown.is_set():

@@ -28,7 +28,7 @@ class DocumentStates:
         """A worker took the job: running, parsing, counters reset."""
         self._documents.update_document(
             document_id, status="running", stage="parsing", progress=0.0, error=None, eta_s=None,
-            pages_parsed=0, chunks_embedded=0, chunks_total=0,
+            pages_parsed=0, chunks_embedded=0, chunks_total=0, stage_done=0, stage_total=0, error_retryable=1,
         )
 
     def progress(self, document_id: str, step: StageProgress) -> None:
@@ -48,9 +48,14 @@ class DocumentStates:
             eta_s=None, chunks_embedded=chunks, chunks_total=chunks,
         )
 
-    def fail(self, document_id: str, message: str) -> None:
-        """The job (or queueing it) failed with a message the user can act on."""
-        self._documents.update_document(document_id, status="failed", stage="failed", error=message, eta_s=None)
+    def fail(self, document_id: str, message: str, retryable: bool = True) -> None:
+        """The job (or queueing it) failed with a message the user can act on. A permanent failure (the file
+        itself cannot be used: running it again ends the same) also leaves chat, and offers no retry."""
+        permanent = {} if retryable else {"included": 0}
+        self._documents.update_document(
+            document_id, status="failed", stage="failed", error=message, eta_s=None, error_retryable=int(retryable),
+            **permanent,
+        )
 
     def include(self, document_id: str, included: bool) -> None:
         """Switch a source on or off for chat."""

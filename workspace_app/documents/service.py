@@ -115,7 +115,7 @@ class DocumentService:
             document, is_new = self._record(workspace, source, name)
         except WorkspaceError as exc:
             return IngestReport(None, name, "failed", 0, 0, exc.user_message)
-        if not is_new and document.status == "ready":
+        if not is_new and _already_there(document):
             return _duplicate(document, name)
         if is_new or self._states.requeue(document.id, FINAL_STATUSES):
             try:
@@ -225,10 +225,17 @@ class DocumentService:
             self._files.delete(document.sha256, stored_suffix(document.media_type))
 
 
+def _already_there(document: Document) -> bool:
+    """Whether the same content, added again, is a duplicate: it is ready, on its way, or failed for good
+    (failed for a passing reason, or cancelled, it is queued again instead)."""
+    return document.status in ("ready", "queued", "running") or (document.status == "failed" and not document.retryable)
+
+
 def _duplicate(document: Document, name: str) -> IngestReport:
+    state = {"queued": " (waiting to be ingested)", "running": " (being ingested)", "failed": " (it failed)"}
     return IngestReport(
         document.id, name, "duplicate", document.pages, document.chunks,
-        f"{name} is already in this workspace as {document.name}.",
+        f"{name} is already in this workspace as {document.name}{state.get(document.status, '')}.",
     )
 
 

@@ -13,6 +13,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,11 @@ class Embedder:
         backend = self._settings.backend
         suffix = "" if backend == "torch" else f"|{backend}"
         return f"{self._settings.model}|{self._settings.passage_prefix}{suffix}"
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether the model is in memory (a warm start loads it before the first question)."""
+        return self._model is not None
 
     @property
     def model(self) -> Any:
@@ -169,10 +175,12 @@ class Embedder:
         # as soon as it is done, so a job killed mid-document resumes without embedding those passages again.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[np.ndarray] = [np.empty(0)] * len(texts)
-        step = self._settings.batch_size * 4
+        # One model batch per turn: progress moves (and a cancel is seen) after every batch, not every four.
+        step = self._settings.batch_size
         for start in range(0, len(order), step):
             ids = order[start : start + step]
-            with self._encode_lock.hold(priority):
+            waiting = partial(on_progress, done + start, total) if on_progress else None
+            with self._encode_lock.hold(priority, waiting):
                 encoded = self.model.encode(
                     [texts[i] for i in ids], batch_size=self._settings.batch_size,
                     normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,

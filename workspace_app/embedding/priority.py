@@ -12,10 +12,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 QUERY_PRIORITY = float("-inf")
+WAIT_POLL_S = 0.25
 
 
 class PriorityLock:
@@ -45,13 +46,24 @@ class PriorityLock:
                 self._condition.notify_all()
 
     @contextmanager
-    def hold(self, priority: float) -> Iterator[None]:
-        """Wait for the lock at `priority`, hold it for the body of the `with`."""
+    def hold(self, priority: float, while_waiting: Callable[[], None] | None = None) -> Iterator[None]:
+        """Wait for the lock at `priority`, hold it for the body of the `with`.
+
+        `while_waiting` is called every WAIT_POLL_S while the lock is not ours (a job checks there whether it
+        was cancelled: a document behind another's embedding waits for minutes); what it raises ends the wait.
+        """
         ticket = (priority, next(self._arrivals))
         with self._condition:
             heapq.heappush(self._waiting, ticket)
-            while self._held or self._waiting[0] != ticket or priority > min(self._sessions, default=priority):
-                self._condition.wait()
+            try:
+                while self._held or self._waiting[0] != ticket or priority > min(self._sessions, default=priority):
+                    if not self._condition.wait(WAIT_POLL_S if while_waiting else None) and while_waiting:
+                        while_waiting()
+            except BaseException:
+                self._waiting.remove(ticket)
+                heapq.heapify(self._waiting)
+                self._condition.notify_all()
+                raise
             heapq.heappop(self._waiting)
             self._held = True
         try:

@@ -44,13 +44,18 @@ class ChunkDraft:
 
 
 def chunk_paragraphs(
-    paragraphs: list[Paragraph], count_tokens: TokenCounter, size: int, overlap: int
+    paragraphs: list[Paragraph], count_tokens: TokenCounter, size: int, overlap: int,
+    report: Callable[[int, int], None] | None = None,
 ) -> list[ChunkDraft]:
-    """Pack the body paragraphs of each section into chunks of at most `size` word pieces."""
+    """Pack the body paragraphs of each section into chunks of at most `size` word pieces; `report(done, total)`
+    after each section."""
     chunks: list[ChunkDraft] = []
-    for section, body in _sections(paragraphs):
+    sections = list(_sections(paragraphs))
+    for done, (section, body) in enumerate(sections, start=1):
         units = _split_to_fit([_unit(p) for p in body], count_tokens, size)
         chunks.extend(_pack(units, section, size, overlap))
+        if report:
+            report(done, len(sections))
     return chunks
 
 

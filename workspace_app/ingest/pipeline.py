@@ -1,4 +1,4 @@
-"""The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> ready.
+"""The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> source guide -> ready.
 
 Progress (stage, counts, overall share, ETA) is written to the document row as it goes. A caller may pass
 `should_stop`, called between pages and embedding batches, which raises `JobInterrupted` to end the run
@@ -22,7 +22,7 @@ from typing import Protocol
 from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.errors import FileTooLargeError, IngestionError, WorkspaceError
+from workspace_app.errors import FileTooLargeError, IngestionError, StorageError, WorkspaceError
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.glyphs import MARKER
 from workspace_app.ingest.layout import ParsedDocument
@@ -36,8 +36,11 @@ from workspace_app.text.grades import Recommendation, find_recommendation
 log = logging.getLogger(__name__)
 
 # Share of the whole job each stage ends at, for one progress number.
-_STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.9, "indexing": 0.95, "graph": 1.0}
-_PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.9, "graph": 0.95}
+# The cross-language embedder (USE) is ~3-4x faster than the main one: its stage gets a smaller share.
+_STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.8, "indexing": 0.85, "cross-language": 0.93,
+              "graph": 0.97, "guide": 1.0}
+_PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.8, "cross-language": 0.85,
+             "graph": 0.93, "guide": 0.97}
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25
@@ -80,6 +83,7 @@ class _Tracker:
         self._should_stop = should_stop
         self._started = time.monotonic()
         self._last_write = 0.0
+        self._last_stage = ""
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self._should_stop:
@@ -91,10 +95,13 @@ class _Tracker:
         eta = elapsed * (1 - overall) / overall if overall > 0.05 else None
         progress = Progress(stage, done, total, round(overall, 4), round(eta, 1) if eta is not None else None)
         now = time.monotonic()
-        if now - self._last_write > _WRITE_EVERY_S or done == total:
+        # A new stage is written at once: a stage that waits (for the model, held by another job) shows as itself.
+        if now - self._last_write > _WRITE_EVERY_S or done == total or stage != self._last_stage:
             counts = dict(zip(_COUNTS[stage], (done, total), strict=True)) if stage in _COUNTS else {}
+            counts.update(stage_done=done, stage_total=total)
             self._states.progress(self._document_id, StageProgress(stage, progress.overall, progress.eta_s, counts))
             self._last_write = now
+            self._last_stage = stage
         if self._listener:
             self._listener(progress)
 
@@ -106,7 +113,7 @@ class DocumentStates(Protocol):
     def progress(self, document_id: str, step: StageProgress) -> None: ...
     def parsed(self, document_id: str, pages: int, pages_without_text: Sequence[int]) -> None: ...
     def ready(self, document_id: str, pages: int, chunks: int) -> None: ...
-    def fail(self, document_id: str, message: str) -> None: ...
+    def fail(self, document_id: str, message: str, retryable: bool = True) -> None: ...
 
 
 class IndexStage(Protocol):
@@ -147,14 +154,13 @@ def ingest_document(
         states.parsed(document.id, parsed.page_count, parsed.pages_without_text)
         _log_unreadable_glyphs(document, parsed)
         track("chunking", 0, 1)
-        records = _build_chunks(document, parsed, embedder, settings)
+        records = _build_chunks(document, parsed, embedder, settings, lambda d, t: track("chunking", d, t))
         chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts(records))
         chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
-        track("chunking", 1, 1)
         embedded = embedder.embed_passages([embedding_text(c) for c in records], lambda d, t: track("embedding", d, t))
-        track("indexing", 0, 1)
+        track("indexing", 0, len(records))
         _index_vectors(document, records, embedded.tolist(), vectors)
-        track("indexing", 1, 1)
+        track("indexing", len(records), len(records))
         for stage in stages:
             track(stage.name, 0, 1)
             stage.run(document, records, partial(track, stage.name))
@@ -162,12 +168,12 @@ def ingest_document(
     except JobInterrupted:
         raise
     except WorkspaceError as exc:
-        states.fail(document.id, exc.user_message)
+        states.fail(document.id, exc.user_message, exc.retryable)
         raise
     except Exception as exc:
         log.exception("ingestion of %s failed", document.name)
         message = f"{document.name} could not be ingested ({type(exc).__name__}). Retry; if it fails again, report it."
-        states.fail(document.id, message)
+        states.fail(document.id, message, retryable=True)
         raise IngestionError(message) from exc
     states.ready(document.id, parsed.page_count, len(records))
     found = documents.find_document(document.workspace_id, document.id)
@@ -190,10 +196,13 @@ def embedding_text(chunk: Chunk) -> str:
     return f"{section}\n{chunk.text}" if section else chunk.text
 
 
-def _build_chunks(document: Document, parsed: ParsedDocument, embedder: Embedder, settings: IngestSettings) -> list[Chunk]:
+def _build_chunks(
+    document: Document, parsed: ParsedDocument, embedder: Embedder, settings: IngestSettings,
+    report: Callable[[int, int], None],
+) -> list[Chunk]:
     # Room is left for the section title the embedder sees too.
     size = min(settings.chunk_tokens, embedder.max_tokens - 24)
-    drafts = chunk_paragraphs(parsed.paragraphs, embedder.count_tokens, size, settings.chunk_overlap_tokens)
+    drafts = chunk_paragraphs(parsed.paragraphs, embedder.count_tokens, size, settings.chunk_overlap_tokens, report)
     if not drafts:
         raise IngestionError(f"{document.name} contains no text that can be searched.")
     return [_chunk(document, ordinal, draft) for ordinal, draft in enumerate(drafts)]
@@ -243,4 +252,4 @@ def _index_vectors(document: Document, records: list[Chunk], embedded: list[list
             return
         log.warning("%s: %d of %d vectors stored (attempt %d)", document.name, stored, len(records), attempt)
         time.sleep(attempt)
-    raise IngestionError(f"{document.name}: {stored} of {len(records)} vectors were stored. Retry the document.")
+    raise StorageError(f"{document.name}: {stored} of {len(records)} vectors were stored. Retry the document.")

@@ -61,6 +61,9 @@ class Document:
     eta_s: float | None = None
     included: bool = True
     cancel_requested: bool = False
+    stage_done: int = 0
+    stage_total: int = 0
+    retryable: bool = True
 
     @property
     def is_active(self) -> bool:
@@ -77,7 +80,7 @@ class Document:
 # A document's `status`; `stage` is one of STAGES while it runs, else equal to the status.
 ACTIVE_STATUSES = ("queued", "running")
 FINAL_STATUSES = ("ready", "failed", "cancelled")
-STAGES = ("queued", "parsing", "chunking", "embedding", "indexing", "graph", "ready", "failed", "cancelled")
+STAGES = ("queued", "parsing", "chunking", "embedding", "indexing", "graph", "guide", "ready", "failed", "cancelled")
 
 
 @dataclass(frozen=True)

@@ -297,13 +297,15 @@ class ModeRetriever:
                 taken.add(cid)
                 chosen.append((cid, origin))
         found = self.chunks.get_chunks([cid for cid, _ in chosen])
-        floor = min(hit.score for hit in direct) * EXPANSION_SCORE
+        # Below the weakest direct hit whatever its sign (fused z-scores can be negative), each a little lower.
+        low = min(hit.score for hit in direct)
+        step = max(abs(low), 1e-6) * EXPANSION_SCORE
         expanded: list[ModeHit] = []
         for cid, origin in chosen:
             chunk = found.get(cid)
             if chunk is None or chunk.kind != "body" or not _in_scope(chunk, scope):
                 continue
-            expanded.append(ModeHit(chunk, "", floor * (0.9 ** len(expanded)), origin))
+            expanded.append(ModeHit(chunk, "", low - step * (1 + 0.1 * len(expanded)), origin))
             if len(expanded) == self.options.expansion:
                 break
         return expanded

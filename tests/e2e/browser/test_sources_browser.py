@@ -1,5 +1,7 @@
 """A user in Chromium: start `workspace-app serve`, create a workspace, drop two guideline excerpts and a corrupt
-file on the Sources page, and watch them end ready and failed without reloading (screenshot in tmp_path)."""
+file on the Sources page, and watch them end ready and failed without reloading in one list (the unreadable file
+unticked, with no Retry); drop a file again and see it reported as a duplicate (screenshot in tmp_path, copied to
+/tmp/workspace-screenshots/sources-list.png)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 from served import CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+SHOTS = Path("/tmp/workspace-screenshots")
 
 def test_upload_two_guidelines_and_a_corrupt_file_through_the_page(
     app_url: str, tmp_path: Path, excerpt: Callable[..., Path]
@@ -41,7 +44,18 @@ def test_upload_two_guidelines_and_a_corrupt_file_through_the_page(
         for path in files[:2]:
             row = page.locator(".stVerticalBlock", has_text=path.name).filter(has=page.get_by_text("Ready")).last
             expect(row).to_be_visible()
+        failed = page.locator("[class*='st-key-sources-row-']").filter(has_text=corrupt.name)
+        expect(failed.get_by_text("Failed")).to_be_visible()
+        expect(failed.get_by_role("button", name="Retry")).to_have_count(0)  # the same bytes would fail again
+        expect(failed.get_by_role("checkbox")).not_to_be_checked()
+        expect(page.locator("[data-testid='stDataFrame']")).to_have_count(0)  # one list, not a table and cards
+
+        page.locator("input[type=file]").set_input_files([str(files[0])])
+        expect(page.get_by_text("1 file already in this workspace").first).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("3 sources ·")).to_be_visible()
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "sources.png"), full_page=True)
         browser.close()
     assert (tmp_path / "sources.png").stat().st_size > 10_000
+    SHOTS.mkdir(exist_ok=True)
+    shutil.copy(tmp_path / "sources.png", SHOTS / "sources-list.png")

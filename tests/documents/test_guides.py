@@ -1,0 +1,126 @@
+"""Source guides and suggested questions on real guideline excerpts, real SQLite and the real answerer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI, fake_openai_server
+
+# Pages 10-11 of the women's CVD guideline: its recommendation tables (Class I, Level A statements on blood
+# pressure, lipids, aspirin and warfarin in atrial fibrillation).
+MOSCA = ("mosca-2011-women-cvd.pdf", 10, 11)
+SYNCOPE = ("shen-2017-syncope.pdf", 10, 11)
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Any:
+    made = build(tmp_path_factory.mktemp("guides") / "data")
+    workspace = made.workspaces.create("Cardiology")
+    for name, first, last in (MOSCA, SYNCOPE):
+        assert made.documents.ingest(workspace.id, excerpt(name, first, last)).status == "ready"
+    return made
+
+
+def document(service: Any, stem: str) -> Any:
+    return next(d for d in service.documents.list("Cardiology") if d.name.startswith(stem))
+
+
+def test_ingestion_stores_a_guide_of_the_documents_own_text(service: Any) -> None:
+    mosca = document(service, "mosca")
+    stored = service.catalog.get_guides([mosca.id], service.guides.version)
+    assert mosca.id in stored  # made by the pipeline's guide stage, before anything read it
+    guide = stored[mosca.id]
+
+    chunks = service.catalog.get_chunks(service.catalog.document_chunk_ids(mosca.id)).values()
+    flat = " ".join(" ".join(c.text.split()) for c in chunks)
+    assert guide.summary and len(guide.summary) <= 800
+    assert guide.summary.split(". ")[0] in flat  # extractive: the document's own sentences
+    assert guide.recommendations
+    first = guide.recommendations[0]
+    assert (first.recommendation_class, first.evidence_level) == ("I", "A")
+    assert " ".join(first.text.split()) in flat and first.page in (1, 2)
+    texts = " ".join(r.text for r in guide.recommendations).lower()
+    assert "aspirin" in texts or "warfarin" in texts
+    names = [e.name for e in guide.entities]
+    assert "coronary heart disease" in names and len(names) <= 8
+    assert all(e.mentions > 0 for e in guide.entities)
+    assert guide.llm_summary is None  # offline
+
+
+def test_a_guide_survives_reopening_and_an_outdated_one_is_made_again_on_read(
+    service: Any, build: Callable[..., Any]
+) -> None:
+    syncope = document(service, "shen")
+    reopened = build(service.settings.storage.data_dir)
+    guide = reopened.guides.guides("Cardiology", [syncope.id])[syncope.id]
+    assert guide == service.catalog.get_guides([syncope.id], service.guides.version)[syncope.id]
+
+    # A document ingested before guides existed (or by an older version) has none of this version.
+    reopened.catalog.save_guide(syncope.workspace_id, guide, "guide-v0")
+    assert reopened.catalog.get_guides([syncope.id], reopened.guides.version) == {}
+    assert reopened.guides.guides("Cardiology", [syncope.id])[syncope.id] == guide
+    assert syncope.id in reopened.catalog.get_guides([syncope.id], reopened.guides.version)
+
+
+def test_suggested_questions_are_answered_citing_their_own_source(service: Any) -> None:
+    questions = service.suggestions.suggest("Cardiology", "hybrid")
+    assert 2 <= len(questions) <= 5
+    assert {q.document_id for q in questions} == {d.id for d in service.documents.list("Cardiology")}
+    for question in questions:
+        answer = service.answers.ask("Cardiology", question.question, mode="hybrid")
+        assert not answer.refused, question
+        assert question.document_id in {c.document_id for c in answer.citations}, question
+    assert service.suggestions.suggest("Cardiology", "hybrid") == questions  # stored, not asked again
+
+
+def test_suggestions_follow_the_sources_ticked_for_chat(service: Any) -> None:
+    mosca = document(service, "mosca")
+    service.documents.set_included("Cardiology", mosca.id, False)
+    try:
+        questions = service.suggestions.suggest("Cardiology", "hybrid")
+        assert questions and all(q.document_id != mosca.id for q in questions)
+    finally:
+        service.documents.set_included("Cardiology", mosca.id, True)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with fake_openai_server() as server:
+        yield server
+
+
+def test_with_a_language_model_the_guide_has_its_summary_made_once(
+    service: Any, build: Callable[..., Any], fake: FakeOpenAI
+) -> None:
+    fake.replies = ["A guideline on preventing cardiovascular disease in women <b>with</b> graded advice."]
+    with_llm = build(service.settings.storage.data_dir)
+    with_llm.settings.llm.base_url = fake.url
+    from workspace_app.adapters.wiring import build_guides
+
+    guides = build_guides(with_llm.settings, with_llm.catalog, with_llm.graph)
+    mosca = document(service, "mosca")
+    guide = guides.guides("Cardiology", [mosca.id])[mosca.id]
+    assert guide.llm_summary == fake.replies[0]
+    assert guide.summary  # the extractive one is kept beside it
+    prompt = fake.requests[0]["body"]["messages"][-1]["content"]
+    assert guide.recommendations[0].text in prompt
+    assert guides.guides("Cardiology", [mosca.id])[mosca.id] == guide
+    assert len(fake.requests) == 1  # stored: read again without asking the model
+
+
+def test_a_failing_language_model_keeps_the_offline_guide(
+    service: Any, build: Callable[..., Any], fake: FakeOpenAI
+) -> None:
+    fake.status = 500
+    with_llm = build(service.settings.storage.data_dir)
+    with_llm.settings.llm.base_url = fake.url
+    with_llm.settings.llm.model = "another-model"
+    from workspace_app.adapters.wiring import build_guides
+
+    guides = build_guides(with_llm.settings, with_llm.catalog, with_llm.graph)
+    syncope = document(service, "shen")
+    guide = guides.guides("Cardiology", [syncope.id])[syncope.id]
+    assert guide.llm_summary is None and guide.summary

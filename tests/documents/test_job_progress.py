@@ -1,0 +1,105 @@
+"""What a user sees of a running job: every stage shows itself and counts, and a cancel is obeyed promptly,
+also by a job waiting for the embedding model while another document is being embedded."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+OWNER = "test@nowhere:1:x"
+
+
+@pytest.fixture
+def service(tmp_path: Path, build: Callable[..., Any]) -> Any:
+    made = build(tmp_path / "data")
+    made.settings.queue.heartbeat_s = 0.1
+    made.workspaces.create("Cardiology")
+    return made
+
+
+def unique_notes(tmp_path: Path, name: str, paragraphs: int) -> Path:
+    """A Markdown source no embedding cache has seen (every paragraph carries a fresh token)."""
+    lines = [f"# {name}\n"]
+    for index in range(paragraphs):
+        lines.append(
+            f"Paragraph {index} ({uuid.uuid4().hex}): beta blockers after myocardial infarction reduce mortality; "
+            "the dose is titrated to heart rate and blood pressure over several weeks of follow-up visits.\n"
+        )
+    path = tmp_path / f"{name}.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def test_every_stage_is_shown_as_it_starts_and_counts(service: Any, excerpt: Callable[..., Path]) -> None:
+    report = service.documents.submit("Cardiology", excerpt("mosca-2011-women-cvd.pdf", 10, 12))
+    seen: dict[str, set[int]] = {}
+    shown: dict[str, str] = {}
+
+    def listen(progress: Any) -> None:
+        if progress.stage not in seen:  # the row says so as soon as the stage starts
+            shown[progress.stage] = service.catalog.get_document(report.document_id).stage
+        seen.setdefault(progress.stage, set()).add(progress.done)
+
+    assert service.documents.jobs.run(report.document_id, OWNER, None, listen) == "ready"
+    assert list(seen) == ["parsing", "chunking", "embedding", "indexing", "cross-language", "graph", "guide"]
+    assert shown == {stage: stage for stage in seen}
+    for stage, done in seen.items():
+        assert len(done) >= 2, stage  # its counter moves
+    assert len(seen["chunking"]) > 2  # section by section, not just "0 of 1" then "1 of 1"
+
+
+def test_cancel_during_chunking_stops_before_embedding(service: Any, excerpt: Callable[..., Path]) -> None:
+    report = service.documents.submit("Cardiology", excerpt("shen-2017-syncope.pdf", 10, 16))
+    stages: list[str] = []
+    cancelled = threading.Event()
+
+    def listen(progress: Any) -> None:
+        stages.append(progress.stage)
+        if progress.stage == "chunking" and 0 < progress.done < progress.total and not cancelled.is_set():
+            service.documents.cancel("Cardiology", report.document_id)
+            cancelled.set()
+            threading.Event().wait(0.5)  # the heartbeat (every 0.1 s here) sees the request meanwhile
+
+    assert service.documents.jobs.run(report.document_id, OWNER, None, listen) == "cancelled"
+    assert cancelled.is_set()
+    assert "embedding" not in stages
+    document = service.documents.get("Cardiology", report.document_id)
+    assert document.status == "cancelled" and service.catalog.document_chunk_ids(document.id) == []
+
+
+def test_cancel_reaches_a_job_waiting_for_the_model(service: Any, tmp_path: Path) -> None:
+    """B waits for the model while A embeds; cancelling B ends it before A's embedding is over."""
+    first = service.documents.submit("Cardiology", unique_notes(tmp_path, "first", 1000))
+    second = service.documents.submit("Cardiology", unique_notes(tmp_path, "second", 30))
+    outcome: dict[str, str] = {}
+    second_waits = threading.Event()
+
+    def run_second() -> None:
+        def listen(progress: Any) -> None:
+            if progress.stage == "embedding" and not second_waits.is_set():
+                second_waits.set()
+                service.documents.cancel("Cardiology", second.document_id)
+
+        outcome["second"] = service.documents.jobs.run(second.document_id, "test@nowhere:2:y", None, listen)
+        outcome["first_embedded_then"] = str(service.catalog.get_document(first.document_id).chunks_embedded)
+        outcome["first_total"] = str(service.catalog.get_document(first.document_id).chunks_total)
+
+    threads: list[threading.Thread] = []
+
+    def listen_first(progress: Any) -> None:
+        if progress.stage == "embedding" and progress.done > 0 and not threads:
+            threads.append(threading.Thread(target=run_second, name="second-job"))
+            threads[0].start()
+
+    assert service.documents.jobs.run(first.document_id, OWNER, None, listen_first) == "ready"
+    assert threads
+    threads[0].join(60)
+    assert second_waits.is_set()
+    assert outcome["second"] == "cancelled"
+    assert int(outcome["first_embedded_then"]) < int(outcome["first_total"])  # A was still embedding
+    assert service.documents.get("Cardiology", second.document_id).status == "cancelled"

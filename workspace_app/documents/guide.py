@@ -1,0 +1,257 @@
+"""Source guides: what one document is about, computed offline from its stored chunks and graph mentions.
+
+    chunks (body passages) -> summary: the 3 sentences that best cover the document's own frequent terms
+                           -> recommendations: graded statements (chunk class / level), strongest first
+    graph mentions         -> main entities
+    section titles         -> headings (what suggested questions are drawn from, documents/suggestions.py)
+    an LLM (if configured) -> a written summary of the above, stored with the guide (so made once)
+
+The ingestion pipeline runs `GuideStage` after the graph stage; documents ingested before guides existed (or by
+an older `GUIDE_VERSION`) get theirs on first read (`GuideService.guides`). Storage is the catalog's
+`GuideRepository`; everything shown is the document's own text (the UI escapes it).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from storage.base import ChunkRepository, DocumentRepository, GuideRepository
+from workspace_app.llm import LlmClient
+from workspace_app.models.documents import Chunk, Document
+from workspace_app.models.graph import Entity
+from workspace_app.models.guides import GuideEntity, GuideRecommendation, SourceGuide
+from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.text.language import detect_language
+from workspace_app.text.sentences import split_sentences
+from workspace_app.text.terms import content_terms
+
+log = logging.getLogger(__name__)
+
+GUIDE_VERSION = "guide-v1"
+SUMMARY_SENTENCES = 3
+SUMMARY_MAX_CHARS = 700
+MAX_RECOMMENDATIONS = 5
+MAX_ENTITIES = 8
+MAX_HEADINGS = 24
+_CLASS_ORDER = {"I": 0, "III": 1, "IIa": 2, "IIb": 3}
+_LEVEL_ORDER = {"A": 0, "B": 1, "B-R": 1, "B-NR": 2, "C": 3, "C-LD": 3, "C-EO": 4}
+_OPENING = re.compile(r"abstract|summary|introduction|preamble|摘要|概述|前言|引言|背景", re.IGNORECASE)
+_BOILERPLATE = re.compile(
+    r"reference|acknowledg|disclosure|funding|author|copyright|appendix|table|figure|method|abbreviation|"
+    r"conflict|relationship|peer review|writing (group|committee)|参考文献|利益冲突|作者|附录|缩略语|表\s*\d|图\s*\d|"
+    r"推荐强度|证据质量|推荐级别|证据等级",
+    re.IGNORECASE,
+)
+_ADVICE = re.compile(
+    r"\b(recommended|should|reasonable|indicated|may be considered|is not|are not|beneficial|harmful|useful)\b|"
+    r"推荐|建议|应|不宜|可考虑",
+    re.IGNORECASE,
+)
+_LEAD_MARK = re.compile(r"^(?:[•·▪●○■□–—*-]|\d{1,2}[.)]|\(\d{1,2}\)|[①-⑩])\s*")
+SUMMARY_PROMPT = (
+    "You write a short overview of one clinical source for a clinician who has not read it. Use only the text "
+    "given. In 2 or 3 sentences say what the source covers and what its main recommendations are. No preamble. "
+    "Write in the language of the text."
+)
+
+
+class EntitySource(Protocol):
+    """The graph's view of one document: the entities it mentions most, with their mention counts."""
+
+    def document_entities(self, workspace_id: str, document_id: str, limit: int) -> list[tuple[Entity, int]]: ...
+
+
+class GuideCatalog(ScopeCatalog, DocumentRepository, ChunkRepository, GuideRepository, Protocol):
+    """What guides read and write in the catalog."""
+
+
+def build_guide(
+    document: Document, chunks: Sequence[Chunk], entities: Sequence[tuple[Entity, int]]
+) -> SourceGuide:
+    """The offline guide of one document from its chunks (in reading order) and its most mentioned entities."""
+    body = [c for c in chunks if c.kind == "body"]
+    return SourceGuide(
+        document_id=document.id, summary=extractive_summary(body), recommendations=key_recommendations(body),
+        entities=tuple(GuideEntity(e.name, e.type, count) for e, count in entities[:MAX_ENTITIES]),
+        headings=section_headings(body),
+    )
+
+
+def extractive_summary(chunks: Sequence[Chunk]) -> str:
+    """The sentences (in reading order) that cover most of the document's frequent terms, opening sections first."""
+    if not chunks:
+        return ""
+    frequency: Counter[str] = Counter()
+    sentences: list[tuple[int, str, dict[str, str], bool]] = []
+    for chunk in chunks:
+        opening = bool(_OPENING.search(chunk.section)) and not _BOILERPLATE.search(chunk.section)
+        for span in split_sentences(chunk.text):
+            terms = content_terms(span.text)
+            frequency.update(terms.keys())
+            if _summary_candidate(span.text, chunk.section):
+                sentences.append((len(sentences), span.text, terms, opening))
+    if not sentences:
+        return ""
+    total = len(sentences)
+
+    def score(item: tuple[int, str, dict[str, str], bool]) -> float:
+        position, _text, terms, opening = item
+        weight = sum(math.log(1 + frequency[t]) for t in terms) / math.sqrt(max(len(terms), 1))
+        return weight * (1.6 if opening else 1.0) * (1.0 + 0.4 * (1 - position / total))
+
+    best: list[tuple[int, str, dict[str, str], bool]] = []
+    for item in sorted(sentences, key=score, reverse=True):
+        if not any(_overlap(item[2], other[2]) > 0.6 for other in best):  # no sentence twice in other words
+            best.append(item)
+        if len(best) == SUMMARY_SENTENCES:
+            break
+    best.sort()
+    text = ""
+    for _, sentence, _, _ in best:
+        joined = f"{text} {sentence}".strip() if not _is_cjk_text(sentence) else f"{text}{sentence}"
+        if len(joined) > SUMMARY_MAX_CHARS and text:
+            break
+        text = joined
+    return text
+
+
+def key_recommendations(chunks: Sequence[Chunk], limit: int = MAX_RECOMMENDATIONS) -> tuple[GuideRecommendation, ...]:
+    """Graded statements, strongest class and level first, one per section, each its own sentence."""
+    found: list[tuple[tuple[int, int, int], GuideRecommendation]] = []
+    for chunk in chunks:
+        if not (chunk.recommendation_class or chunk.evidence_level):
+            continue
+        statement = recommendation_sentence(chunk.text)
+        if statement:
+            rank = (
+                _CLASS_ORDER.get(chunk.recommendation_class or "", 5), _LEVEL_ORDER.get(chunk.evidence_level or "", 5),
+                chunk.ordinal,
+            )
+            found.append((rank, GuideRecommendation(
+                statement, chunk.recommendation_class, chunk.evidence_level, chunk.page_start, chunk.section, chunk.id,
+            )))
+    chosen: list[GuideRecommendation] = []
+    sections: set[str] = set()
+    texts: set[str] = set()
+    for _, recommendation in sorted(found, key=lambda pair: pair[0]):
+        if recommendation.section in sections or recommendation.text in texts:
+            continue
+        chosen.append(recommendation)
+        sections.add(recommendation.section)
+        texts.add(recommendation.text)
+        if len(chosen) == limit:
+            break
+    return tuple(chosen)
+
+
+def recommendation_sentence(text: str) -> str:
+    """The sentence of a graded passage that gives the advice (the first that does, else the first long one)."""
+    sentences = [_LEAD_MARK.sub("", s.text).strip() for s in split_sentences(text)]
+    sentences = [s for s in sentences if 25 <= len(s) <= 400]
+    return next((s for s in sentences if _ADVICE.search(s)), sentences[0] if sentences else "")
+
+
+def section_headings(chunks: Sequence[Chunk], limit: int = MAX_HEADINGS) -> tuple[str, ...]:
+    """Distinct innermost section titles in reading order, without boilerplate (references, methods...)."""
+    seen: dict[str, None] = {}
+    for chunk in chunks:
+        title = " ".join(chunk.section.split(" > ")[-1].split()).strip(" .:：")
+        title = _LEAD_MARK.sub("", re.sub(r"^[\dIVX]+(\.\d+)*\.?\s+", "", title)).strip()
+        if 4 <= len(title) <= 80 and not _BOILERPLATE.search(title) and not _OPENING.search(title):
+            seen.setdefault(title, None)
+        if len(seen) == limit:
+            break
+    return tuple(seen)
+
+
+class GuideService:
+    """Guides of a workspace's documents: built at ingestion (`build`), or on first read for older documents."""
+
+    def __init__(self, catalog: GuideCatalog, entities: EntitySource, llm: LlmClient | None = None,
+                 llm_model: str = "") -> None:
+        self._catalog = catalog
+        self._entities = entities
+        self._llm = llm
+        self.version = GUIDE_VERSION + (f"|llm:{llm_model}" if llm is not None else "")
+
+    def build(self, document: Document, chunks: Sequence[Chunk] | None = None) -> SourceGuide:
+        """Compute a document's guide from its chunks (read from the catalog when not given) and store it."""
+        if chunks is None:
+            chunks = self._document_chunks(document.id)
+        entities = self._entities.document_entities(document.workspace_id, document.id, MAX_ENTITIES)
+        guide = build_guide(document, chunks, entities)
+        if self._llm is not None:
+            guide = _with_llm_summary(guide, document, self._llm)
+        self._catalog.save_guide(document.workspace_id, guide, self.version)
+        return guide
+
+    def guides(self, workspace: str, document_ids: Sequence[str] | None = None) -> dict[str, SourceGuide]:
+        """Guides of the workspace's ready documents (or of those named), computing the missing or outdated ones."""
+        ws = find_workspace(self._catalog, workspace)
+        ready = [d for d in self._catalog.list_documents(ws.id) if d.status == "ready"]
+        if document_ids is not None:
+            wanted = set(document_ids)
+            ready = [d for d in ready if d.id in wanted]
+        stored = self._catalog.get_guides([d.id for d in ready], self.version)
+        for document in ready:
+            if document.id not in stored:
+                stored[document.id] = self.build(document)
+        return {d.id: stored[d.id] for d in ready}
+
+    def _document_chunks(self, document_id: str) -> list[Chunk]:
+        found = self._catalog.get_chunks(self._catalog.document_chunk_ids(document_id))
+        return sorted(found.values(), key=lambda c: c.ordinal)
+
+
+class GuideStage:
+    """Computes the document's guide at ingestion, after its graph (an `IndexStage` of the pipeline)."""
+
+    name = "guide"
+
+    def __init__(self, guides: GuideService) -> None:
+        self._guides = guides
+
+    def run(self, document: Document, chunks: list[Chunk], report: Callable[[int, int], None]) -> None:
+        """Build and store the guide of the document being ingested."""
+        report(0, 1)
+        self._guides.build(document, chunks)
+        report(1, 1)
+
+
+def _with_llm_summary(guide: SourceGuide, document: Document, llm: LlmClient) -> SourceGuide:
+    """The guide with a summary written by the model from the extractive guide (unchanged when the model fails)."""
+    lines = [f"Source: {document.name}", f"Summary: {guide.summary}"]
+    lines += [f"Recommendation: {r.text}" for r in guide.recommendations]
+    lines += [f"Sections: {'; '.join(guide.headings[:12])}"] if guide.headings else []
+    try:
+        written = llm.complete([
+            {"role": "system", "content": SUMMARY_PROMPT}, {"role": "user", "content": "\n".join(lines)[:6000]},
+        ]).strip()
+    except Exception:  # the offline summary stays; the model's absence must not fail an ingestion
+        log.warning("the language model could not summarise %s; keeping the extractive summary", document.name,
+                    exc_info=True)
+        return guide
+    return SourceGuide(guide.document_id, guide.summary, guide.recommendations, guide.entities, guide.headings,
+                       written or None)
+
+
+def _summary_candidate(sentence: str, section: str) -> bool:
+    cjk = _is_cjk_text(sentence)
+    low, high = (20, 200) if cjk else (60, 400)
+    if not low <= len(sentence) <= high or _BOILERPLATE.search(section):
+        return False
+    digits = sum(ch.isdigit() for ch in sentence)
+    return digits / len(sentence) < 0.08 and not sentence.rstrip().endswith(("?", "？", ":", "："))
+
+
+def _overlap(a: dict[str, str], b: dict[str, str]) -> float:
+    return len(a.keys() & b.keys()) / max(min(len(a), len(b)), 1)
+
+
+def _is_cjk_text(text: str) -> bool:
+    return detect_language(text) == "zh"

@@ -1,0 +1,157 @@
+"""Suggested questions: a handful per workspace that its sources answer, each checked with our own answerer.
+
+    each ready, included source's guide -> candidates: from its recommendations ("For women with atrial
+        fibrillation, warfarin should be used..." -> "What is recommended for women with atrial fibrillation?")
+        and its section headings ("Syncope in athletes" -> "What do the sources say about syncope in athletes?")
+    -> taken in turn from each source -> asked with the answerer in the chat's query mode; offered only when the
+       answer is not a refusal and cites the source the question came from
+    -> stored with the set of sources (and mode) they were checked against; recomputed when that set changes
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+from storage.base import GuideRepository
+from workspace_app.documents.guide import GuideService
+from workspace_app.models.answers import Answer, Turn
+from workspace_app.models.documents import Document
+from workspace_app.models.guides import SourceGuide, SuggestedQuestion
+from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.text.language import detect_language
+
+SUGGESTIONS_VERSION = "suggest-v1"
+MAX_SUGGESTIONS = 5
+MAX_CHECKS = 16  # answers asked at most per workspace (each ~0.1-1 s): the rest of the candidates are left
+_EN_POPULATION = re.compile(r"^(?:In|For|Among)\s+(?P<who>[^,;:()]{6,110}?),\s")
+_EN_SUBJECT = re.compile(
+    r"^(?P<what>[A-Z][^,;:()]{3,70}?)\s+(?:is|are|should|may|can)\s+(?:not\s+)?(?:be\s+)?"
+    r"(?:recommended|indicated|reasonable|considered|used|useful|beneficial|performed|initiated|prescribed)\b"
+)
+_ZH_POPULATION = re.compile(r"^(?:对于|对)(?P<who>[^，,。；]{2,30})[，,]")
+_ZH_SUBJECT = re.compile(r"^(?:推荐|建议)?(?P<what>[^，,。；]{2,20}?)(?:推荐|建议|应)")
+_ACRONYM = re.compile(r"^[A-Z0-9]{2,}")
+_TITLE_LIKE = re.compile(r"guideline|consensus|statement|scientific|update|共识|指南|声明|\d{4}$", re.IGNORECASE)
+_DANGLING = re.compile(r"\b(of|for|and|or|the|in|with|to|a|an)$|[-–—:：,，]$", re.IGNORECASE)
+
+
+class Asker(Protocol):
+    """The answerer (`AnswerService.ask`)."""
+
+    def ask(
+        self, workspace: str, question: str, history: Sequence[Turn] = (), documents: Sequence[str] | None = None,
+        mode: str = "naive",
+    ) -> Answer: ...
+
+
+class SuggestionCatalog(ScopeCatalog, GuideRepository, Protocol):
+    """What suggestions read and write in the catalog."""
+
+
+def candidate_questions(document: Document, guide: SourceGuide) -> list[SuggestedQuestion]:
+    """Questions one source's guide suggests, recommendations first, without repeats."""
+    drafts = [(recommendation_question(r.text), "recommendation") for r in guide.recommendations]
+    drafts += [(heading_question(h), "heading") for h in guide.headings]
+    seen: set[str] = set()
+    found = []
+    for question, origin in drafts:
+        if question and question.lower() not in seen:
+            seen.add(question.lower())
+            found.append(SuggestedQuestion(question, document.id, document.name, origin))
+    return found
+
+
+def recommendation_question(statement: str) -> str | None:
+    """A question a recommendation answers: who it is for, else what it is about."""
+    if detect_language(statement) == "zh":
+        who = _ZH_POPULATION.match(statement)
+        if who:
+            return f"对于{who['who'].strip()}，推荐什么？"
+        what = _ZH_SUBJECT.match(statement)
+        return f"关于{what['what'].strip()}，有什么推荐？" if what else None
+    who = _EN_POPULATION.match(statement)
+    if who:
+        return f"What is recommended for {_lower_first(who['who'].strip())}?"
+    what = _EN_SUBJECT.match(statement)
+    return f"When is {_lower_first(what['what'].strip())} recommended?" if what else None
+
+
+def heading_question(heading: str) -> str | None:
+    """A question a section answers, from its title (not from a cut-off title or the document's own title)."""
+    title = heading.strip().rstrip("?？*†‡ ")
+    if _TITLE_LIKE.search(title) or _DANGLING.search(title):
+        return None
+    if detect_language(title) == "zh":
+        return f"关于{title}，资料中怎么说？"
+    words = title.split()
+    if len(words) < 2:
+        return None
+    if sum(w[:1].isupper() for w in words) * 2 > len(words):  # Title Case: lower the words that are not acronyms
+        title = " ".join(w if _ACRONYM.match(w) else w.lower() for w in words)
+    return f"What do the sources say about {_lower_first(title)}?"
+
+
+class SuggestionService:
+    """Each workspace's suggested questions, checked with the answerer and kept until its sources change."""
+
+    def __init__(self, catalog: SuggestionCatalog, guides: GuideService, asker: Asker) -> None:
+        self._catalog = catalog
+        self._guides = guides
+        self._asker = asker
+
+    def stored(self, workspace: str, mode: str = "hybrid") -> list[SuggestedQuestion] | None:
+        """The questions already found for the workspace's current sources, or None when they must be found."""
+        ws = find_workspace(self._catalog, workspace)
+        return self._catalog.get_suggestions(ws.id, self._sources_key(self._sources(ws.id), mode))
+
+    def suggest(self, workspace: str, mode: str = "hybrid", limit: int = MAX_SUGGESTIONS) -> list[SuggestedQuestion]:
+        """Up to `limit` questions the workspace's included, ready sources answer (checked once, then stored)."""
+        ws = find_workspace(self._catalog, workspace)
+        sources = self._sources(ws.id)
+        key = self._sources_key(sources, mode)
+        stored = self._catalog.get_suggestions(ws.id, key)
+        if stored is not None:
+            return stored[:limit]
+        guides = self._guides.guides(ws.id, [d.id for d in sources])
+        pools = [candidate_questions(d, guides[d.id]) for d in sources if d.id in guides]
+        chosen = self._checked(ws.id, [d.id for d in sources], _in_turn(pools), mode, limit)
+        self._catalog.save_suggestions(ws.id, key, chosen)
+        return chosen
+
+    def answers_it(self, workspace_id: str, question: SuggestedQuestion, documents: Sequence[str], mode: str) -> bool:
+        """Whether our answerer answers the question (no refusal) citing the source it came from."""
+        answer = self._asker.ask(workspace_id, question.question, documents=list(documents), mode=mode)
+        return not answer.refused and any(c.document_id == question.document_id for c in answer.citations)
+
+    def _checked(
+        self, workspace_id: str, documents: list[str], candidates: list[SuggestedQuestion], mode: str, limit: int
+    ) -> list[SuggestedQuestion]:
+        chosen: list[SuggestedQuestion] = []
+        for question in candidates[:MAX_CHECKS]:
+            if self.answers_it(workspace_id, question, documents, mode):
+                chosen.append(question)
+                if len(chosen) == limit:
+                    break
+        return chosen
+
+    def _sources(self, workspace_id: str) -> list[Document]:
+        return [d for d in self._catalog.list_documents(workspace_id) if d.status == "ready" and d.included]
+
+    def _sources_key(self, sources: list[Document], mode: str) -> str:
+        parts = [SUGGESTIONS_VERSION, self._guides.version, mode, *sorted(f"{d.id}:{d.sha256}" for d in sources)]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+
+
+def _in_turn(pools: list[list[SuggestedQuestion]]) -> list[SuggestedQuestion]:
+    """One candidate of each source in turn, so several sources get a question before any gets two."""
+    merged = []
+    for index in range(max((len(p) for p in pools), default=0)):
+        merged += [pool[index] for pool in pools if index < len(pool)]
+    return merged
+
+
+def _lower_first(text: str) -> str:
+    return text if _ACRONYM.match(text) else text[:1].lower() + text[1:]
