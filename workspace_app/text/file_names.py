@@ -18,9 +18,13 @@ def safe_file_name(title: str, extension: str, fallback: str = "export") -> str:
     """'Cardiology <b>women</b> & AF' + 'graphml' -> 'Cardiology women & AF.graphml'."""
     text = unicodedata.normalize("NFC", _TAG.sub(" ", title))
     text = "".join(" " if unicodedata.category(ch).startswith(("C", "Z")) else ch for ch in text)
-    stem = " ".join(_UNSAFE.sub(" ", text).split()).strip(" .")
+    stem = " ".join(_UNSAFE.sub(" ", text).split())
     if len(stem) > MAX_STEM:
-        stem = stem[:MAX_STEM].rstrip(" .")
+        cut = stem[:MAX_STEM]
+        stem = cut.rsplit(" ", 1)[0] if " " in cut[MAX_STEM // 2:] else cut
+    # A shortened title's ellipsis and a dangling separator say nothing in a file name; a trailing dot vanishes on
+    # Windows.
+    stem = stem.strip(" .…-_,;")
     if not stem or stem.lower() in _RESERVED:
         stem = fallback
     return f"{stem}.{extension.lstrip('.')}"
