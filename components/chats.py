@@ -54,21 +54,23 @@ def _render_list(chats: list[Chat], current: Chat | None, *, key: str) -> ChatAc
 
 
 def _render_manage(chat: Chat, export: str | None, *, key: str) -> None:
-    """Rename and delete popovers for this chat: keyed by its id, closed by their own button's callback, and each
-    button carries the chat it was drawn for, so a second click can never reach the chat shown next."""
-    rename_pop, delete_pop = f"{key}-rename-pop-{chat.id}", f"{key}-delete-pop-{chat.id}"
-    with st.popover("Rename", icon=":material/edit:", width="stretch", key=rename_pop, on_change="rerun"):
+    """Rename and delete popovers for this chat. Each button carries the chat it was drawn for, so a second click
+    can never reach the chat shown next; its callback starts a new generation of popover keys, which draws new,
+    closed popovers (Streamlit keeps a popover open across reruns while its identity stays the same)."""
+    generation = st.session_state.get(_generation_key(key), 0)
+    rename_pop, delete_pop = f"{key}-rename-pop-{chat.id}-{generation}", f"{key}-delete-pop-{chat.id}-{generation}"
+    with st.popover("Rename", icon=":material/edit:", width="stretch", key=rename_pop):
         name_key = f"{key}-rename-{chat.id}"
         st.text_input("Chat name", value=chat.title, max_chars=80, key=name_key)
         st.button(
             "Save name", key=f"{key}-rename-save-{chat.id}", type="primary",
-            on_click=_request, args=(key, rename_pop, "rename", chat.id, name_key),
+            on_click=_request, args=(key, "rename", chat.id, name_key),
         )
-    with st.popover("Delete", icon=":material/delete:", width="stretch", key=delete_pop, on_change="rerun"):
+    with st.popover("Delete", icon=":material/delete:", width="stretch", key=delete_pop):
         st.markdown(f"Delete **{escape_markdown(chat.title)}** and all its answers?")
         st.button(
             "Delete chat", key=f"{key}-delete-confirm-{chat.id}", type="primary",
-            on_click=_request, args=(key, delete_pop, "delete", chat.id, None),
+            on_click=_request, args=(key, "delete", chat.id, None),
         )
     if export is not None:
         st.download_button(
@@ -77,11 +79,15 @@ def _render_manage(chat: Chat, export: str | None, *, key: str) -> None:
         )
 
 
-def _request(key: str, popover: str, kind: ChatActionKind, chat_id: str, title_key: str | None) -> None:
-    """Button callback: remember the action for this run and close its popover (before widgets are drawn)."""
+def _request(key: str, kind: ChatActionKind, chat_id: str, title_key: str | None) -> None:
+    """Button callback: remember the action for this run and close the popovers (new keys, drawn closed)."""
     title = st.session_state.get(title_key) if title_key else None
     st.session_state[_action_key(key)] = ChatAction(kind, chat_id, title)
-    st.session_state[popover] = False
+    st.session_state[_generation_key(key)] = st.session_state.get(_generation_key(key), 0) + 1
+
+
+def _generation_key(key: str) -> str:
+    return f"{key}-generation"
 
 
 def _action_key(key: str) -> str:
