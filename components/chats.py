@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 import streamlit as st
@@ -37,10 +38,32 @@ def render_chat_picker(chats: list[Chat], current: Chat | None, export: str | No
     return action
 
 
+def chat_labels(chats: list[Chat]) -> dict[str, str]:
+    """A distinct label per chat: Streamlit's selectbox reports the picked label, so two chats both called 'New chat'
+    would both open the first of them. Repeated titles get their creation time, then a number."""
+    counts: dict[str, int] = {}
+    for chat in chats:
+        counts[chat.title] = counts.get(chat.title, 0) + 1
+    labels: dict[str, str] = {}
+    for chat in chats:
+        label = chat.title if counts[chat.title] == 1 else f"{chat.title} · {_created(chat.created_at)}"
+        while label in labels.values():
+            label += " ·"
+        labels[chat.id] = label
+    return labels
+
+
+def _created(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%-d %b %H:%M:%S")
+    except ValueError:
+        return iso
+
+
 def _render_list(chats: list[Chat], current: Chat | None, *, key: str) -> ChatAction | None:
     """The chat list; follows the page's current chat unless the user just picked another one."""
     ids = [chat.id for chat in chats]
-    titles = {chat.id: chat.title for chat in chats}
+    titles = chat_labels(chats)
     pick_key, shown_key = f"{key}-pick", f"{key}-shown"
     chosen = st.session_state.get(pick_key)
     action = None

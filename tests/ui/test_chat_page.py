@@ -239,3 +239,18 @@ def test_language_model_answer_is_streamed_verified_and_kept(
         [message] = answers.chat_messages("Cardiology", answers.list_chats("Cardiology")[0].id)
         assert message.answer.answerer == "llm" and message.answer.grounded
     st.cache_resource.clear()
+
+
+def test_chats_with_the_same_title_open_each_their_own(app: AppTest, answers: Any) -> None:
+    first = answers.create_chat("Cardiology")
+    app.button(key="chats-new").click().run()
+    app.button(key="chats-new").click().run()
+    newest = app.session_state["chat"]
+    assert newest != first.id and len(answers.list_chats("Cardiology")) == 3
+    picker = app.selectbox(key="chats-pick")
+    assert len(set(picker.options)) == 3, "every 'New chat' has its own label"
+    picker.set_value(first.id).run()
+    assert not app.exception and app.session_state["chat"] == first.id
+    app.chat_input(key="chat-input").set_value(QUESTION).run()
+    assert [m.question for m in answers.chat_messages("Cardiology", first.id)] == [QUESTION]
+    assert answers.chat_messages("Cardiology", newest) == []
