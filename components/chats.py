@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 import streamlit as st
 
 from components.text import escape_markdown, plural
+from workspace_app.app import safe_file_name
 from workspace_app.models.answers import Chat
 from workspace_app.models.documents import Document
 
@@ -25,20 +27,43 @@ class ChatAction:
 
 def render_chat_picker(chats: list[Chat], current: Chat | None, export: str | None, *, key: str) -> ChatAction | None:
     """New chat, the list of chats, rename, delete and export of the current one."""
-    action = None
+    action: ChatAction | None = st.session_state.pop(_action_key(key), None)
     if st.button("New chat", key=f"{key}-new", icon=":material/add_comment:", width="stretch"):
         action = ChatAction("new")
     if chats:
-        action = _render_list(chats, current, key=key) or action
+        listed = _render_list(chats, current, key=key)
+        action = action or listed
     if current is not None:
-        action = _render_manage(current, export, key=key) or action
+        _render_manage(current, export, key=key)
     return action
+
+
+def chat_labels(chats: list[Chat]) -> dict[str, str]:
+    """A distinct label per chat: Streamlit's selectbox reports the picked label, so two chats both called 'New chat'
+    would both open the first of them. Repeated titles get their creation time, then a number."""
+    counts: dict[str, int] = {}
+    for chat in chats:
+        counts[chat.title] = counts.get(chat.title, 0) + 1
+    labels: dict[str, str] = {}
+    for chat in chats:
+        label = chat.title if counts[chat.title] == 1 else f"{chat.title} · {_created(chat.created_at)}"
+        while label in labels.values():
+            label += " ·"
+        labels[chat.id] = label
+    return labels
+
+
+def _created(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%-d %b %H:%M:%S")
+    except ValueError:
+        return iso
 
 
 def _render_list(chats: list[Chat], current: Chat | None, *, key: str) -> ChatAction | None:
     """The chat list; follows the page's current chat unless the user just picked another one."""
     ids = [chat.id for chat in chats]
-    titles = {chat.id: chat.title for chat in chats}
+    titles = chat_labels(chats)
     pick_key, shown_key = f"{key}-pick", f"{key}-shown"
     chosen = st.session_state.get(pick_key)
     action = None
@@ -51,27 +76,73 @@ def _render_list(chats: list[Chat], current: Chat | None, *, key: str) -> ChatAc
     return action
 
 
-def _render_manage(chat: Chat, export: str | None, *, key: str) -> ChatAction | None:
-    action = None
-    with st.popover("Rename", icon=":material/edit:", width="stretch", key=f"{key}-rename-pop"):
-        title = st.text_input("Chat name", value=chat.title, max_chars=80, key=f"{key}-rename-{chat.id}")
-        if st.button("Save name", key=f"{key}-rename-save", type="primary"):
-            action = ChatAction("rename", chat.id, title)
-    with st.popover("Delete", icon=":material/delete:", width="stretch", key=f"{key}-delete-pop"):
+def _render_manage(chat: Chat, export: str | None, *, key: str) -> None:
+    """Rename and delete popovers for this chat. Each button carries the chat it was drawn for, so a second click
+    can never reach the chat shown next; its callback starts a new generation of popover keys, which draws new,
+    closed popovers (Streamlit keeps a popover open across reruns while its identity stays the same)."""
+    generation = st.session_state.get(_generation_key(key), 0)
+    rename_pop, delete_pop = f"{key}-rename-pop-{chat.id}-{generation}", f"{key}-delete-pop-{chat.id}-{generation}"
+    with st.popover("Rename", icon=":material/edit:", width="stretch", key=rename_pop):
+        name_key = f"{key}-rename-{chat.id}"
+        st.text_input("Chat name", value=chat.title, max_chars=80, key=name_key)
+        st.button(
+            "Save name", key=f"{key}-rename-save-{chat.id}", type="primary",
+            on_click=_request, args=(key, "rename", chat.id, name_key),
+        )
+    with st.popover("Delete", icon=":material/delete:", width="stretch", key=delete_pop):
         st.markdown(f"Delete **{escape_markdown(chat.title)}** and all its answers?")
-        if st.button("Delete chat", key=f"{key}-delete-confirm", type="primary"):
-            action = ChatAction("delete", chat.id)
+        st.button(
+            "Delete chat", key=f"{key}-delete-confirm-{chat.id}", type="primary",
+            on_click=_request, args=(key, "delete", chat.id, None),
+        )
     if export is not None:
         st.download_button(
-            "Export to Markdown", export.encode("utf-8"), file_name=_file_name(chat.title), mime="text/markdown",
-            key=f"{key}-export", icon=":material/download:", width="stretch", on_click="ignore",
+            "Export to Markdown", export.encode("utf-8"), file_name=safe_file_name(chat.title, "md", "chat"),
+            mime="text/markdown", key=f"{key}-export", icon=":material/download:", width="stretch", on_click="ignore",
         )
-    return action
 
 
-def _file_name(title: str) -> str:
-    stem = "".join(ch if ch.isalnum() or ch in "-_ " else "_" for ch in title).strip().replace(" ", "-")
-    return f"{stem[:60] or 'chat'}.md"
+def _request(key: str, kind: ChatActionKind, chat_id: str, title_key: str | None) -> None:
+    """Button callback: remember the action for this run and close the popovers (new keys, drawn closed)."""
+    title = st.session_state.get(title_key) if title_key else None
+    st.session_state[_action_key(key)] = ChatAction(kind, chat_id, title)
+    st.session_state[_generation_key(key)] = st.session_state.get(_generation_key(key), 0) + 1
+
+
+def _generation_key(key: str) -> str:
+    return f"{key}-generation"
+
+
+def _action_key(key: str) -> str:
+    return f"{key}-requested"
+
+
+def render_save_to_notes(saved: bool, *, key: str) -> bool:
+    """'Save to notes' under an answer, or, once saved, a disabled 'Saved to notes' (an answer is saved once)."""
+    if saved:
+        st.button("Saved to notes", key=key, icon=":material/bookmark_added:", type="tertiary", disabled=True)
+        return False
+    return st.button("Save to notes", key=key, icon=":material/bookmark_add:", type="tertiary")
+
+
+# Plain-language names of the query modes; the default needs no choosing (see render_query_mode).
+MODE_NAMES = {
+    "hybrid": ("Balanced (recommended)", "Passages that match your words, plus what the entity graph links to them."),
+    "naive": ("Text search only", "Passages that match your words and their meaning; the entity graph is not used."),
+    "local": ("Named concepts", "Starts from the drugs, diseases and tests your question names and their neighbours."),
+    "global": ("Big-picture topics", "Starts from summaries of the sources' main topics; for broad questions."),
+}
+
+
+def render_query_mode(modes: tuple[str, ...] | list[str], default: str, *, key: str) -> str:
+    """How sources are searched: the default unless changed under 'Advanced', each way named in plain words."""
+    with st.expander("Advanced: how sources are searched", icon=":material/tune:", key=f"{key}-advanced"):
+        mode = st.radio(
+            "Search", list(modes), index=list(modes).index(default), key=key, label_visibility="collapsed",
+            format_func=lambda m: MODE_NAMES.get(m, (m, ""))[0],
+            captions=[MODE_NAMES.get(m, (m, ""))[1] for m in modes],
+        )
+    return mode if mode in modes else default
 
 
 def render_scope(documents: list[Document]) -> None:

@@ -8,7 +8,9 @@ Pure functions turn a `networkx.Graph` of entities (node attributes `name`, `typ
   degree and the view says how many were left out;
 - entity names come from documents: the data reaches the page through Jinja's `tojson` (`<`, `>`, `&` and `'`
   become `\\u003c`...), labels are drawn on the canvas as text, tooltips are HTML-escaped (pyvis switches to an
-  innerHTML popup when a title contains "href"), and the legend is escaped.
+  innerHTML popup when a title contains "href"), and the legend (drawn by Streamlit above the frame) is escaped;
+- the best-connected entities are named on the canvas, every colour has a legend entry, and once the layout
+  settles the graph is fitted to the frame.
 """
 
 from __future__ import annotations
@@ -41,17 +43,31 @@ COMMUNITY_COLOURS = (
     "#9333ea", "#ea580c", "#0d9488", "#4f46e5",
 )
 OTHER_COLOUR = "#9ca3af"
+# Entities named on the canvas by default: the best-connected ones (every one in a small view). A label on each of
+# 150 nodes is unreadable, and vis-network hides labels drawn under ~5 px when the view is fitted; the named ones
+# are drawn large so they stay legible at the fitted scale.
+LABELLED = 25
+SMALL_VIEW = 40
+LABEL_SIZE = 26
 _REMOTE_TAG = re.compile(
     r"<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>|<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script>",
     re.IGNORECASE | re.DOTALL,
 )
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>")
-# Marks when vis-network first drew and when its layout settled (the browser test and bench.graph read them).
+# Marks when vis-network first drew and when its layout settled (the browser test and bench.graph read them); once
+# settled, physics stops and the whole graph is fitted to the frame (it drifted past the edges before), and again
+# whenever the frame is resized.
 _DRAWN_MARKER = """<script>
 (function () {
   if (typeof network === "undefined") { return; }
   network.once("afterDrawing", function () { document.body.dataset.drawnMs = String(performance.now()); });
-  network.once("stabilizationIterationsDone", function () { document.body.dataset.stableMs = String(performance.now()); });
+  network.once("stabilizationIterationsDone", function () {
+    network.setOptions({ physics: false });
+    network.fit({ animation: false });
+    document.body.dataset.fitted = "1";
+    document.body.dataset.stableMs = String(performance.now());
+  });
+  window.addEventListener("resize", function () { network.fit({ animation: false }); });
 })();
 </script>
 """
@@ -66,6 +82,8 @@ class GraphView:
     shown_edges: int
     total_nodes: int
     total_edges: int = 0
+    legend: list[tuple[str, str]] = field(default_factory=list)
+    labelled: int = 0
 
     @property
     def capped(self) -> bool:
@@ -128,12 +146,35 @@ def cap_edges(graph: nx.Graph, max_edges: int) -> nx.Graph:
     return capped
 
 
-def node_colour(data: Mapping[str, Any], colour_by: ColourBy) -> str:
-    """The node's colour: by entity type, or by community (nodes without one are grey)."""
+def community_palette(graph: nx.Graph) -> dict[int, str]:
+    """A distinct colour for each of the largest communities shown; the others (and no community) are grey, so every
+    colour on the canvas names one thing in the legend."""
+    counts: dict[int, int] = {}
+    for _, community in graph.nodes(data="community"):
+        if community is not None:
+            counts[int(community)] = counts.get(int(community), 0) + 1
+    largest = sorted(counts, key=lambda c: (-counts[c], c))[: len(COMMUNITY_COLOURS)]
+    return {community: COMMUNITY_COLOURS[i] for i, community in enumerate(largest)}
+
+
+def node_colour(data: Mapping[str, Any], colour_by: ColourBy, palette: Mapping[int, str] | None = None) -> str:
+    """The node's colour: by entity type, or by community (from `palette`; others and nodes without one are grey)."""
     if colour_by == "community":
         community = data.get("community")
-        return OTHER_COLOUR if community is None else COMMUNITY_COLOURS[int(community) % len(COMMUNITY_COLOURS)]
+        if community is None:
+            return OTHER_COLOUR
+        if palette is None:
+            return COMMUNITY_COLOURS[int(community) % len(COMMUNITY_COLOURS)]
+        return palette.get(int(community), OTHER_COLOUR)
     return TYPE_COLOURS.get(str(data.get("type")), OTHER_COLOUR)
+
+
+def labelled_nodes(graph: nx.Graph, centre: str | None = None, limit: int = LABELLED) -> set[str]:
+    """The entities named on the canvas: all of a small view, else the `limit` best-connected and the centre."""
+    if graph.number_of_nodes() <= SMALL_VIEW:
+        return {str(node) for node in graph.nodes}
+    ranked = sorted(graph.nodes, key=lambda n: (-graph.degree(n), -int(graph.nodes[n].get("mentions", 0)), str(n)))
+    return {str(node) for node in ranked[:limit]} | ({centre} if centre else set())
 
 
 def node_size(degree: int, max_degree: int) -> float:
@@ -171,18 +212,28 @@ def build_network_html(
     net = Network(height=f"{height - 30}px", width="100%", cdn_resources="in_line")
     net.set_options(json.dumps(_options(shown.number_of_nodes())))
     top = max(degrees.values(), default=0)
+    palette = community_palette(shown)
+    named = labelled_nodes(kept, centre)
     for node, data in shown.nodes(data=True):
+        colour = node_colour(data, colour_by, palette)
         options: dict[str, Any] = {"title": node_title(data, degrees[node]), "size": node_size(degrees[node], top)}
+        if str(node) in named:
+            options["font"] = {"size": LABEL_SIZE, "strokeWidth": 4, "strokeColor": "#ffffff"}
         if node == centre:
-            options.update(borderWidth=4, color={"background": node_colour(data, colour_by), "border": "#111827"})
-        net.add_node(str(node), label=node_label(data), color=options.pop("color", node_colour(data, colour_by)), **options)
+            options.update(borderWidth=4, color={"background": colour, "border": "#111827"})
+        label = node_label(data) if str(node) in named else " "
+        net.add_node(str(node), label=label, color=options.pop("color", colour), **options)
     weights = [float(w) for _, _, w in shown.edges(data="weight", default=1.0)]
     heaviest = max(weights, default=1.0) or 1.0
     for source, target, weight in shown.edges(data="weight", default=1.0):
         net.add_edge(str(source), str(target), width=round(1 + 4 * float(weight) / heaviest, 2), title=f"weight {float(weight):g}")
     page = strip_remote_resources(net.generate_html())
-    page = page.replace("</body>", _legend(shown, colour_by, community_titles or {}) + _DRAWN_MARKER + "</body>", 1)
-    return GraphView(page, shown.number_of_nodes(), shown.number_of_edges(), graph.number_of_nodes(), kept.number_of_edges())
+    page = page.replace("</body>", _DRAWN_MARKER + "</body>", 1)
+    legend = legend_items(shown, colour_by, community_titles or {}, palette, centre is not None)
+    return GraphView(
+        page, shown.number_of_nodes(), shown.number_of_edges(), graph.number_of_nodes(), kept.number_of_edges(),
+        legend, len(named & {str(n) for n in shown.nodes}),
+    )
 
 
 def strip_remote_resources(page: str) -> str:
@@ -204,24 +255,33 @@ def _options(nodes: int) -> dict[str, Any]:
     }
 
 
-def _legend(graph: nx.Graph, colour_by: ColourBy, community_titles: Mapping[int, str]) -> str:
-    """A small escaped legend of the colours in use."""
+def legend_items(
+    graph: nx.Graph, colour_by: ColourBy, community_titles: Mapping[int, str], palette: Mapping[int, str],
+    centred: bool = False,
+) -> list[tuple[str, str]]:
+    """(colour, meaning) for every colour drawn: each type or community shown, grey for the rest."""
     if colour_by == "type":
         present = sorted({str(data.get("type")) for _, data in graph.nodes(data=True)})
-        items = [(TYPE_COLOURS.get(kind, OTHER_COLOUR), kind) for kind in present]
+        items = [(TYPE_COLOURS.get(kind, OTHER_COLOUR), kind) for kind in present if kind in TYPE_COLOURS]
+        if any(kind not in TYPE_COLOURS for kind in present):
+            items.append((OTHER_COLOUR, "other types"))
     else:
-        counts: dict[int, int] = {}
-        for _, data in graph.nodes(data=True):
-            if data.get("community") is not None:
-                counts[int(data["community"])] = counts.get(int(data["community"]), 0) + 1
-        top = sorted(counts, key=lambda c: -counts[c])[:12]
-        items = [(node_colour({"community": c}, "community"), community_titles.get(c, f"community {c}")) for c in top]
+        items = [(colour, community_titles.get(c, f"community {c}")) for c, colour in palette.items()]
+        if any(c is None or int(c) not in palette for _, c in graph.nodes(data="community")):
+            items.append((OTHER_COLOUR, "other communities" if len(palette) == len(COMMUNITY_COLOURS) else "no community"))
+    if centred:
+        items.append(("#111827", "the entity you centred on (dark ring)"))
+    return items
+
+
+def legend_html(items: list[tuple[str, str]]) -> str:
+    """The legend as escaped HTML: a dot of each colour and what it means."""
     spans = "".join(
-        f'<span style="margin-right:14px;white-space:nowrap"><span style="display:inline-block;width:10px;'
-        f'height:10px;border-radius:5px;background:{colour}"></span> {html.escape(text)}</span>'
+        f'<span style="margin-right:14px;white-space:nowrap;display:inline-block"><span style="display:inline-block;'
+        f'width:10px;height:10px;border-radius:5px;background:{colour}"></span> {html.escape(text)}</span>'
         for colour, text in items
     )
-    return f'<div id="legend" style="clear:both;font:12px sans-serif;padding:6px 2px">{spans}</div>\n'
+    return f'<div id="legend" style="font-size:13px;line-height:1.8">{spans}</div>'
 
 
 def render_graph_view(view: GraphView, *, key: str) -> None:
@@ -236,5 +296,10 @@ def render_graph_view(view: GraphView, *, key: str) -> None:
         )
     else:
         st.caption(f"{view.shown_nodes} entities, {relations}.")
+    if view.legend:
+        # Legend text (types, community titles) comes from documents: legend_html escapes it.
+        st.markdown(legend_html(view.legend), unsafe_allow_html=True)
     with st.container(key=key):
         st.iframe(view.html, height=HEIGHT)
+    if view.labelled < view.shown_nodes:
+        st.caption(f"The {view.labelled} best-connected entities are named; hover over a dot for the others.")

@@ -1,4 +1,9 @@
-"""The session's current workspace, and what a page shows when there is none."""
+"""The session's current workspace, kept in the URL too (`?workspace=<id>`), and what a page shows without one.
+
+A reload or a bookmark starts a new session with only the URL: the workspace comes back from its query
+parameter, and with a single workspace and none named, that one is opened. Pages may add their own parameters
+(the Chat page adds `chat`) with `set_url_param`.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,41 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from components.application import current_app
 from workspace_app.errors import WorkspaceNotFoundError
 from workspace_app.models.documents import Workspace
 
 CURRENT = "workspace"
+PARAM = "workspace"
+
+
+def current_workspace_id() -> str | None:
+    """The workspace the URL names, else the session's (the URL wins: it is what a bookmark brings back)."""
+    from_url = st.query_params.get(PARAM)
+    return from_url or st.session_state.get(CURRENT)
+
+
+def remember_workspace(workspace_id: str) -> None:
+    """Make a workspace the current one, in the session and in the URL."""
+    st.session_state[CURRENT] = workspace_id
+    if st.query_params.get(PARAM) != workspace_id:
+        st.query_params.clear()
+        st.query_params[PARAM] = workspace_id
+
+
+def forget_workspace() -> None:
+    """No current workspace any more (it was deleted)."""
+    st.session_state.pop(CURRENT, None)
+    st.query_params.clear()
+
+
+def set_url_param(name: str, value: str | None) -> None:
+    """Put a page's own state in the URL (None removes it); unchanged values are not written again."""
+    if value is None:
+        if name in st.query_params:
+            del st.query_params[name]
+    elif st.query_params.get(name) != value:
+        st.query_params[name] = value
 
 
 def render_workspace_gate(lookup: Callable[[str], Workspace], *, purpose: str) -> Workspace | None:
@@ -19,12 +55,26 @@ def render_workspace_gate(lookup: Callable[[str], Workspace], *, purpose: str) -
         lookup: finds a workspace by id and raises WorkspaceNotFoundError when it is gone.
         purpose: what the page does with a workspace, e.g. "its sources are managed here".
     """
-    workspace_id = st.session_state.get(CURRENT)
+    workspace_id = current_workspace_id()
     if workspace_id is not None:
         try:
-            return lookup(workspace_id)
+            workspace = lookup(workspace_id)
         except WorkspaceNotFoundError:
-            st.session_state.pop(CURRENT, None)
+            forget_workspace()
+            st.warning("The workspace in this link no longer exists.", icon=":material/link_off:")
+        else:
+            remember_workspace(workspace.id)
+            return workspace
+    only = _only_workspace()
+    if only is not None:
+        remember_workspace(only.id)
+        return only
     st.info(f"Open or create a workspace first; {purpose}.", icon=":material/folder_open:")
     st.page_link("pages/workspaces.py", label="Go to Workspaces", icon=":material/arrow_forward:")
     return None
+
+
+def _only_workspace() -> Workspace | None:
+    """The workspace when there is exactly one: nothing to choose between."""
+    workspaces = current_app().workspaces.list()
+    return workspaces[0] if len(workspaces) == 1 else None

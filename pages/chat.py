@@ -1,7 +1,8 @@
 """Chat page: ask the current workspace's sources; every claim cites [n]; a click opens the PDF at the passage.
 
-Chats are kept per workspace (new, rename, delete, export to Markdown). The citation opened in the side
-panel is `st.session_state["cited"]` = (message id, citation number).
+Chats are kept per workspace (new, rename, delete, export to Markdown); the open chat is in the URL
+(`?workspace=<id>&chat=<id>`) so a reload or a bookmark comes back to it. The citation opened in the side panel is
+`st.session_state["cited"]` = (message id, citation number).
 """
 
 from __future__ import annotations
@@ -11,29 +12,26 @@ import logging
 import streamlit as st
 
 from components.application import current_app
-from components.chats import ChatAction, render_chat_picker, render_scope
+from components.chats import ChatAction, render_chat_picker, render_query_mode, render_save_to_notes, render_scope
 from components.citations import AnswerAction, escape_answer, render_answer
 from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.guide import render_chat_greeting
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown
-from components.workspace_gate import render_workspace_gate
+from components.workspace_gate import render_workspace_gate, set_url_param
 from workspace_app.app import MODES, AnswerService, App
-from workspace_app.errors import WorkspaceError
+from workspace_app.errors import ChatNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
 from workspace_app.models.documents import Workspace
 
 log = logging.getLogger("workspace_app.ui")
 
 CHAT = "chat"
+CHAT_PARAM = "chat"
 CITED = "cited"
 INPUT_KEY = "chat-input"
 MODE_KEY = "chat-mode"
 DEFAULT_MODE = "hybrid"
-MODE_HELP = (
-    "naive: text search only · local: the entities your question names, their neighbours and communities · "
-    "global: the community reports closest to the question · hybrid: local and global with text search"
-)
 
 
 def render_page(app: App, answers: AnswerService) -> None:
@@ -50,7 +48,7 @@ def render_page(app: App, answers: AnswerService) -> None:
         export = answers.export_chat(workspace.id, current.id) if current else None
         action = render_chat_picker(chats, current, export, key="chats")
         render_scope(app.documents.list(workspace.id))
-        st.segmented_control("Query mode", MODES, default=DEFAULT_MODE, key=MODE_KEY, help=MODE_HELP)
+        render_query_mode(MODES, DEFAULT_MODE, key=MODE_KEY)
         st.caption(f"Answers by the {'language model' if answers.answerer_name == 'llm' else 'offline extractive'} answerer.")
     if action:
         apply_chat_action(answers, workspace, action)
@@ -61,8 +59,9 @@ def render_page(app: App, answers: AnswerService) -> None:
         if not messages:
             st.caption(f"Ask a question about the sources of **{escape_markdown(workspace.name)}**.")
             picked = _render_greeting(app, workspace)
+        saved = answers.saved_messages(workspace.id) if messages else {}
         for message in messages:
-            _render_exchange(answers, workspace, message)
+            _render_exchange(answers, workspace, message, message.id in saved)
     question = st.chat_input("Ask a question about your sources", key=INPUT_KEY, max_chars=2000) or picked
     if question:
         with talk:
@@ -86,22 +85,24 @@ def _render_greeting(app: App, workspace: Workspace) -> str | None:
     return render_chat_greeting(guides, questions, key="greeting")
 
 
-def _render_exchange(answers: AnswerService, workspace: Workspace, message: ChatMessage) -> None:
+def _render_exchange(answers: AnswerService, workspace: Workspace, message: ChatMessage, saved: bool) -> None:
     with st.chat_message("user"):
         st.markdown(escape_markdown(message.question))
     with st.chat_message("assistant"):
-        action = render_answer(message.answer, key=f"answer-{message.id}")
+        action = render_answer(message.answer, key=f"answer-{message.id}", can_save=False)
+        if not message.answer.refused and render_save_to_notes(saved, key=f"answer-{message.id}-save"):
+            action = AnswerAction("save")
     if action:
         apply_answer_action(answers, workspace, message, action)
 
 
 def apply_answer_action(answers: AnswerService, workspace: Workspace, message: ChatMessage, action: AnswerAction) -> None:
-    """Open a citation in the panel, or save the answer to notes."""
+    """Open a citation in the panel, or save the answer to notes (once: it is kept by its message id)."""
     if action.kind == "cite":
         st.session_state[CITED] = (message.id, action.n)
         st.rerun()
     with report_errors():
-        answers.save_note(workspace.id, message.answer)
+        answers.save_note(workspace.id, message.answer, message_id=message.id)
         flash("Saved to notes.")
         st.rerun()
 
@@ -111,16 +112,28 @@ def apply_chat_action(answers: AnswerService, workspace: Workspace, action: Chat
     with report_errors():
         if action.kind == "new":
             st.session_state[CHAT] = answers.create_chat(workspace.id).id
+            set_url_param(CHAT_PARAM, st.session_state[CHAT])
         elif action.kind == "open":
             st.session_state[CHAT] = action.chat_id
+            set_url_param(CHAT_PARAM, action.chat_id)
         elif action.kind == "rename":
             flash(f"Renamed to {answers.rename_chat(workspace.id, action.chat_id or '', action.title or '').title}.")
         else:
-            answers.delete_chat(workspace.id, action.chat_id or "")
-            st.session_state.pop(CHAT, None)
-            flash("Chat deleted.")
+            _delete_chat(answers, workspace, action.chat_id or "")
         st.session_state.pop(CITED, None)
         st.rerun()
+
+
+def _delete_chat(answers: AnswerService, workspace: Workspace, chat_id: str) -> None:
+    """Delete the chat the button was drawn for; one already gone (a repeated click) counts as deleted."""
+    try:
+        answers.delete_chat(workspace.id, chat_id)
+    except ChatNotFoundError:
+        pass
+    if st.session_state.get(CHAT) == chat_id:
+        st.session_state.pop(CHAT, None)
+    set_url_param(CHAT_PARAM, None)
+    flash("Chat deleted.")
 
 
 def ask(answers: AnswerService, workspace: Workspace, chat: Chat | None, question: str) -> None:
@@ -135,6 +148,7 @@ def ask(answers: AnswerService, workspace: Workspace, chat: Chat | None, questio
         chat = chat or answers.create_chat(workspace.id)
         answers.record_answer(workspace.id, chat.id, answer)
         st.session_state[CHAT] = chat.id
+        set_url_param(CHAT_PARAM, chat.id)
     except WorkspaceError as exc:
         st.error(exc.user_message, icon=":material/error:")
         return
@@ -163,7 +177,7 @@ def _answer(answers: AnswerService, workspace: Workspace, chat: Chat | None, que
 
 
 def selected_mode() -> str:
-    """The query mode picked in the sidebar (the default when none is selected)."""
+    """The query mode picked under 'Advanced' in the sidebar (the default when none is)."""
     mode = st.session_state.get(MODE_KEY)
     return mode if mode in MODES else DEFAULT_MODE
 
@@ -189,11 +203,14 @@ def _cited(messages: list[ChatMessage]) -> Citation | None:
 
 
 def _current_chat(chats: list[Chat]) -> Chat | None:
+    """The chat the session is in, else the one the URL names (a reload, a bookmark), else the latest; kept in both."""
+    ids = {chat.id for chat in chats}
     wanted = st.session_state.get(CHAT)
-    found = next((chat for chat in chats if chat.id == wanted), None)
-    if found is None and chats:
-        found = chats[0]
-        st.session_state[CHAT] = found.id
+    if wanted not in ids:
+        wanted = st.query_params.get(CHAT_PARAM)
+    found = next((chat for chat in chats if chat.id == wanted), chats[0] if chats else None)
+    st.session_state[CHAT] = found.id if found else None
+    set_url_param(CHAT_PARAM, found.id if found else None)
     return found
 
 

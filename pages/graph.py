@@ -24,7 +24,7 @@ from components.graph_view import (
 from components.pdf_panel import render_pdf_panel
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
-from workspace_app.app import AnswerService, App, EntityPassage
+from workspace_app.app import AnswerService, App, EntityPassage, safe_file_name
 from workspace_app.models.documents import Workspace
 from workspace_app.models.graph import ENTITY_TYPES, Entity
 
@@ -57,7 +57,8 @@ def render_page(app: App, answers: AnswerService) -> None:
     with st.sidebar:
         shown, colour_by = _graph_filters(graph, titles)
         st.download_button(
-            "Download GraphML", data=graph_service.export_graphml(workspace.id), file_name=f"{workspace.name}.graphml",
+            "Download GraphML", data=graph_service.export_graphml(workspace.id),
+            file_name=safe_file_name(workspace.name, "graphml", "graph"),
             mime="application/graphml+xml", key="graph-graphml", icon=":material/download:",
         )
     centre = _entity_picker(graph_service, workspace, shown, chosen_ids)
@@ -65,8 +66,14 @@ def render_page(app: App, answers: AnswerService) -> None:
     with network:
         view_graph = shown
         if centre is not None:
-            view_graph = neighbourhood(shown if centre.id in shown else graph, centre.id)
-            st.caption(f"Centred on **{escape_markdown(centre.name)}** and its {plural(view_graph.number_of_nodes() - 1, 'neighbour')}.")
+            # The filters hold when centring: the neighbours drawn are the filtered ones (the centre itself is kept
+            # even when a filter would hide it, so the view is never empty).
+            view_graph = neighbourhood(graph.subgraph({*shown.nodes, centre.id}), centre.id)
+            hidden = "" if centre.id in shown else " (it is outside the filters; only its neighbours within them are shown)"
+            st.caption(
+                f"Centred on **{escape_markdown(centre.name)}** and its "
+                f"{plural(view_graph.number_of_nodes() - 1, 'neighbour')}{hidden}."
+            )
         view = build_network_html(
             view_graph, colour_by=colour_by, max_nodes=MAX_NODES, centre=centre.id if centre else None,
             community_titles=titles,

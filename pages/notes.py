@@ -1,60 +1,63 @@
-"""Notes page: answers saved from chat, with their citations; delete them or export them all to Markdown."""
+"""Notes page: answers saved from chat (with their citations) and notes of one's own in Markdown; edit them,
+delete them (after a confirmation), or export them all to Markdown."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from components.application import current_app
-from components.citations import render_answer
 from components.feedback import flash, report_errors, show_flash
-from components.text import escape_markdown, format_date
+from components.notes import NoteAction, close_note_editor, render_new_note, render_note
 from components.workspace_gate import render_workspace_gate
-from workspace_app.app import AnswerService, App, answer_markdown, escape
-from workspace_app.models.answers import Note
+from workspace_app.app import AnswerService, App, safe_file_name
 from workspace_app.models.documents import Workspace
 
+LIST_KEY = "note"
 
-def notes_markdown(workspace: Workspace, notes: list[Note]) -> str:
-    """All notes of a workspace as one Markdown document."""
-    parts = [f"# Notes: {escape(workspace.name)}", ""]
-    for note in notes:
-        parts += [f"## {escape(note.title)}", "", answer_markdown(note.answer), ""]
-    return "\n".join(parts).rstrip() + "\n"
+
+def apply_note_action(answers: AnswerService, workspace: Workspace, action: NoteAction) -> None:
+    """Add, edit or delete a note, then rerun so the list shows the result."""
+    with report_errors():
+        if action.kind == "create":
+            answers.add_note(workspace.id, action.title or "", action.body or "")
+            flash("Note added.")
+        elif action.kind == "update":
+            answers.update_note(workspace.id, action.note_id or "", action.title or "", action.body or "")
+            flash("Note saved.")
+        else:
+            answers.delete_note(workspace.id, action.note_id or "")
+            flash("Note deleted.")
+        close_note_editor(key=LIST_KEY)
+        st.rerun()
 
 
 def render_page(app: App, answers: AnswerService) -> None:
-    """Header, export, one card per note."""
+    """Header, a new note, export, one card per note."""
     st.title("Notes")
     workspace = render_workspace_gate(app.workspaces.get, purpose="its notes are listed here")
     if workspace is None:
         return
     show_flash()
+    created = render_new_note(key="new-note")
+    if created:
+        apply_note_action(answers, workspace, created)
     notes = None
     with report_errors():
         notes = answers.list_notes(workspace.id)
     if notes is None:
         return
     if not notes:
-        st.info("No notes yet. Use “Save to notes” under an answer in Chat.", icon=":material/bookmark:")
+        st.info("No notes yet. Write one above, or use “Save to notes” under an answer in Chat.", icon=":material/bookmark:")
         return
     st.download_button(
-        "Export notes to Markdown", notes_markdown(workspace, notes).encode("utf-8"), file_name="notes.md",
-        mime="text/markdown", key="notes-export", icon=":material/download:", on_click="ignore",
+        "Export notes to Markdown", answers.export_notes(workspace.id).encode("utf-8"),
+        file_name=safe_file_name(f"Notes - {workspace.name}", "md", "notes"), mime="text/markdown",
+        key="notes-export", icon=":material/download:", on_click="ignore",
     )
     for note in notes:
-        _render_note(answers, workspace, note)
-
-
-def _render_note(answers: AnswerService, workspace: Workspace, note: Note) -> None:
-    with st.container(border=True, key=f"note-{note.id}"):
-        st.markdown(f"**{escape_markdown(note.title)}**")
-        st.caption(f"Saved {format_date(note.created_at)}")
-        render_answer(note.answer, key=f"note-answer-{note.id}", can_save=False)
-        if st.button("Delete note", key=f"note-delete-{note.id}", icon=":material/delete:", type="tertiary"):
-            with report_errors():
-                answers.delete_note(workspace.id, note.id)
-                flash("Note deleted.")
-                st.rerun()
+        action = render_note(note, key=LIST_KEY)
+        if action:
+            apply_note_action(answers, workspace, action)
 
 
 app = current_app()

@@ -1,6 +1,7 @@
 """Workspaces page: create, open, rename and delete workspaces; the open one is the current workspace.
 
-The current workspace's id is kept in `st.session_state["workspace"]` for the other pages.
+The current workspace's id is kept in `st.session_state["workspace"]` for the other pages, and in the URL
+(`?workspace=<id>`) so a reload or a bookmark comes back to it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import streamlit as st
 
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
+from components.workspace_gate import current_workspace_id, forget_workspace, remember_workspace
 from components.workspaces import (
     WorkspaceAction,
     close_workspace_editor,
@@ -18,7 +20,6 @@ from components.workspaces import (
 from workspace_app.app import App
 
 LIST_KEY = "workspaces"
-CURRENT = "workspace"
 
 
 def apply_action(app: App, action: WorkspaceAction) -> None:
@@ -26,11 +27,11 @@ def apply_action(app: App, action: WorkspaceAction) -> None:
     with report_errors():
         if action.kind == "create":
             workspace = app.workspaces.create(action.name or "")
-            st.session_state[CURRENT] = workspace.id
+            remember_workspace(workspace.id)
             flash(f"Created workspace {workspace.name}.")
         elif action.kind == "open":
             workspace = app.workspaces.get(action.workspace_id or "")
-            st.session_state[CURRENT] = workspace.id
+            remember_workspace(workspace.id)
             flash(f"Now working in {workspace.name}.")
         elif action.kind == "rename":
             workspace = app.workspaces.rename(action.workspace_id or "", action.name or "")
@@ -44,8 +45,8 @@ def apply_action(app: App, action: WorkspaceAction) -> None:
 def _delete(app: App, workspace_id: str) -> None:
     workspace = app.workspaces.get(workspace_id)
     app.workspaces.delete(workspace.id)
-    if st.session_state.get(CURRENT) == workspace.id:
-        del st.session_state[CURRENT]
+    if current_workspace_id() == workspace.id:
+        forget_workspace()
     flash(f"Deleted workspace {workspace.name}.")
 
 
@@ -65,7 +66,10 @@ def render_page(app: App) -> None:
     with report_errors():
         workspaces = app.workspaces.list()
     if workspaces is not None:
-        picked = render_workspace_list(workspaces, current=st.session_state.get(CURRENT), key=LIST_KEY)
+        current = current_workspace_id()
+        if current in {w.id for w in workspaces}:
+            remember_workspace(current)
+        picked = render_workspace_list(workspaces, current=current, key=LIST_KEY)
         if picked:
             apply_action(app, picked)
 

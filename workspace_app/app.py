@@ -33,6 +33,7 @@ from workspace_app.graph.service import GraphService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES
 from workspace_app.retrieval.search import SearchService
+from workspace_app.text.file_names import safe_file_name
 from workspace_app.text.terms import content_terms
 from workspace_app.workspaces import WorkspaceService
 
@@ -42,6 +43,7 @@ WARM_WORKSPACES = 3
 
 __all__ = [
     "MODES", "AnswerService", "App", "CitationExcerpt", "EntityPassage", "answer_markdown", "escape", "grading_text",
+    "safe_file_name",
 ]
 
 

@@ -184,9 +184,15 @@ class SqliteCatalog:
         """A chat's exchanges in order."""
         return self.chats.list_messages(chat_id)
 
-    def add_note(self, workspace_id: str, title: str, answer: Answer) -> Note:
-        """Save an answer to the workspace's notes."""
-        return self.notes.add_note(workspace_id, title, answer)
+    def add_note(
+        self, workspace_id: str, title: str, answer: Answer | None, body: str = "", message_id: str | None = None
+    ) -> Note:
+        """Add a note (an answer saved from `message_id` once only)."""
+        return self.notes.add_note(workspace_id, title, answer, body, message_id)
+
+    def update_note(self, note_id: str, title: str, body: str) -> None:
+        """Give a note a new title and body."""
+        self.notes.update_note(note_id, title, body)
 
     def list_notes(self, workspace_id: str) -> list[Note]:
         """The workspace's notes, newest first."""

@@ -88,33 +88,53 @@ class SqliteChats:
 
 
 class SqliteNotes:
-    """Answers saved to a workspace's notes."""
+    """A workspace's notes: answers saved from chats (at most once per chat message) and notes of one's own."""
 
     def __init__(self, database: Database) -> None:
         self._db = database
 
-    def add_note(self, workspace_id: str, title: str, answer: Answer) -> Note:
-        """Save an answer to the workspace's notes."""
-        note = Note(uuid.uuid4().hex[:12], workspace_id, title, answer, _now())
+    def add_note(
+        self, workspace_id: str, title: str, answer: Answer | None, body: str = "", message_id: str | None = None
+    ) -> Note:
+        """Add a note; an answer already saved from `message_id` is returned as it is, not saved again."""
+        now = _now()
+        note = Note(uuid.uuid4().hex[:12], workspace_id, title, answer, now, body, message_id, now)
+        record = json.dumps(answer.to_record(), ensure_ascii=False) if answer is not None else None
         with self._db.transaction() as db:
-            db.execute(
-                "INSERT INTO notes (id, workspace_id, title, answer, created_at) VALUES (?, ?, ?, ?, ?)",
-                (note.id, workspace_id, title, json.dumps(answer.to_record(), ensure_ascii=False), note.created_at),
+            cursor = db.execute(
+                "INSERT INTO notes (id, workspace_id, title, answer, body, message_id, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, message_id) WHERE message_id IS NOT NULL "
+                "DO NOTHING",
+                (note.id, workspace_id, title, record, body, message_id, now, now),
             )
-        return note
+            inserted = cursor.rowcount == 1
+        if inserted:
+            return note
+        rows = self._db.query("SELECT * FROM notes WHERE workspace_id = ? AND message_id = ?", (workspace_id, message_id))
+        return _note(rows[0])
 
     def list_notes(self, workspace_id: str) -> list[Note]:
         """The workspace's notes, newest first."""
         rows = self._db.query("SELECT * FROM notes WHERE workspace_id = ? ORDER BY created_at DESC", (workspace_id,))
-        return [
-            Note(row["id"], row["workspace_id"], row["title"], Answer.from_record(json.loads(row["answer"])), row["created_at"])
-            for row in rows
-        ]
+        return [_note(row) for row in rows]
+
+    def update_note(self, note_id: str, title: str, body: str) -> None:
+        """Give a note a new title and body."""
+        with self._db.transaction() as db:
+            db.execute("UPDATE notes SET title = ?, body = ?, updated_at = ? WHERE id = ?", (title, body, _now(), note_id))
 
     def delete_note(self, note_id: str) -> None:
         """Delete a note."""
         with self._db.transaction() as db:
             db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+
+
+def _note(row: sqlite3.Row) -> Note:
+    answer = Answer.from_record(json.loads(row["answer"])) if row["answer"] else None
+    return Note(
+        row["id"], row["workspace_id"], row["title"], answer, row["created_at"], row["body"], row["message_id"],
+        row["updated_at"],
+    )
 
 
 def _chat(row: sqlite3.Row) -> Chat:

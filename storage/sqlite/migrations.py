@@ -26,6 +26,31 @@ def _split_keyword_index(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE chunks_fts")
 
 
+def _rebuild_notes(db: sqlite3.Connection) -> None:
+    """Notes with an optional answer, a Markdown body, an update time and the chat message they came from."""
+    db.execute(
+        """CREATE TABLE notes_v9 (
+            id TEXT PRIMARY KEY,
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            title TEXT NOT NULL,
+            answer TEXT,
+            body TEXT NOT NULL DEFAULT '',
+            message_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        "INSERT INTO notes_v9 (id, workspace_id, title, answer, created_at, updated_at) "
+        "SELECT id, workspace_id, COALESCE(NULLIF(json_extract(answer, '$.standalone_question'), ''), title), "
+        "answer, created_at, created_at FROM notes"
+    )
+    db.execute("DROP TABLE notes")
+    db.execute("ALTER TABLE notes_v9 RENAME TO notes")
+    db.execute("CREATE INDEX notes_workspace ON notes(workspace_id, created_at)")
+    db.execute("CREATE UNIQUE INDEX notes_message ON notes(workspace_id, message_id) WHERE message_id IS NOT NULL")
+
+
 MIGRATIONS: list[list[Step]] = [
     [
         """CREATE TABLE workspaces (
@@ -221,4 +246,9 @@ MIGRATIONS: list[list[Step]] = [
             created_at TEXT NOT NULL
         )""",
     ],
+    # 10: notes of one's own (Markdown `body`, no answer), editable (`updated_at`), and tied to the chat message they
+    # were saved from (`message_id`, unique per workspace) so the same answer cannot be saved twice. SQLite cannot
+    # drop NOT NULL from `answer`, so the table is rebuilt; existing notes are kept, and a saved follow-up is
+    # retitled with the standalone question it was answered as.
+    [_rebuild_notes],
 ]

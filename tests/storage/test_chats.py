@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from storage.sqlite.catalog import SqliteCatalog
@@ -54,4 +55,43 @@ def test_deleting_a_chat_or_the_workspace_removes_what_belongs_to_it(tmp_path: P
     catalog.delete_workspace(workspace.id)
     assert catalog.list_chats(workspace.id) == [] and catalog.list_notes(workspace.id) == []
     assert [c.id for c in catalog.list_chats(other.id)] == [kept.id]
+    catalog.close()
+
+
+def test_an_answer_is_saved_once_per_chat_message_and_notes_can_be_edited(tmp_path: Path) -> None:
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+    workspace = catalog.create_workspace("W")
+    first = catalog.add_note(workspace.id, "q1", answer("q1"), message_id="m1")
+    again = catalog.add_note(workspace.id, "q1 again", answer("q1"), message_id="m1")
+    own = catalog.add_note(workspace.id, "Mine", None, body="**bold** idea")
+    assert again.id == first.id and again.title == "q1", "a second save returns the note already saved"
+    catalog.update_note(own.id, "Mine, edited", "- a list")
+    notes = {note.id: note for note in catalog.list_notes(workspace.id)}
+    assert len(notes) == 2 and notes[own.id].answer is None
+    assert (notes[own.id].title, notes[own.id].body) == ("Mine, edited", "- a list")
+    assert notes[first.id].message_id == "m1" and notes[first.id].answer == answer("q1")
+    catalog.close()
+
+
+def test_notes_of_the_schema_before_own_notes_are_kept_and_titled_by_the_standalone_question(tmp_path: Path) -> None:
+    from storage.sqlite.database import Database
+    from storage.sqlite.migrations import MIGRATIONS
+
+    path = tmp_path / "catalog.sqlite"
+    old = Database(path)
+    old.migrate(MIGRATIONS[:8])
+    follow_up = answer("And what about those aged 65 or older?")
+    follow_up.standalone_question = "Which statin for women? And what about those aged 65 or older?"
+    with old.transaction() as db:
+        db.execute("INSERT INTO workspaces VALUES ('w1', 'Old', '2024-01-01T00:00:00+00:00')")
+        for note_id, saved in (("n1", answer("q1")), ("n2", follow_up)):
+            db.execute(
+                "INSERT INTO notes (id, workspace_id, title, answer, created_at) VALUES (?, 'w1', ?, ?, '2024-01-02')",
+                (note_id, saved.question, json.dumps(saved.to_record())),
+            )
+    old.close()
+    catalog = SqliteCatalog(path)
+    notes = {note.id: note for note in catalog.list_notes("w1")}
+    assert notes["n1"].title == "q1" and notes["n1"].answer == answer("q1")
+    assert notes["n2"].title == follow_up.standalone_question and notes["n2"].body == ""
     catalog.close()

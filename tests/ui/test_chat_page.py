@@ -121,12 +121,12 @@ def test_chats_can_be_started_renamed_deleted_and_exported(app: AppTest, answers
     app.run()
     assert app.session_state["chat"] == chat.id and app.selectbox(key="chats-pick").value == chat.id
     app.text_input(key=f"chats-rename-{chat.id}").set_value("Tilt <b>testing</b>").run()
-    app.button(key="chats-rename-save").click().run()
+    app.button(key=f"chats-rename-save-{chat.id}").click().run()
     assert not app.exception
     assert answers.get_chat("Cardiology", chat.id).title == "Tilt <b>testing</b>"
     export = answers.export_chat("Cardiology", chat.id)
-    assert "# Tilt \\<b\\>testing\\</b\\>" in export and "**Citations**" in export and "1. " in export
-    app.button(key="chats-delete-confirm").click().run()
+    assert "# Tilt \\<b>testing\\</b>" in export and "**Citations**" in export and "1. " in export
+    app.button(key=f"chats-delete-confirm-{chat.id}").click().run()
     assert not app.exception
     assert [c.id for c in answers.list_chats("Cardiology")] != [chat.id]
     assert chat.id not in [c.id for c in answers.list_chats("Cardiology")]
@@ -141,6 +141,8 @@ def test_saved_answer_appears_on_the_notes_page(app: AppTest, answers: Any) -> N
     notes = open_page(answers, "pages/notes.py")
     assert "What tilt\\-table angle" in "\n".join(m.value for m in notes.markdown)
     notes.button(key=f"note-delete-{note.id}").click().run()
+    assert not notes.exception and len(answers.list_notes("Cardiology")) == 1, "delete asks first"
+    notes.button(key=f"note-confirm-delete-{note.id}").click().run()
     assert not notes.exception and answers.list_notes("Cardiology") == []
 
 
@@ -169,13 +171,38 @@ def test_unreachable_language_model_gives_a_message_and_the_chat_stays_usable(
     st.cache_resource.clear()
 
 
-def test_without_an_open_workspace_the_page_says_what_to_do(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
+def test_without_a_workspace_the_page_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(tmp_path / "empty"))
     st.cache_resource.clear()
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.run()
     at.switch_page("pages/chat.py").run()
     assert not at.exception and "Open or create a workspace first" in at.info[0].value
+    st.cache_resource.clear()
+
+
+def test_a_fresh_session_lands_in_the_only_workspace_and_the_url_names_it_and_the_chat(
+    data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
+    st.cache_resource.clear()
+    chat = answers.create_chat("Cardiology", "Bookmarked")
+    answers.create_chat("Cardiology", "Newer")
+    workspace_id = answers.catalog.find_workspace("Cardiology").id
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    at.switch_page("pages/chat.py").run()
+    assert not at.exception and not any("Open or create" in i.value for i in at.info), "one workspace: no choice"
+    assert at.query_params["workspace"] == workspace_id
+    # A reload of a bookmark: a new session with only the URL.
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params["workspace"] = workspace_id
+    at.query_params["chat"] = chat.id
+    at.run()
+    at.switch_page("pages/chat.py").run()
+    assert not at.exception and at.session_state["chat"] == chat.id
+    assert at.selectbox(key="chats-pick").value == chat.id
+    assert at.query_params["chat"] == chat.id
     st.cache_resource.clear()
 
 
@@ -212,3 +239,18 @@ def test_language_model_answer_is_streamed_verified_and_kept(
         [message] = answers.chat_messages("Cardiology", answers.list_chats("Cardiology")[0].id)
         assert message.answer.answerer == "llm" and message.answer.grounded
     st.cache_resource.clear()
+
+
+def test_chats_with_the_same_title_open_each_their_own(app: AppTest, answers: Any) -> None:
+    first = answers.create_chat("Cardiology")
+    app.button(key="chats-new").click().run()
+    app.button(key="chats-new").click().run()
+    newest = app.session_state["chat"]
+    assert newest != first.id and len(answers.list_chats("Cardiology")) == 3
+    picker = app.selectbox(key="chats-pick")
+    assert len(set(picker.options)) == 3, "every 'New chat' has its own label"
+    picker.set_value(first.id).run()
+    assert not app.exception and app.session_state["chat"] == first.id
+    app.chat_input(key="chat-input").set_value(QUESTION).run()
+    assert [m.question for m in answers.chat_messages("Cardiology", first.id)] == [QUESTION]
+    assert answers.chat_messages("Cardiology", newest) == []

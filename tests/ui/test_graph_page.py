@@ -4,6 +4,7 @@ of an entity opening the PDF panel, the GraphML download, the empty state and es
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +20,15 @@ APP = REPO / "app.py"
 if str(REPO) not in sys.path:  # components/ belongs to the Streamlit app, not to the installed packages
     sys.path.insert(0, str(REPO))
 
-from components.graph_view import build_network_html, cap_edges, cap_graph, filter_graph, strip_remote_resources
+from components.graph_view import (
+    LABELLED,
+    OTHER_COLOUR,
+    build_network_html,
+    cap_edges,
+    cap_graph,
+    filter_graph,
+    strip_remote_resources,
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +80,27 @@ def captions(at: AppTest) -> str:
     return "\n".join(c.value for c in at.caption)
 
 
+def legend(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if 'id="legend"' in m.value)
+
+
+def node_colours(html: str) -> set[str]:
+    """The colours the nodes are drawn in (pyvis writes each node's "color" into the page's node data)."""
+    nodes = html[html.index("nodes = new vis.DataSet("):html.index("edges = new vis.DataSet(")]
+    return set(re.findall(r'"color": "(#[0-9a-f]{6})"', nodes)) | set(re.findall(r'"background": "(#[0-9a-f]{6})"', nodes))
+
+
 def test_the_network_is_drawn_offline_with_the_cap_and_legend(open_graph: Callable[[str], AppTest], service: Any) -> None:
     at = open_graph("Cardiology")
     graph = service.graph.entity_graph(service.workspaces.get("Cardiology").id)
     html = iframe_html(at)
     assert "vis.Network(" in html and "cdn.jsdelivr" not in html and 'src="http' not in html and 'href="http' not in html
     assert f"{graph.number_of_nodes()} entities" in captions(at) or "best-connected" in captions(at)
-    assert 'id="legend"' in html
+    assert node_colours(html) and node_colours(html) <= set(re.findall(r"#[0-9a-f]{6}", legend(at))), "every colour named"
+    at.segmented_control(key="graph-colour").set_value("community").run()
+    html = iframe_html(at)
+    assert node_colours(html) <= set(re.findall(r"#[0-9a-f]{6}", legend(at))), "every community colour named"
+    assert "network.fit(" in html, "the settled layout is fitted to the frame"
     downloads = at.get("download_button")
     assert len(downloads) == 1 and downloads[0].proto.id.endswith("graph-graphml")
     assert downloads[0].proto.label == "Download GraphML"
@@ -122,6 +145,25 @@ def test_search_centres_on_an_entity_and_its_passages_open_the_pdf(open_graph: C
     assert "the passage is outlined" in captions(at)
 
 
+def test_centring_keeps_the_type_filter(open_graph: Callable[[str], AppTest], service: Any) -> None:
+    at = open_graph("Cardiology")
+    workspace = service.workspaces.get("Cardiology")
+    graph = service.graph.entity_graph(workspace.id)
+    target = service.graph.find_entities(workspace.id, "orthostatic hypotension", limit=1)[0]
+    kept_type = next(t for t in ("drug", "test", "procedure", "concept") if any(
+        graph.nodes[n]["type"] == t for n in graph.neighbors(target.id)))
+    at.multiselect(key="graph-types").set_value([kept_type]).run()
+    at.text_input(key="graph-search").input("orthostatic hypotension").run()
+    at.selectbox(key="graph-pick").select(target.id).run()
+    assert not at.exception
+    neighbours = [n for n in graph.neighbors(target.id) if graph.nodes[n]["type"] == kept_type]
+    assert len(neighbours) < graph.degree(target.id), "the filter hides some neighbours"
+    assert f"{len(neighbours) + 1} entities" in captions(at) and "outside the filters" in captions(at)
+    html = iframe_html(at)
+    assert f"\\n{kept_type} \\u00b7" in html and "\\ndisease \\u00b7" in html  # the centre itself is a disease
+    assert html.count("\\ndisease \\u00b7") == 1, "no other disease is drawn"
+
+
 def test_a_workspace_without_a_graph_shows_the_empty_state(open_graph: Callable[[str], AppTest]) -> None:
     at = open_graph("Empty")
     assert not at.get("iframe")
@@ -148,6 +190,13 @@ def test_hostile_entity_names_are_escaped_and_large_graphs_capped() -> None:
     thin = cap_edges(dense, 60)
     assert thin.number_of_edges() == 60 and all(thin.degree(n) > 0 for n in thin)
     assert thin.has_edge(38, 39) and not thin.has_edge(0, 2)  # the heaviest kept, a light one dropped
+    crowd = nx.star_graph(149)
+    nx.set_node_attributes(crowd, {n: {"name": f"entity {n}", "type": "disease", "community": n % 20} for n in crowd})
+    labelled = build_network_html(crowd, max_nodes=150, colour_by="community")
+    named = re.findall(r'"label": "entity \d+"', labelled.html)
+    assert labelled.labelled == len(named) == LABELLED and '"size": 26' in labelled.html, "the top entities, large"
+    colours = {colour for colour, _ in labelled.legend}
+    assert OTHER_COLOUR in colours and len(colours) == len(labelled.legend) == 13, "12 communities + the rest, distinct"
     assert strip_remote_resources('<link href="https://cdn.x/b.css" rel="stylesheet"><script src="//cdn.x/b.js"></script>ok') == "ok"
 
 
@@ -156,8 +205,9 @@ def test_the_chat_page_answers_in_the_chosen_mode_and_lists_the_entities(
 ) -> None:
     at = open_graph("Cardiology")
     at.switch_page("pages/chat.py").run()
-    assert at.segmented_control(key="chat-mode").value == "hybrid"
-    at.segmented_control(key="chat-mode").set_value("local").run()
+    mode = at.radio(key="chat-mode")
+    assert mode.value == "hybrid" and "Balanced (recommended)" in mode.options, "plain names, one default"
+    mode.set_value("local").run()
     question = "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?"
     at.chat_input(key="chat-input").set_value(question).run()
     assert not at.exception

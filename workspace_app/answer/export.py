@@ -5,14 +5,26 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, Note
 
 
 def chat_markdown(chat: Chat, messages: Sequence[ChatMessage]) -> str:
-    """The whole chat; document text is quoted as text (Markdown specials escaped)."""
+    """The whole chat; document text is quoted as text (what would form Markdown escaped)."""
     parts = [f"# {escape(chat.title)}", ""]
     for message in messages:
         parts += [f"## {escape(message.question)}", "", answer_markdown(message.answer), ""]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def notes_markdown(workspace_name: str, notes: Sequence[Note]) -> str:
+    """All notes of a workspace: each saved answer with its citations, and each note's own Markdown as written."""
+    parts = [f"# Notes: {escape(workspace_name)}", ""]
+    for note in notes:
+        parts += [f"## {escape(note.title)}", ""]
+        if note.body:
+            parts += [note.body, ""]
+        if note.answer is not None:
+            parts += [answer_markdown(note.answer), ""]
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -54,12 +66,23 @@ def grading_text(citation: Citation) -> str:
     return ", ".join(parts)
 
 
-_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$&:")
+# Markdown syntax the exported text could form by accident, and nothing else: a reader of the .md file as plain
+# text sees "mosca-2011-women-cvd.pdf" and "(Class IIa, LOE B)", not "mosca\-2011" or "\(Class IIa\)".
+_INLINE = re.compile(
+    r"\\(?=[!-/:-@\[-`{-~])"  # a backslash that would escape what follows
+    r"|[`*\[\]]|~~"  # code, emphasis, links and images, strikethrough
+    r"|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])"  # emphasis: an underscore inside a word (snake_case) forms none
+    r"|<(?=[A-Za-z/!?])"  # raw HTML and autolinks (a "<40%" stays as it is)
+    r"|&(?=#?[0-9A-Za-z]+;)"  # character references
+)
+# Block syntax formed only at the start of a line: headings, quotes, list items, rules, setext underlines.
+_LINE_START = re.compile(r"^(\s*)(#|>|[-+=]|\d+(?=[.)]\s|[.)]$))", re.MULTILINE)
 
 
 def escape(text: str, keep_markers: bool = False) -> str:
-    """Markdown-inert text: specials backslash-escaped, no raw HTML; `[n]` markers kept when asked."""
-    out = "".join("\\" + ch if ch in _SPECIAL else ch for ch in text)
+    """Text that Markdown shows as written, escaping only what would form Markdown; `[n]` markers kept when asked."""
+    out = _INLINE.sub(lambda m: "".join("\\" + ch for ch in m.group()), text)
+    out = _LINE_START.sub(lambda m: m.group(1) + ("\\" + m.group(2) if not m.group(2)[0].isdigit() else m.group(2) + "\\"), out)
     if keep_markers:
         out = re.sub(r"\\\[(\d{1,3})\\\]", r"[\1]", out)
     return out

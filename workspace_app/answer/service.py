@@ -19,7 +19,7 @@ from storage.base import ChatRepository, ChunkRepository, DocumentRepository, No
 from workspace_app.answer.answerability import AnswerabilityRules, question_parts
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.document_names import named_document
-from workspace_app.answer.export import chat_markdown
+from workspace_app.answer.export import chat_markdown, notes_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
 from workspace_app.answer.grade_notes import stated_grading
 from workspace_app.answer.llm import LlmAnswerer
@@ -49,6 +49,8 @@ PART_BLOCKS = 3
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 3
 NEW_CHAT = "New chat"
+NOTE_TITLE_CHARS = 200
+MAX_NOTE_CHARS = 20_000
 _FOLLOW_UP = re.compile(
     r"^(and|but|also|what about|how about|then|so)\b|\b(it|its|this|that|these|those|they|them|he|she)\b|"
     r"^(那|那么|还有|另外)|它|这个|那个|这些|那些|其",
@@ -382,21 +384,48 @@ class AnswerService:
 
     # Notes
 
-    def save_note(self, workspace: str, answer: Answer, title: str | None = None) -> Note:
-        """Save an answer to the workspace's notes."""
+    def save_note(
+        self, workspace: str, answer: Answer, title: str | None = None, message_id: str | None = None
+    ) -> Note:
+        """Save an answer to the workspace's notes, titled by the question it answered (a follow-up's standalone
+        form); saving the answer of one chat message again returns the note already saved."""
         ws = self._workspace(workspace)
-        return self.notes.add_note(ws.id, _clean_title(title or answer.question, limit=80), answer)
+        heading = title or answer.standalone_question or answer.question
+        return self.notes.add_note(ws.id, _clean_title(heading, NOTE_TITLE_CHARS, "A note's title"), answer, message_id=message_id)
+
+    def add_note(self, workspace: str, title: str, body: str) -> Note:
+        """A note of one's own: a title and Markdown text."""
+        ws = self._workspace(workspace)
+        return self.notes.add_note(ws.id, _clean_title(title, NOTE_TITLE_CHARS, "A note's title"), None, _clean_body(body))
+
+    def update_note(self, workspace: str, note_id: str, title: str, body: str) -> Note:
+        """Give a note a new title and Markdown text."""
+        self._note(workspace, note_id)
+        self.notes.update_note(note_id, _clean_title(title, NOTE_TITLE_CHARS, "A note's title"), _clean_body(body))
+        return self._note(workspace, note_id)
 
     def list_notes(self, workspace: str) -> list[Note]:
         """The workspace's notes, newest first."""
         return self.notes.list_notes(self._workspace(workspace).id)
 
+    def saved_messages(self, workspace: str) -> dict[str, str]:
+        """Chat message id -> id of the note it was saved to, for the workspace's saved answers."""
+        return {note.message_id: note.id for note in self.list_notes(workspace) if note.message_id}
+
     def delete_note(self, workspace: str, note_id: str) -> None:
         """Delete a note of the workspace."""
+        self.notes.delete_note(self._note(workspace, note_id).id)
+
+    def export_notes(self, workspace: str) -> str:
+        """All notes of the workspace as one Markdown document."""
         ws = self._workspace(workspace)
-        if not any(note.id == note_id for note in self.notes.list_notes(ws.id)):
+        return notes_markdown(ws.name, self.notes.list_notes(ws.id))
+
+    def _note(self, workspace: str, note_id: str) -> Note:
+        found = next((n for n in self.notes.list_notes(self._workspace(workspace).id) if n.id == note_id), None)
+        if found is None:
             raise ChatNotFoundError("This note no longer exists.")
-        self.notes.delete_note(note_id)
+        return found
 
 
 def _quoted(candidate: Candidate) -> str:
@@ -420,11 +449,17 @@ def _clean_question(question: str) -> str:
     return cleaned
 
 
-def _clean_title(title: str, limit: int = 80) -> str:
+def _clean_title(title: str, limit: int = 80, what: str = "A chat name") -> str:
     cleaned = re.sub(r"\s+", " ", "".join(ch for ch in title if ch.isprintable())).strip()
     if not cleaned:
-        raise WorkspaceError("A chat name needs at least one visible character.")
+        raise WorkspaceError(f"{what} needs at least one visible character.")
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+
+
+def _clean_body(body: str) -> str:
+    if len(body) > MAX_NOTE_CHARS:
+        raise WorkspaceError(f"A note is limited to {MAX_NOTE_CHARS:,} characters; shorten it and save again.")
+    return body.strip()
 
 
 def _ms(started: float) -> float:

@@ -196,10 +196,14 @@ class ChatMessage:
 
 @dataclass(frozen=True)
 class Note:
-    """An answer saved to the workspace's notes."""
+    """A note of the workspace: an answer saved from a chat (`answer`, `message_id`) or one's own (`answer` None);
+    either may carry the user's Markdown `body`."""
 
     id: str
     workspace_id: str
     title: str
-    answer: Answer
+    answer: Answer | None
     created_at: str
+    body: str = ""
+    message_id: str | None = None
+    updated_at: str = ""

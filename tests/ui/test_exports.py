@@ -1,0 +1,113 @@
+"""Exports and download names through the real pages (AppTest): a chat and the notes exported as Markdown read as
+plain text (no backslash escapes in document names or gradings), and every download gets a safe, readable name."""
+
+from __future__ import annotations
+
+import html
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit as st
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[2]
+APP = REPO / "app.py"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from workspace_app.app import escape, safe_file_name
+
+WORKSPACE = "Cardiology <b>women</b> & AF"
+QUESTION = "In women with high triglycerides or cholesterol, can omega-3 fatty acids be used, and what is the class and level of evidence?"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Path:
+    """A workspace with markup in its name and pages 10-11 of the women's prevention guideline."""
+    folder = tmp_path_factory.mktemp("exports")
+    service = build(folder / "data")
+    service.workspaces.create(WORKSPACE)
+    path = excerpt("mosca-2011-women-cvd.pdf", 10, 11)
+    assert service.documents.ingest(WORKSPACE, path, "mosca-2011-women-cvd.pdf").status == "ready"
+    return folder / "data"
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[str, bytes]]:
+    """key -> (file name, data) of every download button drawn (Streamlit's own button still draws it)."""
+    seen: dict[str, tuple[str, bytes]] = {}
+    real = st.download_button
+
+    def spy(label: str, data: Any, file_name: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        seen[str(kwargs.get("key"))] = (str(file_name), data if isinstance(data, bytes) else str(data).encode())
+        return real(label, data, file_name, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    return seen
+
+
+@pytest.fixture
+def app(data_dir: Path, build: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+    """The Chat page of the workspace."""
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
+    monkeypatch.chdir(data_dir.parent)
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["workspace"] = build(data_dir).catalog.find_workspace(WORKSPACE).id
+    at.run()
+    at.switch_page("pages/chat.py").run()
+    assert not at.exception
+    yield at
+    st.cache_resource.clear()
+
+
+def test_chat_and_notes_exports_read_as_plain_text_under_safe_names(app: AppTest, downloads: dict[str, Any]) -> None:
+    app.chat_input(key="chat-input").set_value(QUESTION).run()
+    assert not app.exception
+    name, data = downloads["chats-export"]
+    text = data.decode("utf-8")
+    assert name == "In women with high triglycerides or cholesterol, can omega.md", "the chat's title, shortened"
+    assert "mosca-2011-women-cvd.pdf, p. " in text, "document names as written"
+    assert "Class IIb" in text and "(Class IIb" in text and "\\(" not in text and "\\-" not in text and "\\." not in text
+    next(b for b in app.button if b.key and b.key.endswith("-save")).click().run()
+    app.switch_page("pages/notes.py").run()
+    assert not app.exception
+    name, data = downloads["notes-export"]
+    assert name == "Notes - Cardiology women & AF.md"
+    notes = data.decode("utf-8")
+    assert notes.startswith("# Notes: Cardiology \\<b>women\\</b> & AF\n"), "markup in a name stays text, barely escaped"
+    assert "mosca-2011-women-cvd.pdf" in notes and "\\-" not in notes
+    rendered = MarkdownIt("commonmark", {"html": True}).render(notes)
+    assert "<b>" not in rendered and "&lt;b&gt;women" in rendered, "what is escaped still renders as text"
+    graph = app.switch_page("pages/graph.py").run()
+    assert not graph.exception
+    assert downloads["graph-graphml"][0] == "Cardiology women & AF.graphml"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mosca-2011-women-cvd.pdf (Class IIa, LOE B) p<0.05, 1.5 mg",
+        "*not bold* _nor this_ `code` [link](http://x) <script>x</script> &amp; snake_case",
+        "# not a heading\n1. not a list\n- nor this\n> nor a quote",
+    ],
+)
+def test_escaped_text_renders_exactly_as_written(text: str) -> None:
+    shown = MarkdownIt("commonmark", {"html": True}).render(escape(text))
+    assert html.unescape(re.sub(r"<[^>]+>", "", shown)).split() == text.split()
+    for tag in ("<em>", "<a ", "<code>", "<h1>", "<ol>", "<ul>", "<blockquote>", "<script>"):
+        assert tag not in shown
+
+
+def test_file_names_are_readable_and_safe() -> None:
+    assert safe_file_name("Cardiology <b>women</b> & AF", "graphml") == "Cardiology women & AF.graphml"
+    assert safe_file_name("../../etc/passwd", "md") == "etc passwd.md"
+    assert safe_file_name("心衰指南: 2024?", "md") == "心衰指南 2024.md"
+    assert safe_file_name("CON", "md", "chat") == "chat.md" and safe_file_name("   ", "md", "notes") == "notes.md"
+    assert len(safe_file_name("x" * 500, "md")) <= 83
+    assert safe_file_name("What is the class of " + "evidence " * 20, "md").endswith(" evidence.md"), "cut at a word"
