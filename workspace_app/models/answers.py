@@ -203,3 +203,11 @@ class Note:
     title: str
     answer: Answer
     created_at: str
+
+
+@dataclass(frozen=True)
+class SourceUses:
+    """How many chats and notes of a workspace cite a document (what removing it leaves without a source)."""
+
+    chats: int
+    notes: int
