@@ -21,6 +21,7 @@ from components.sources import (
     render_upload_problems,
     render_uploader,
 )
+from components.source_viewer import render_removal_warning, render_source_preview
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
 from workspace_app.app import App
@@ -76,6 +77,9 @@ def render_live_sources(app: App, workspace: Workspace, polling: bool) -> None:
     render_source_table(documents, key=f"{ROWS_KEY}-table")
     st.subheader("Manage sources")
     st.caption("Ticked sources are used to answer questions in chat.")
+    removing = next((d for d in documents if d.id == st.session_state.get(f"{ROWS_KEY}-confirm")), None)
+    if removing:
+        render_removal_warning(removing.name, app.answers.source_uses(workspace.id, removing.id))
     action = render_source_rows(documents, key=ROWS_KEY)
     if action:
         apply_action(app, workspace, action)
@@ -102,6 +106,8 @@ def render_page(app: App) -> None:
     with report_errors():
         polling = any(d.is_active for d in app.documents.list(workspace.id))
     st.fragment(render_live_sources, run_every=POLL_S if polling else None)(app, workspace, polling)
+    with report_errors():
+        render_source_preview(app, workspace.id, app.documents.list(workspace.id), key="sources-preview")
 
 
 render_page(current_app())
