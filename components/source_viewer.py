@@ -183,8 +183,9 @@ def render_removal_warning(name: str, uses: SourceUses) -> None:
     if not uses.chats and not uses.notes:
         return
     cited_by = " and ".join(part for part in (_count(uses.chats, "chat"), _count(uses.notes, "note")) if part)
+    verb = "cites" if uses.chats + uses.notes == 1 else "cite"
     st.warning(
-        f"{cited_by} cite **{escape_markdown(name)}**. After removal their citations show the saved quotes only.",
+        f"{cited_by} {verb} **{escape_markdown(name)}**. After removal their citations show the saved quotes only.",
         icon=":material/link_off:",
     )
 

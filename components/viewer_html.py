@@ -77,9 +77,10 @@ loaded.then(function(){return img&&img.decode?img.decode().catch(function(){}):n
 def viewer_html(pages: Sequence[ShownPage], focus: Citation | None, marks: Sequence[Citation], where: str) -> str:
     """The frame's document: a zoom bar, the pages, the focused citation's boxes and the other citations' marks."""
     body = "".join(_page_html(shown, focus, marks) for shown in pages)
+    focus_id = f"{focus.chunk_id}-{focus.n}" if focus else ""
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><style>{_STYLE}</style></head>"
-        "<body data-painted='0'><div class='bar'>"
+        f"<body data-painted='0' data-focus='{html.escape(focus_id, quote=True)}'><div class='bar'>"
         "<button id='zoom-out' title='Zoom out'>−</button><span id='zoom-label'>100%</span>"
         "<button id='zoom-in' title='Zoom in'>+</button><button id='zoom-fit' title='The whole page width in the panel'>Page</button>"
         "<button id='zoom-passage' title='The cited passage across the panel'>Passage</button>"
