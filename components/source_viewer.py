@@ -36,7 +36,9 @@ def sticky_viewer_style(key: str) -> None:
     st.html(
         f"<style>[data-testid='stColumn']:has(.st-key-{key}){{position:sticky;top:3.75rem;align-self:flex-start;"
         f"max-height:calc(100vh - 4.5rem);overflow-y:auto}}"
-        f".st-key-{key} iframe{{height:calc(100vh - 12rem)!important;min-height:360px}}</style>"
+        # The frame's height follows the window; its element container must not keep the fixed height.
+        f".st-key-{key} iframe{{height:calc(100vh - 20rem)!important;min-height:360px}}"
+        f".st-key-{key} .stElementContainer:has(iframe){{height:auto!important;flex:0 0 auto!important}}</style>"
     )
 
 

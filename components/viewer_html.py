@@ -27,11 +27,11 @@ class ShownPage:
 _STYLE = """
 :root{--zoom:1}
 body{margin:0;background:#e9ebef;font:13px/1.3 system-ui,sans-serif;color:#222}
-.bar{position:sticky;top:0;left:0;z-index:5;display:flex;gap:6px;align-items:center;padding:4px 8px;
+.bar{position:fixed;top:0;left:0;right:0;z-index:5;display:flex;gap:6px;align-items:center;padding:4px 8px;
  background:#fff;border-bottom:1px solid #d6d8dc}
 .bar button{font:inherit;padding:2px 8px;border:1px solid #c5c8ce;border-radius:6px;background:#fff;cursor:pointer}
 .bar .where{margin-left:auto;color:#555}
-.pages{padding:8px;width:calc(var(--zoom) * 100% - 16px)}
+.pages{padding:40px 8px 8px;width:calc(var(--zoom) * 100% - 16px)}
 .page{position:relative;margin:0 0 10px;background:#fff;box-shadow:0 1px 3px rgba(0,0,0,.3);width:100%}
 .page img{width:100%;height:100%;display:block}
 .page .no{position:absolute;right:6px;bottom:4px;color:#888;font-size:11px}
@@ -48,7 +48,7 @@ body{margin:0;background:#e9ebef;font:13px/1.3 system-ui,sans-serif;color:#222}
 _SCRIPT = """
 (function(){
 const passage=Array.from(document.querySelectorAll('.chunk,.quote'));
-function passageZoom(){if(!passage.length)return 1;const page=passage[0].closest('.page');
+function passageZoom(){if(!passage.length)return 1;
  const lefts=passage.map(function(b){return parseFloat(b.style.left);});
  const rights=passage.map(function(b){return parseFloat(b.style.left)+parseFloat(b.style.width);});
  const span=Math.max.apply(null,rights)-Math.min.apply(null,lefts);
@@ -58,9 +58,13 @@ const label=document.getElementById('zoom-label');
 function apply(){zoom=Math.min(4,Math.max(0.5,zoom));document.documentElement.style.setProperty('--zoom',zoom);
  label.textContent=Math.round(zoom*100)+'%';}
 function target(){return document.querySelector('.quote')||document.querySelector('.chunk')||document.querySelector('.page');}
-function reveal(){const t=target();if(!t)return;const r=t.getBoundingClientRect();const bar=48;
- window.scrollTo({top:window.scrollY+r.top-bar-Math.max(0,(innerHeight-bar-r.height)/3),
-  left:window.scrollX+r.left-Math.max(0,(innerWidth-r.width)/2),behavior:'instant'});}
+function reveal(){const t=target();if(!t)return;const r=t.getBoundingClientRect();const bar=40;
+ const boxes=passage.length?passage.map(function(b){return b.getBoundingClientRect();}):[r];
+ const left=Math.min.apply(null,boxes.map(function(b){return b.left;}));
+ const right=Math.max.apply(null,boxes.map(function(b){return b.right;}));
+ const width=document.documentElement.clientWidth,height=document.documentElement.clientHeight;
+ window.scrollTo({top:window.scrollY+r.top-bar-Math.max(0,(height-bar-r.height)/3),
+  left:window.scrollX+left-Math.max(8,(width-(right-left))/2),behavior:'instant'});}
 document.getElementById('zoom-in').onclick=function(){zoom*=1.25;apply();reveal();};
 document.getElementById('zoom-out').onclick=function(){zoom/=1.25;apply();reveal();};
 document.getElementById('zoom-fit').onclick=function(){zoom=1;apply();reveal();};
