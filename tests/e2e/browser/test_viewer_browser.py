@@ -1,5 +1,5 @@
 """A user in Chromium reads the cited source beside the chat (screenshots in tmp_path: viewer.png, notes.png,
-removed.png):
+removal-warning.png, removed.png):
 
 - on the 5th answer of a chat, scrolled down, clicking [2] opens the viewer beside it without moving the chat;
   the viewer stays in view, the red sentence is inside the frame's view, the page can be turned, a page typed,
@@ -91,6 +91,7 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.goto(url)
         page.get_by_role("button", name="Open").click()
+        expect(page.get_by_text("Now working in")).to_be_visible()
         nav(page, "Chat").click()
         expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible()
         idle(page)
@@ -152,6 +153,8 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         syncope = ids["shen-2017-syncope-p8-9.pdf"]
         page.locator(f".st-key-sources-remove-{syncope} button").first.click()
         expect(page.get_by_text("1 chat cites")).to_be_visible()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "removal-warning.png"))
         page.locator(f".st-key-sources-confirm-remove-{syncope} button").first.click()
         expect(page.get_by_text("Removed shen-2017-syncope-p8-9.pdf")).to_be_visible()
         nav(page, "Chat").click()
