@@ -16,17 +16,19 @@ from components.citations import render_answer
 from components.text import escape_markdown, format_date
 from workspace_app.models.answers import Note
 
-NoteActionKind = Literal["create", "update", "delete"]
+NoteActionKind = Literal["create", "update", "delete", "cite"]
 
 
 @dataclass(frozen=True)
 class NoteAction:
-    """What the user asked for: the kind, the note (by id) and the title and Markdown text typed."""
+    """What the user asked for: the kind, the note (by id) and the title and Markdown text typed, or the chip
+    (`cite`, its number `n`) clicked in the note's saved answer."""
 
     kind: NoteActionKind
     note_id: str | None = None
     title: str | None = None
     body: str | None = None
+    n: int | None = None
 
 
 def render_new_note(*, key: str) -> NoteAction | None:
@@ -57,7 +59,7 @@ def render_note(note: Note, *, key: str) -> NoteAction | None:
         if editing == ("edit", note.id):
             action = _render_edit(note, key=key) or action
         else:
-            _render_content(note, key=key)
+            action = _render_content(note, key=key) or action
     return action
 
 
@@ -66,7 +68,7 @@ def close_note_editor(*, key: str) -> None:
     st.session_state.pop(_editor_key(key), None)
 
 
-def _render_content(note: Note, *, key: str) -> None:
+def _render_content(note: Note, *, key: str) -> NoteAction | None:
     edited = f" · edited {format_date(note.updated_at)}" if note.updated_at and note.updated_at != note.created_at else ""
     kind = "Saved from chat" if note.answer is not None else "Written"
     st.caption(f"{kind} {format_date(note.created_at)}{edited}")
@@ -74,7 +76,10 @@ def _render_content(note: Note, *, key: str) -> None:
         # The user's own Markdown, rendered as Markdown (raw HTML stays off: Streamlit's default).
         st.markdown(note.body)
     if note.answer is not None:
-        render_answer(note.answer, key=f"{key}-answer-{note.id}", can_save=False)
+        clicked = render_answer(note.answer, key=f"{key}-answer-{note.id}", can_save=False)
+        if clicked is not None and clicked.kind == "cite":
+            return NoteAction("cite", note.id, n=clicked.n)
+    return None
 
 
 def _render_edit(note: Note, *, key: str) -> NoteAction | None:

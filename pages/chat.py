@@ -16,7 +16,7 @@ from components.chats import ChatAction, render_chat_picker, render_query_mode, 
 from components.citations import AnswerAction, escape_answer, render_answer
 from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.guide import render_chat_greeting
-from components.pdf_panel import render_pdf_panel
+from components.source_viewer import render_citation_viewer, sticky_viewer_style
 from components.text import escape_markdown
 from components.workspace_gate import render_workspace_gate, set_url_param
 from workspace_app.app import MODES, AnswerService, App
@@ -30,6 +30,7 @@ CHAT = "chat"
 CHAT_PARAM = "chat"
 CITED = "cited"
 INPUT_KEY = "chat-input"
+VIEWER_KEY = "source-viewer"
 MODE_KEY = "chat-mode"
 DEFAULT_MODE = "hybrid"
 
@@ -53,7 +54,7 @@ def render_page(app: App, answers: AnswerService) -> None:
     if action:
         apply_chat_action(answers, workspace, action)
     messages = answers.chat_messages(workspace.id, current.id) if current else []
-    talk, panel = st.columns([3, 2], gap="large")
+    talk, panel = st.columns([1, 1], gap="large")
     picked = None
     with talk:
         if not messages:
@@ -67,7 +68,9 @@ def render_page(app: App, answers: AnswerService) -> None:
         with talk:
             ask(answers, workspace, current, question)
     with panel:
-        _render_panel(answers, workspace, messages)
+        sticky_viewer_style(VIEWER_KEY)
+        citation, marks = _cited(messages)
+        render_citation_viewer(app, workspace.id, citation, marks, key=VIEWER_KEY)
 
 
 def _render_greeting(app: App, workspace: Workspace) -> str | None:
@@ -99,8 +102,9 @@ def _render_exchange(answers: AnswerService, workspace: Workspace, message: Chat
 def apply_answer_action(answers: AnswerService, workspace: Workspace, message: ChatMessage, action: AnswerAction) -> None:
     """Open a citation in the panel, or save the answer to notes (once: it is kept by its message id)."""
     if action.kind == "cite":
+        # No rerun: the viewer is drawn after the messages in this same run (a rerun would double the wait).
         st.session_state[CITED] = (message.id, action.n)
-        st.rerun()
+        return
     with report_errors():
         answers.save_note(workspace.id, message.answer, message_id=message.id)
         flash("Saved to notes.")
@@ -182,24 +186,16 @@ def selected_mode() -> str:
     return mode if mode in MODES else DEFAULT_MODE
 
 
-def _render_panel(answers: AnswerService, workspace: Workspace, messages: list[ChatMessage]) -> None:
-    citation = _cited(messages)
-    excerpt = None
-    if citation is not None:
-        with report_errors():
-            excerpt = answers.citation_excerpt(workspace.id, citation)
-    render_pdf_panel(citation, excerpt, key="pdf")
-
-
-def _cited(messages: list[ChatMessage]) -> Citation | None:
+def _cited(messages: list[ChatMessage]) -> tuple[Citation | None, list[Citation]]:
+    """The citation open in the viewer and all citations of its answer (marked on the pages too)."""
     wanted = st.session_state.get(CITED)
     if not wanted:
-        return None
+        return None, []
     message_id, n = wanted
     for message in messages:
         if message.id == message_id:
-            return next((c for c in message.answer.citations if c.n == n), None)
-    return None
+            return next((c for c in message.answer.citations if c.n == n), None), message.answer.citations
+    return None, []
 
 
 def _current_chat(chats: list[Chat]) -> Chat | None:

@@ -8,11 +8,15 @@ import streamlit as st
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.notes import NoteAction, close_note_editor, render_new_note, render_note
+from components.source_viewer import render_citation_viewer, sticky_viewer_style
 from components.workspace_gate import render_workspace_gate
 from workspace_app.app import AnswerService, App, safe_file_name
+from workspace_app.models.answers import Citation, Note
 from workspace_app.models.documents import Workspace
 
 LIST_KEY = "note"
+CITED = "notes-cited"
+VIEWER_KEY = "notes-viewer"
 
 
 def apply_note_action(answers: AnswerService, workspace: Workspace, action: NoteAction) -> None:
@@ -54,10 +58,27 @@ def render_page(app: App, answers: AnswerService) -> None:
         file_name=safe_file_name(f"Notes - {workspace.name}", "md", "notes"), mime="text/markdown",
         key="notes-export", icon=":material/download:", on_click="ignore",
     )
-    for note in notes:
-        action = render_note(note, key=LIST_KEY)
-        if action:
-            apply_note_action(answers, workspace, action)
+    listed, panel = st.columns([3, 2], gap="large")
+    with listed:
+        for note in notes:
+            action = render_note(note, key=LIST_KEY)
+            if action and action.kind == "cite":
+                st.session_state[CITED] = (note.id, action.n)
+            elif action:
+                apply_note_action(answers, workspace, action)
+    with panel:
+        sticky_viewer_style(VIEWER_KEY)
+        cited, marks = _cited(notes)
+        render_citation_viewer(app, workspace.id, cited, marks, key=VIEWER_KEY)
+
+
+def _cited(notes: list[Note]) -> tuple[Citation | None, list[Citation]]:
+    """The citation a chip opened (set while the notes above rendered) and its answer's citations."""
+    note_id, n = st.session_state.get(CITED) or (None, None)
+    note = next((x for x in notes if x.id == note_id), None)
+    if note is None or note.answer is None:
+        return None, []
+    return next((c for c in note.answer.citations if c.n == n), None), note.answer.citations
 
 
 app = current_app()

@@ -12,6 +12,7 @@ from streamlit.errors import StreamlitAPIException
 
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
+from components.source_viewer import render_removal_warning, render_source_preview
 from components.sources import (
     SourceAction,
     Upload,
@@ -90,6 +91,9 @@ def render_live_sources(app: App, workspace: Workspace, polling: bool) -> None:
     guides = None
     with report_errors():
         guides = app.guides.guides(workspace.id)
+    removing = next((d for d in documents if d.id == st.session_state.get(f"{ROWS_KEY}-confirm")), None)
+    if removing:
+        render_removal_warning(removing.name, app.answers.source_uses(workspace.id, removing.id))
     action = render_source_rows(documents, guides, key=ROWS_KEY)
     if action:
         apply_action(app, workspace, action)
@@ -117,6 +121,8 @@ def render_page(app: App) -> None:
     with report_errors():
         polling = any(d.is_active for d in app.documents.list(workspace.id))
     st.fragment(render_live_sources, run_every=POLL_S if polling else None)(app, workspace, polling)
+    with report_errors():
+        render_source_preview(app, workspace.id, app.documents.list(workspace.id), key="sources-preview")
 
 
 render_page(current_app())

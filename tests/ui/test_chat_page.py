@@ -96,9 +96,9 @@ def test_chip_opens_the_cited_page_in_the_panel(app: AppTest, answers: Any) -> N
     _, n = app.session_state["cited"]
     assert n == 1
     html = shown_html(app)
-    assert "Showing page" in html and "syncope-p8-9.pdf" in html
     citation = answers.chat_messages("Cardiology", answers.list_chats("Cardiology")[0].id)[0].answer.citations[0]
-    assert f"p. {citation.page_start}" in html
+    assert "syncope-p8-9.pdf" in html and f"p. {citation.page_start}" in html
+    assert app.number_input(key="source-viewer-doc-page-input").value == citation.page_start
 
 
 def test_document_text_is_shown_as_text(app: AppTest) -> None:

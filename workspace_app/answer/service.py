@@ -32,7 +32,7 @@ from workspace_app.answer.sources import CitationExcerpt, EvidenceSource
 from workspace_app.config import Settings
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import ChatNotFoundError, DocumentNotFoundError, WorkspaceError
-from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, Turn
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, SourceUses, Turn
 from workspace_app.models.documents import Workspace
 from workspace_app.models.graph import Entity
 from workspace_app.retrieval.bilingual import Translator
@@ -316,6 +316,18 @@ class AnswerService:
         if document is None:
             raise DocumentNotFoundError(f"There is no document '{citation.document_id}' in workspace '{ws.name}'.")
         return self.source.excerpt(document, citation)
+
+    def source_uses(self, workspace: str, document_id: str) -> SourceUses:
+        """How many chats and notes of the workspace cite the document (removal warns with these)."""
+        ws = self._workspace(workspace)
+
+        def cites(answer: Answer) -> bool:
+            return any(c.document_id == document_id for c in answer.citations)
+
+        chats = sum(
+            any(cites(m.answer) for m in self.chats.list_messages(chat.id)) for chat in self.chats.list_chats(ws.id)
+        )
+        return SourceUses(chats=chats, notes=sum(cites(note.answer) for note in self.notes.list_notes(ws.id)))
 
     def _workspace(self, workspace: str) -> Workspace:
         return find_workspace(self.catalog, workspace)

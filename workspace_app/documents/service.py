@@ -20,10 +20,11 @@ from storage.base import Catalog, FileStore, VectorIndex
 from workspace_app.config import IngestSettings
 from workspace_app.documents.jobs import Jobs, new_owner
 from workspace_app.documents.lifecycle import DocumentStates
+from workspace_app.documents.pages import render_page
 from workspace_app.errors import DocumentNotFoundError, FileTooLargeError, WorkspaceError
 from workspace_app.ingest.pipeline import ProgressCallback
 from workspace_app.ingest.readers import has_pages, media_type_for, stored_suffix, upload_suffixes
-from workspace_app.models.documents import FINAL_STATUSES, Document, IngestReport
+from workspace_app.models.documents import FINAL_STATUSES, Document, IngestReport, PageImage
 from workspace_app.retrieval.scope import find_workspace
 
 _MAX_NAME = 180
@@ -69,6 +70,27 @@ class DocumentService:
         if found is None:
             raise DocumentNotFoundError(f"There is no document '{name_or_id}' in workspace '{ws.name}'.")
         return found
+
+    def find(self, workspace: str, name_or_id: str) -> Document | None:
+        """A document by name, id or sha256, or None when it is not (or no longer) in the workspace."""
+        return self._catalog.find_document(find_workspace(self._catalog, workspace).id, name_or_id)
+
+    def page_image(self, workspace: str, name_or_id: str, page: int, scale: float = 2.0) -> PageImage:
+        """One page of a document's PDF drawn as an image for the viewer."""
+        document = self.get(workspace, name_or_id)
+        if not self.has_pages(document):
+            raise WorkspaceError(f"{document.name} is a text source; it has no pages to show.")
+        return render_page(self._stored_file(document), page, scale)
+
+    def file_bytes(self, workspace: str, name_or_id: str) -> bytes:
+        """The stored file of a document (to open the whole PDF)."""
+        return self._stored_file(self.get(workspace, name_or_id)).read_bytes()
+
+    def _stored_file(self, document: Document) -> Path:
+        path = self.document_path(document)
+        if not path.is_file():
+            raise WorkspaceError(f"The file of {document.name} is missing from the store. Upload it again.")
+        return path
 
     def document_path(self, document: Document) -> Path:
         """Where the document's file is stored."""

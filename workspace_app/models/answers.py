@@ -207,3 +207,11 @@ class Note:
     body: str = ""
     message_id: str | None = None
     updated_at: str = ""
+
+
+@dataclass(frozen=True)
+class SourceUses:
+    """How many chats and notes of a workspace cite a document (what removing it leaves without a source)."""
+
+    chats: int
+    notes: int

@@ -183,3 +183,14 @@ class StageProgress:
     overall: float
     eta_s: float | None
     counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """One page of a source drawn for the viewer: a PNG and the page's size in PDF points."""
+
+    page: int
+    pages: int
+    png: bytes
+    width: float
+    height: float

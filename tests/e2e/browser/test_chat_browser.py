@@ -19,8 +19,8 @@ CHINESE = "急诊指南里阵发性房颤是怎么定义的？持续时间一般
 
 
 def viewer(page: Any) -> Any:
-    """The streamlit-pdf-viewer iframe."""
-    return page.frame_locator("iframe[src*='streamlit_pdf_viewer'], iframe[title*='streamlit_pdf_viewer']").first
+    """The source viewer's frame beside the chat."""
+    return page.frame_locator(".st-key-source-viewer iframe").first
 
 
 def ask_and_open_first_citation(page: Any, question: str, answers_before: int) -> Any:
@@ -33,7 +33,7 @@ def ask_and_open_first_citation(page: Any, question: str, answers_before: int) -
     expect(chips).to_have_count(answers_before + 1, timeout=120_000)
     chips.last.click()
     frame = viewer(page)
-    highlight = frame.locator("[id^='annotation-quote-1-']").first
+    highlight = frame.locator("[id^='quote-1-']").first
     expect(highlight).to_be_attached(timeout=60_000)
     return frame
 
@@ -59,8 +59,8 @@ def test_ask_click_citation_and_see_the_highlighted_page(
         expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible()
         expect(page.get_by_text("Answering from 2 of 2 ready sources")).to_be_visible()
         frame = ask_and_open_first_citation(page, ENGLISH, 0)
-        expect(frame.locator("[id^='annotation-chunk-1-']").first).to_be_attached()
-        expect(page.get_by_text("of shen-2017-syncope-p8-9.pdf: the passage is outlined")).to_be_visible()
+        expect(frame.locator("[id^='chunk-1-']").first).to_be_attached()
+        expect(frame.get_by_text("shen-2017-syncope-p8-9.pdf · page")).to_be_visible()
         page.wait_for_timeout(1500)
         page.screenshot(path=str(tmp_path / "chat-en.png"), full_page=True)
 

@@ -1,0 +1,196 @@
+"""The source viewer: a whole document, paged through lazily, with the cited passage highlighted and in view.
+
+    render_citation_viewer(app, workspace, citation, marks, key=...)  beside an answer (Chat, Notes)
+    render_source_preview(app, workspace, documents, key=...)         any source (Sources page)
+
+Only the pages in view are drawn (1, or 2 when the passage runs onto the next page), each once per process
+(`st.cache_data`), and served by URL from Streamlit's media store: a rerun re-sends a small frame, not a PDF,
+and an unchanged frame is not reloaded by the browser. The viewer's column stays in view while the chat scrolls
+(`sticky_viewer_style`). A citation of a removed source shows its saved quote and says the source is gone.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+from streamlit import runtime
+
+from components.citations import pages_label
+from components.text import escape_markdown
+from components.viewer_html import ShownPage, viewer_html
+from workspace_app.app import App, grading_text
+from workspace_app.errors import WorkspaceError
+from workspace_app.models.answers import Citation, SourceUses
+from workspace_app.models.documents import Document, PageImage
+
+PageLoader = Callable[[int], PageImage]
+SCALE = 2.0  # pixels per PDF point: sharp text up to 200% zoom in a ~600 px panel
+FRAME_HEIGHT = 760
+REMOVED = "This source was removed from the workspace. The quote saved with the answer is shown instead."
+
+
+def sticky_viewer_style(key: str) -> None:
+    """Keep the column holding the viewer `key` in view while the page scrolls (CSS only, no layout change)."""
+    st.html(
+        f"<style>[data-testid='stColumn']:has(.st-key-{key}){{position:sticky;top:3.75rem;align-self:flex-start;"
+        f"max-height:calc(100vh - 4.5rem);overflow-y:auto}}"
+        # The frame's height follows the window; its element container must not keep the fixed height.
+        f".st-key-{key} iframe{{height:calc(100vh - 20rem)!important;min-height:360px}}"
+        f".st-key-{key} .stElementContainer:has(iframe){{height:auto!important;flex:0 0 auto!important}}</style>"
+    )
+
+
+def render_citation_viewer(app: App, workspace: str, citation: Citation | None, marks: Sequence[Citation] = (),
+                           *, key: str) -> None:
+    """The cited document at the cited page (the answer's other citations marked), or a hint when none is open."""
+    with st.container(key=key):
+        if citation is None:
+            st.info("Click a citation such as [1] to open its source here.", icon=":material/picture_as_pdf:")
+            return
+        _render_citation_header(citation)
+        document = None
+        try:
+            document = app.documents.find(workspace, citation.document_id)
+        except WorkspaceError as exc:
+            st.error(exc.user_message, icon=":material/error:")
+            return
+        if document is None:
+            st.warning(REMOVED, icon=":material/link_off:")
+            _render_saved_quote(citation)
+            return
+        if not has_page_images(document):
+            _render_saved_quote(citation)
+        others = [m for m in marks if m.document_id == document.id and m.n != citation.n]
+        render_source_viewer(document, _loader(app, workspace, document), focus=citation, marks=others,
+                             file=_file_loader(app, workspace, document), key=f"{key}-doc")
+
+
+def render_source_preview(app: App, workspace: str, documents: Sequence[Document], *, key: str) -> None:
+    """Pick any ready source and read it in the viewer (the Sources page's preview)."""
+    ready = [d for d in documents if d.status == "ready"]
+    if not ready:
+        return
+    with st.expander("Preview a source", icon=":material/preview:", key=f"{key}-expander"):
+        names = {d.id: d.name for d in ready}
+        chosen = st.selectbox("Source", list(names), format_func=names.__getitem__, key=f"{key}-pick")
+        document = next((d for d in ready if d.id == chosen), None)
+        if document is not None:
+            render_source_viewer(document, _loader(app, workspace, document), file=_file_loader(app, workspace, document),
+                                 key=f"{key}-doc")
+
+
+def render_source_viewer(document: Document, load_page: PageLoader, *, focus: Citation | None = None,
+                         marks: Sequence[Citation] = (), file: Callable[[], bytes] | None = None, key: str) -> None:
+    """Pages of one document with paging, jump-to-page, zoom and 'open full PDF'; the focus passage in view."""
+    if not has_page_images(document):
+        st.caption(f"{escape_markdown(document.name)} is a text source: it has no pages to show.")
+        return
+    page = _current_page(document, focus, key)
+    try:
+        first = load_page(page)
+    except WorkspaceError as exc:
+        st.error(exc.user_message, icon=":material/error:")
+        return
+    total = first.pages
+    window = [first]
+    if focus is not None and page == focus.page_start and focus.page_end > page and page < total:
+        window.append(load_page(page + 1))
+    _render_navigation(document, page, total, file, key)
+    shown = [ShownPage(image, _media_url(image.png, "image/png", f"{key}-page-{i}")) for i, image in enumerate(window)]
+    where = f"{document.name} · page {page} of {total}"
+    st.iframe(viewer_html(shown, focus, marks, where), height=FRAME_HEIGHT)
+
+
+def has_page_images(document: Document) -> bool:
+    """Whether the viewer can show pages of this document (PDFs; text and Markdown sources have none)."""
+    return document.media_type == "application/pdf"
+
+
+def _render_citation_header(citation: Citation) -> None:
+    facts = [f"**\\[{citation.n}\\] {escape_markdown(citation.document)}**", pages_label(citation)]
+    grading = grading_text(citation)
+    if grading:
+        facts.append(escape_markdown(grading))
+    st.markdown(" · ".join(facts))
+
+
+def _render_saved_quote(citation: Citation) -> None:
+    if citation.section:
+        st.caption(escape_markdown(citation.section))
+    st.markdown(f"> {escape_markdown(citation.quote)}")
+
+
+def _current_page(document: Document, focus: Citation | None, key: str) -> int:
+    """The page in view: the cited page when a new citation is opened, else where the user paged to."""
+    target = (document.id, focus.chunk_id, focus.n, focus.page_start) if focus else (document.id,)
+    if st.session_state.get(f"{key}-target") != target:
+        st.session_state[f"{key}-target"] = target
+        st.session_state[f"{key}-page"] = focus.page_start if focus else 1
+    page = max(1, int(st.session_state.get(f"{key}-page", 1)))
+    if document.pages:
+        page = min(page, document.pages)
+    st.session_state[f"{key}-page"] = page
+    st.session_state[f"{key}-page-input"] = page
+    return page
+
+
+def _render_navigation(document: Document, page: int, total: int, file: Callable[[], bytes] | None, key: str) -> None:
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"{key}-nav"):
+        st.button("", key=f"{key}-prev", icon=":material/chevron_left:", disabled=page <= 1,
+                  on_click=_go_to, args=(key, page - 1), help="Previous page")
+        st.number_input("Page", min_value=1, max_value=total, step=1, key=f"{key}-page-input",
+                        on_change=_typed_page, args=(key,), width=120, label_visibility="collapsed",
+                        help="Type a page number to jump to it")
+        st.markdown(f"of {total}", width="content")
+        st.button("", key=f"{key}-next", icon=":material/chevron_right:", disabled=page >= total,
+                  on_click=_go_to, args=(key, page + 1), help="Next page")
+        if file is not None:
+            url = _media_url(file(), "application/pdf", f"{key}-file", file_name=document.name)
+            st.link_button("Open full PDF", url, icon=":material/open_in_new:", help="The whole file in a new tab")
+
+
+def _go_to(key: str, page: int) -> None:
+    st.session_state[f"{key}-page"] = page
+
+
+def _typed_page(key: str) -> None:
+    st.session_state[f"{key}-page"] = st.session_state.get(f"{key}-page-input") or 1
+
+
+def _loader(app: App, workspace: str, document: Document) -> PageLoader:
+    return lambda page: _page_image(app, workspace, document.id, document.sha256, page)
+
+
+def _file_loader(app: App, workspace: str, document: Document) -> Callable[[], bytes]:
+    return lambda: app.documents.file_bytes(workspace, document.id)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _page_image(_app: App, _workspace: str, document_id: str, sha256: str, page: int) -> PageImage:
+    # Keyed by content (sha256), so a page is drawn once per process whichever workspace shows it.
+    return _app.documents.page_image(_workspace, document_id, page, SCALE)
+
+
+def _media_url(data: bytes, mimetype: str, coordinates: str, file_name: str | None = None) -> str:
+    """A URL the browser can fetch the bytes from: Streamlit's media store (as st.image uses), else a data URL."""
+    if runtime.exists():
+        return runtime.get_instance().media_file_mgr.add(data, mimetype, coordinates, file_name=file_name)
+    return f"data:{mimetype};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def render_removal_warning(name: str, uses: SourceUses) -> None:
+    """Say how many chats and notes cite a document about to be removed (nothing when none do)."""
+    if not uses.chats and not uses.notes:
+        return
+    cited_by = " and ".join(part for part in (_count(uses.chats, "chat"), _count(uses.notes, "note")) if part)
+    verb = "cites" if uses.chats + uses.notes == 1 else "cite"
+    st.warning(
+        f"{cited_by} {verb} **{escape_markdown(name)}**. After removal their citations show the saved quotes only.",
+        icon=":material/link_off:",
+    )
+
+
+def _count(count: int, noun: str) -> str:
+    return "" if not count else f"{count} {noun}" if count == 1 else f"{count} {noun}s"

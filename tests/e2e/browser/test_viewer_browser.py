@@ -1,0 +1,169 @@
+"""A user in Chromium reads the cited source beside the chat (screenshots in tmp_path: viewer.png, notes.png,
+removal-warning.png, removed.png):
+
+- on the 5th answer of a chat, scrolled down, clicking [2] opens the viewer beside it without moving the chat;
+  the viewer stays in view, the red sentence is inside the frame's view, the page can be turned, a page typed,
+  the zoom changed, and "Open full PDF" serves the whole file;
+- a chip on the Notes page opens the same viewer;
+- removing a cited source warns how many chats and notes cite it; its citation then shows the saved quote.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from served import CHROMIUM_ARGS, require_chromium, serving
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+QUESTIONS = [
+    "What INR range should warfarin target in women with atrial fibrillation?",
+    "Should hormone therapy be used to prevent cardiovascular disease in women?",
+    "How much physical activity is recommended for women to prevent cardiovascular disease?",
+    "Should antioxidant vitamin supplements be used to prevent cardiovascular disease in women?",
+    "Should aspirin be used for primary prevention in women aged 65 or older?",
+]
+SYNCOPE = "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?"
+FRAME = ".st-key-source-viewer iframe"
+SCROLLER = "() => (document.querySelector('[data-testid=stAppScrollToBottomContainer]') || document.scrollingElement).scrollTop"
+# Where the red sentence is inside the frame, and where the frame is in the window.
+QUOTE_IN_VIEW = """(frame) => {
+  const box = frame.contentDocument.querySelector('.quote'); if (!box) return null;
+  const r = box.getBoundingClientRect(); const f = frame.getBoundingClientRect();
+  return {inFrame: r.top >= 0 && r.bottom <= frame.contentWindow.innerHeight, frameTop: f.top, frameBottom: f.bottom};
+}"""
+
+
+@pytest.fixture
+def reading_app(tmp_path: Path, cli: Callable[..., Any], guidelines: Path,
+                excerpt: Callable[..., Path]) -> Iterator[tuple[str, dict[str, str]]]:
+    """Serve a workspace holding the 20-page women's CVD guideline and a 2-page syncope excerpt; their ids by name."""
+    require_chromium()
+    data = tmp_path / "data"
+    assert cli(data, "workspace", "create", "Cardiology").returncode == 0
+    for path in (guidelines / "mosca-2011-women-cvd.pdf", excerpt("shen-2017-syncope.pdf", 8, 9)):
+        done = cli(data, "ingest", "--workspace", "Cardiology", path)
+        assert done.returncode == 0, done.stderr
+    listed = cli(data, "documents", "--workspace", "Cardiology", "--json").stdout.splitlines()
+    ids = {row["name"]: row["id"] for row in map(json.loads, listed)}
+    with serving(data, tmp_path) as url:
+        yield url, ids
+
+
+def idle(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.wait_for_timeout(800)  # the running indicator shows after a short delay
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=180_000)
+
+
+def nav(page: Any, name: str) -> Any:
+    """A page's link in the top navigation."""
+    return page.get_by_test_id("stTopNav").get_by_role("link", name=name)
+
+
+def ask(page: Any, question: str) -> None:
+    from playwright.sync_api import expect
+
+    # A recorded answer carries "Save to notes" (a streaming one does not yet): wait for this one's.
+    saved = page.get_by_role("button", name="Save to notes")
+    count = saved.count()
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(question)
+    box.press("Enter")
+    expect(saved).to_have_count(count + 1, timeout=180_000)
+    idle(page)
+
+
+def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
+    reading_app: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url, ids = reading_app
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.goto(url)
+        page.get_by_role("button", name="Open").click()
+        expect(page.get_by_text("Now working in")).to_be_visible()
+        nav(page, "Chat").click()
+        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible()
+        idle(page)
+        for question in QUESTIONS:
+            ask(page, question)
+
+        # [2] of the 5th answer, with the chat scrolled down to it.
+        fifth = page.get_by_test_id("stChatMessage").nth(9)
+        chip = fifth.get_by_role("button", name="[2]", exact=True).first
+        chip.scroll_into_view_if_needed()
+        before = page.evaluate(SCROLLER)
+        assert before > 500, "the chat is scrolled well down"
+        chip.click()
+        frame = page.frame_locator(FRAME)
+        expect(frame.locator("body[data-painted='1'] #quote-2-0")).to_be_attached(timeout=30_000)
+        idle(page)
+        assert page.evaluate(SCROLLER) == before, "opening a citation does not move the chat"
+        placed = page.locator(FRAME).evaluate(QUOTE_IN_VIEW)
+        assert placed["inFrame"], "the cited sentence is scrolled into the frame's view"
+        assert 0 <= placed["frameTop"] < 400 and placed["frameBottom"] <= 1000, "the viewer is in the window"
+        where = frame.locator(".where")
+        cited_page = int(where.inner_text().split("page ")[1].split(" of")[0])
+        expect(where).to_have_text(f"mosca-2011-women-cvd.pdf · page {cited_page} of 20")
+        zoom = frame.locator("#zoom-label").inner_text()
+        frame.locator("#zoom-in").click()
+        expect(frame.locator("#zoom-label")).not_to_have_text(zoom)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "viewer.png"))
+
+        page.locator(".st-key-source-viewer-doc-next button").first.click()
+        expect(frame.locator(".where")).to_have_text(f"mosca-2011-women-cvd.pdf · page {cited_page + 1} of 20")
+        assert page.evaluate(SCROLLER) == before, "turning the page does not move the chat"
+        box = page.locator(".st-key-source-viewer-doc-page-input input").first
+        box.fill("20")
+        box.press("Enter")
+        expect(frame.locator(".where")).to_have_text("mosca-2011-women-cvd.pdf · page 20 of 20")
+        expect(frame.locator("img[alt='Page 20 of 20']")).to_be_visible()
+        href = page.get_by_role("link", name="Open full PDF").get_attribute("href")
+        assert href and page.request.get(href if href.startswith("http") else url + href).body().startswith(b"%PDF")
+        assert page.get_by_role("link", name="Open full PDF").get_attribute("target") == "_blank"
+        assert page.evaluate(SCROLLER) == before, "paging through the source does not move the chat either"
+
+        # Notes: save the 5th answer, open its [1] there.
+        fifth.get_by_role("button", name="Save to notes").click()
+        idle(page)
+        nav(page, "Notes").click()
+        expect(page.get_by_role("heading", name="Notes", exact=True)).to_be_visible()
+        page.get_by_role("button", name="[1]", exact=True).first.click()
+        notes_frame = page.frame_locator(".st-key-notes-viewer iframe")
+        expect(notes_frame.locator("body[data-painted='1'] #quote-1-0")).to_be_attached(timeout=30_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "notes.png"))
+
+        # A source cited by a chat is removed: the warning counts the chat; the citation keeps its quote.
+        nav(page, "Chat").click()
+        idle(page)
+        ask(page, SYNCOPE)
+        nav(page, "Sources").click()
+        syncope = ids["shen-2017-syncope-p8-9.pdf"]
+        page.locator(f".st-key-sources-remove-{syncope} button").first.click()
+        expect(page.get_by_text("1 chat cites")).to_be_visible()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "removal-warning.png"))
+        page.locator(f".st-key-sources-confirm-remove-{syncope} button").first.click()
+        expect(page.get_by_text("Removed shen-2017-syncope-p8-9.pdf")).to_be_visible()
+        nav(page, "Chat").click()
+        idle(page)
+        last = page.get_by_test_id("stChatMessage").last
+        last.get_by_role("button", name="[1]", exact=True).first.click()
+        expect(page.get_by_text("This source was removed from the workspace")).to_be_visible()
+        expect(page.locator(".st-key-source-viewer blockquote")).to_contain_text("carotid sinus")
+        expect(page.get_by_text("There is no document")).to_have_count(0)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "removed.png"))
+        browser.close()

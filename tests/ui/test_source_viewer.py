@@ -1,0 +1,143 @@
+"""The source viewer through AppTest on a real workspace: a chip opens the whole document at the cited page,
+paging and jumping move through it, Notes chips open it too, the Sources page previews any source, and a
+removed source leaves its citations readable (the saved quote) after a warning naming what cites it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from components.source_viewer import REMOVED
+from components.text import escape_markdown
+from components.viewer_html import ShownPage, viewer_html
+from workspace_app.models.answers import Citation
+from workspace_app.models.documents import PageImage, Rect
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+QUESTION = "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?"
+PAGE = "source-viewer-doc-page-input"
+
+
+@pytest.fixture
+def service(tmp_path: Path, build: Callable[..., Any], excerpt: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A workspace 'Cardiology' holding pages 7-10 of the syncope guideline; the app reads the same data dir."""
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    made = build(tmp_path / "data")
+    made.workspaces.create("Cardiology")
+    assert made.documents.ingest("Cardiology", excerpt("shen-2017-syncope.pdf", 7, 10), "syncope.pdf").status == "ready"
+    return made
+
+
+@pytest.fixture
+def open_page(service: Any) -> Iterator[Callable[[str], AppTest]]:
+    def _open(page: str) -> AppTest:
+        st.cache_resource.clear()
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.session_state["workspace"] = service.catalog.find_workspace("Cardiology").id
+        at.run()
+        at.switch_page(page).run()
+        assert not at.exception
+        return at
+
+    yield _open
+    st.cache_resource.clear()
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join(e.value for e in (*at.markdown, *at.caption, *at.warning, *at.info, *at.error))
+
+
+def chip(at: AppTest, n: int) -> Any:
+    return next(b for b in at.button if b.key and b.key.endswith(f"-chip-{n}"))
+
+
+def asked(open_page: Callable[[str], AppTest], service: Any) -> tuple[AppTest, Any]:
+    at = open_page("pages/chat.py")
+    at.chat_input(key="chat-input").set_value(QUESTION).run()
+    assert not at.exception
+    [chat] = service.answers.list_chats("Cardiology")
+    [message] = service.answers.chat_messages("Cardiology", chat.id)
+    assert message.answer.citations
+    return at, message
+
+
+def test_chip_opens_the_document_at_the_cited_page_and_pages_through_it(open_page: Any, service: Any) -> None:
+    at, message = asked(open_page, service)
+    assert "Click a citation" in texts(at)
+    citation = message.answer.citations[0]
+    chip(at, 1).click().run()
+    assert not at.exception
+    assert f"syncope\\.pdf** · p. {citation.page_start}" in texts(at)
+    assert at.number_input(key=PAGE).value == citation.page_start
+    at.button(key="source-viewer-doc-next").click().run()
+    assert at.number_input(key=PAGE).value == citation.page_start + 1
+    at.number_input(key=PAGE).set_value(4).run()
+    assert not at.exception and at.number_input(key=PAGE).value == 4
+    assert at.button(key="source-viewer-doc-next").disabled, "page 4 of 4 is the last"
+    at.button(key="source-viewer-doc-prev").click().run()
+    assert at.number_input(key=PAGE).value == 3
+    chip(at, 1).click().run()
+    assert at.number_input(key=PAGE).value == 3, "the same citation keeps the page the reader moved to"
+
+
+def test_notes_chips_open_the_viewer(open_page: Any, service: Any) -> None:
+    _, message = asked(open_page, service)
+    service.answers.save_note("Cardiology", message.answer)
+    notes = open_page("pages/notes.py")
+    assert "Click a citation" in texts(notes)
+    chip(notes, 1).click().run()
+    assert not notes.exception
+    assert notes.number_input(key="notes-viewer-doc-page-input").value == message.answer.citations[0].page_start
+
+
+def test_removed_source_shows_the_saved_quote_after_a_warning_naming_its_citers(open_page: Any, service: Any) -> None:
+    at, message = asked(open_page, service)
+    service.answers.save_note("Cardiology", message.answer)
+    [document] = service.documents.list("Cardiology")
+    uses = service.answers.source_uses("Cardiology", document.id)
+    assert (uses.chats, uses.notes) == (1, 1)
+
+    sources = open_page("pages/sources.py")
+    assert "cite" not in texts(sources)
+    sources.button(key=f"sources-remove-{document.id}").click().run()
+    assert "1 chat and 1 note cite **syncope\\.pdf**" in texts(sources)
+    sources.button(key=f"sources-confirm-remove-{document.id}").click().run()
+    assert not sources.exception and service.documents.list("Cardiology") == []
+
+    at = open_page("pages/chat.py")
+    chip(at, 1).click().run()
+    assert not at.exception
+    shown = texts(at)
+    assert REMOVED in shown and "There is no document" not in shown
+    assert escape_markdown(message.answer.citations[0].quote) in shown, "the saved quote is shown"
+    assert service.answers.source_uses("Cardiology", document.id).chats == 1
+
+
+def test_sources_page_previews_a_source(open_page: Any, service: Any) -> None:
+    at = open_page("pages/sources.py")
+    assert at.selectbox(key="sources-preview-pick").value == service.documents.list("Cardiology")[0].id
+    assert at.number_input(key="sources-preview-doc-page-input").value == 1
+    at.button(key="sources-preview-doc-next").click().run()
+    assert not at.exception and at.number_input(key="sources-preview-doc-page-input").value == 2
+
+
+def test_frame_marks_the_focus_and_the_other_citations_and_escapes_text() -> None:
+    def cite(n: int, page: int, y: float) -> Citation:
+        rect = Rect(page=page, x0=50, y0=y, x1=300, y1=y + 10)
+        return Citation(n=n, chunk_id=f"c{n}", document="d.pdf", document_id="d", page_start=page, page_end=page,
+                        section="", quote="q", rects=(rect,), chunk_rects=(rect,), score=1.0)
+
+    image = PageImage(page=2, pages=5, png=b"", width=600, height=800)
+    focus, other, elsewhere = cite(1, 2, 100), cite(2, 2, 400), cite(3, 4, 100)
+    frame = viewer_html([ShownPage(image, "/media/x.png")], focus, [other, elsewhere], "<script>alert(1)</script>.pdf")
+    assert "id='quote-1-0'" in frame and "id='chunk-1-0'" in frame and "data-focus='c1-1'" in frame
+    assert "id='mark-2-0'" in frame and "data-n='[2]'" in frame
+    assert "mark-3-" not in frame, "a citation on another page is not drawn on this one"
+    assert "&lt;script&gt;alert(1)" in frame and "<script>alert(1)" not in frame
+    assert "left:8.167%;top:12.375%" in frame, "boxes are placed in percent of the page (with 1 pt of margin)"
