@@ -4,6 +4,7 @@ passage that mentions it in the PDF viewer (screenshot graph.png in tmp_path). N
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -75,7 +76,7 @@ def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str
         page.locator(".st-key-graph-search input").press("Enter")
         page.locator(".st-key-graph-pick").click()
         page.get_by_role("option", name="orthostatic hypotension (disease)").click()
-        expect(page.get_by_text("Centred on")).to_be_visible()
+        expect(page.get_by_text(re.compile(r"^Centred on "))).to_be_visible()
         page.locator("[class*='st-key-graph-passage-0'] button").click()
         viewer = page.frame_locator("iframe[src*='streamlit_pdf_viewer'], iframe[title*='streamlit_pdf_viewer']").first
         expect(viewer.locator("[id^='annotation-quote-1-']").first).to_be_attached(timeout=60_000)
