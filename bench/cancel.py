@@ -16,8 +16,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,10 +23,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.common import CORPUS_DIR, RESULTS_DIR, git_info, now_iso
+from bench.common.serving import CHROMIUM_ARGS, free_port, stop
 
 OUT = RESULTS_DIR / "cancel.json"
 SOURCES = ("shen-2017-syncope.pdf", "kusumoto-2018-bradycardia.pdf")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 
 
 def row(page: Any, name: str) -> Any:
@@ -57,7 +55,6 @@ def one_run(browser: Any, folder: Path, log: IO[bytes]) -> dict[str, Any]:
     from playwright.sync_api import expect
 
     from bench.first_answer import start_serve
-    from bench.startup import free_port
 
     port = free_port()
     process, _, _ = start_serve(folder / "data", port, log)
@@ -83,12 +80,7 @@ def one_run(browser: Any, folder: Path, log: IO[bytes]) -> dict[str, Any]:
         page.close()
         return result
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -28,10 +27,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.common import CORPUS_DIR, RESULTS_DIR, bench_settings, git_info, now_iso, open_app, percentile
+from bench.common.serving import CHROMIUM_ARGS, CLI, free_port, stop
 
 OUT = RESULTS_DIR / "first_answer.json"
-CLI = Path(sys.executable).parent / "workspace-app"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 SOURCES = ("mosca-2011-women-cvd.pdf", "shen-2017-syncope.pdf")
 WORKSPACE = "Bench first answer"
 QUESTIONS = (
@@ -95,7 +93,6 @@ def one_run(browser: Any, data_dir: Path, log: IO[bytes]) -> dict[str, Any]:
     """Serve, open the workspace's chat, ask every question; the timings of this run."""
     from playwright.sync_api import expect
 
-    from bench.startup import free_port
 
     port = free_port()
     process, started, ready = start_serve(data_dir, port, log)
@@ -112,12 +109,7 @@ def one_run(browser: Any, data_dir: Path, log: IO[bytes]) -> dict[str, Any]:
         latencies = [ask(page, question, before + index) for index, question in enumerate(QUESTIONS)]
         page.close()
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
     warm = latencies[1:]
     return {
         "serve_ready_s": round(ready - started, 2), "chat_open_after_ready_s": round(chat_open - ready, 2),

@@ -14,38 +14,19 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from bench.common import RESULTS_DIR, now_iso
+from bench.common.serving import CHROMIUM_ARGS, CLI, free_port, healthy, stop
 
 OUT = RESULTS_DIR / "startup.json"
-CLI = Path(sys.executable).parent / "workspace-app"
 TARGET_S = 15.0
-LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def healthy(port: int) -> bool:
-    try:
-        with LOOPBACK.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as response:
-            return bool(response.read() == b"ok")
-    except OSError:
-        return False
 
 
 def one_start(browser: Any, folder: Path) -> dict[str, float]:
@@ -65,7 +46,7 @@ def one_start(browser: Any, folder: Path) -> dict[str, float]:
         while "health" not in marks:
             if process.poll() is not None:
                 raise RuntimeError(f"serve exited with {process.returncode}")
-            if healthy(port):
+            if healthy(f"http://127.0.0.1:{port}", timeout=1):
                 marks["health"] = time.monotonic() - started
             if time.monotonic() - started > 120:
                 raise TimeoutError("serve did not start within 120 s")
@@ -82,12 +63,7 @@ def one_start(browser: Any, folder: Path) -> dict[str, float]:
             time.sleep(0.05)
         marks["run_file"] = time.monotonic() - started
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
     return {name: round(value, 2) for name, value in marks.items()}
 
 

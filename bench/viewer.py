@@ -18,24 +18,18 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from bench.common import RESULTS_DIR, now_iso
 from bench.common.paths import percentile
+from bench.common.serving import CHROMIUM_ARGS, CLI, free_port, healthy, stop
 
 OUT = RESULTS_DIR / "viewer.json"
-CLI = Path(sys.executable).parent / "workspace-app"
 CORPUS = Path("/work/shared/corpus/guidelines")
-LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 QUESTIONS = [
     "What INR range should warfarin target in women with atrial fibrillation?",
     "Should aspirin be used for primary prevention in women aged 65 or older?",
@@ -55,20 +49,6 @@ PAINTED_JS = """(focus) => {
   return r.bottom > 0 && r.top < w.innerHeight && r.right > 0 && r.left < w.innerWidth
     && f.top < window.innerHeight && f.bottom > 0 ? performance.now() : false;
 }""".replace("%s", VIEWER_FRAME)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def healthy(url: str) -> bool:
-    try:
-        with LOOPBACK.open(f"{url}/_stcore/health", timeout=2) as response:
-            return bool(response.read() == b"ok")
-    except OSError:
-        return False
 
 
 def prepare(data_dir: Path, pdf: Path) -> None:
@@ -208,11 +188,7 @@ def run(clicks: int, pdf: Path) -> dict[str, Any]:
             page.screenshot(path=str(folder / "viewer.png"))
             browser.close()
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
     longest = max(CORPUS.glob("*.pdf"), key=lambda p: p.stat().st_size)
     ms = [s["ms"] for s in samples]
     return {
