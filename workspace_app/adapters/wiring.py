@@ -119,7 +119,9 @@ def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddin
     model = settings.embedding.crosslingual_model
     if not model or model == settings.embedding.model:
         return None
-    embedder = Embedder(settings.embedding.model_copy(update={"model": model, "backend": "torch"}), cache)
+    # USE takes no prefixes and runs in numpy: the main model's prefixes and backend are not its.
+    own = {"model": model, "backend": "torch", "query_prefix": "", "passage_prefix": ""}
+    embedder = Embedder(settings.embedding.model_copy(update=own), cache)
     return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-"))
 
 
