@@ -24,12 +24,12 @@ from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.embedding.stage import CrossLanguageStage
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
 from workspace_app.graph.translation import LexiconTranslator
-from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, embedding_text, ingest_document
+from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
+from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
@@ -84,7 +84,7 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
     states = DocumentStates(catalog, catalog)
     stages: list[IndexStage] = [GraphStage(graph), GuideStage(guides)]
     if crosslingual:
-        stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors, embedding_text))
+        stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors))
 
     def ingest(document: Document, on_progress: ProgressCallback | None, should_stop: StopCheck | None) -> Document:
         return ingest_document(

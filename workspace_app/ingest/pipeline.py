@@ -159,7 +159,7 @@ def ingest_document(
         chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
         embedded = embedder.embed_passages([embedding_text(c) for c in records], lambda d, t: track("embedding", d, t))
         track("indexing", 0, len(records))
-        _index_vectors(document, records, embedded.tolist(), vectors)
+        index_vectors(document, records, embedded.tolist(), vectors)
         track("indexing", len(records), len(records))
         for stage in stages:
             track(stage.name, 0, 1)
@@ -236,7 +236,7 @@ def _chunk(document: Document, ordinal: int, draft: ChunkDraft) -> Chunk:
     )
 
 
-def _index_vectors(document: Document, records: list[Chunk], embedded: list[list[float]], vectors: VectorIndex) -> None:
+def index_vectors(document: Document, records: list[Chunk], embedded: list[list[float]], vectors: VectorIndex) -> None:
     """Replace the document's vectors and check the count. A worker killed while it wrote vectors can leave a
     request that the Chroma server applies late, in the middle of the next run's writes; the next attempt,
     a moment later, puts the set right."""
