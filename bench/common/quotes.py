@@ -68,7 +68,8 @@ def _ends_mid_clause(text: str) -> bool:
     if text.endswith(_DANGLING_END):
         return True
     last = re.search(r"([A-Za-z]+)$", text)
-    return bool(last and last.group(1).lower() in _DANGLING)
+    # A lone capital A ends a level of evidence ("LOE A", a Chinese row's "Ⅰ A"), not a clause.
+    return bool(last and last.group(1) != "A" and last.group(1).lower() in _DANGLING)
 
 
 def _unbalanced_brackets(text: str) -> bool:

@@ -31,6 +31,20 @@ def test_a_table_row_without_full_stop_is_whole() -> None:
     assert quotable(text, row, "en")
 
 
+def test_a_row_ending_in_level_a_is_whole_even_at_the_chunk_end() -> None:
+    # zh-acute-af-ed-2024 page 14: the level "A" is not the article "a", and the last row ends the chunk.
+    text = (
+        "有适应证的急性缺血性脑卒中患者，需予再灌注治疗 Ⅰ A\nNVAF 合并轻度或中度急性缺血性脑卒中患者，卒中后48 h 内启动"
+        "抗凝治疗 Ⅰ A房颤合并缺血性脑卒中或TIA的患者，有条件的首选NOAC Ⅰ A"
+    )
+    spans = split_sentences(text)
+    assert len(spans) == 3 and all(quotable(text, span, "zh") for span in spans)
+    english = "Combine the DASH dietary pattern with lower sodium intake, COR I, LOE A\nNext row."
+    assert quotable(english, split_sentences(english)[0], "en")
+    cut = "Aspirin should be taken as a\nNext row."
+    assert is_fragment(cut, split_sentences(cut)[0], "en")
+
+
 def test_chinese_sentences() -> None:
     text = "COPD 合并急性房颤的心室率控制首选NDCC。对于COPD合并房颤药物控制心室率无效的患者，可考虑"
     spans = split_sentences(text)

@@ -31,6 +31,8 @@ COMPLETE = [
     "Aspirin can be useful (Class IIa; Level of Evidence B) and may be reasonable for women (Class IIb; LOE B).",
     "Recommendations for the initial evaluation include:",
     "OH 1 month VVS, no syncope in prior year (698) No restriction",
+    "NVAF 合并轻度或中度急性缺血性脑卒中患者，卒中后48 h 内启动抗凝治疗 Ⅰ A",
+    "Combine the DASH dietary pattern with lower sodium intake. COR I, LOE A",
 ]
 
 

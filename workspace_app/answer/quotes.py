@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from workspace_app.text.sentences import Span
+from workspace_app.text.sentences import Span, ends_in_grade_cells
 
 _EN_TERMINAL = tuple(".!?:;")
 _ZH_TERMINAL = tuple("。！？；：.!?;:")
@@ -18,7 +18,8 @@ _CLOSERS = "\"')]”’）】"
 _BULLETS = "•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩"
 # A line that ends here cannot end a sentence: it goes on in the next chunk or column.
 _DANGLING = re.compile(
-    r"(?:\b(?:and|or|but|nor|the|a|an|of|with|to|in|on|at|for|by|from|than|that|which|who|whose|as|is|are|was|"
+    # "a" in lower case only: a capital A ends a level of evidence ("LOE A", "Ⅰ A"), not a clause.
+    r"(?:\b(?:and|or|but|nor|the|(?-i:a)|an|of|with|to|in|on|at|for|by|from|than|that|which|who|whose|as|is|are|was|"
     r"were|be|been|should|may|can|not|if|when|while|whereas|including|such|per|vs)|[,(\[/–-])$",
     re.IGNORECASE,
 )
@@ -61,6 +62,8 @@ def is_fragment(text: str, span: Span, language: str) -> bool:
         return True
     if quote.rstrip(_CLOSERS).endswith(_ZH_TERMINAL if language == "zh" else _EN_TERMINAL):
         return False
+    if ends_in_grade_cells(quote):
+        return False  # a whole recommendation row: its class and level cells end it
     if not text[span.end :].strip():
         # The chunk ends here without a full stop: the sentence goes on in the next chunk.
         return True

@@ -24,7 +24,7 @@ _BULLETS = set("•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩")
 # A Chinese recommendation row ends in its class and level cells ("…控制心室率 Ⅰ B"): the next line is another row.
 # A row may also run straight on into the next one's first cell ("…的基础 Ⅰ C房颤伴…").
 _GRADE_CELLS = r"(?:Ⅰ|Ⅱ\s?[ab]?|Ⅲ)\s+[ABC](?:-[A-Z]{1,2})?"
-_GRADE_CELLS_END = re.compile(rf"[\u4e00-\u9fff）)]\s*{_GRADE_CELLS}$")
+_GRADE_CELLS_END = re.compile(rf"[\u4e00-\u9fff）)A-Za-z0-9%]\s*{_GRADE_CELLS}$")
 _GRADE_CELLS_INLINE = re.compile(rf"(?<=[\u4e00-\u9fff）)\s]){_GRADE_CELLS}(?=[\u4e00-\u9fff])")
 
 
@@ -86,6 +86,11 @@ def _line_sentences(line: str) -> list[tuple[int, int]]:
     cuts += [match.end() for match in _GRADE_CELLS_INLINE.finditer(line)]
     cuts = sorted(set(cuts + [len(line)]))
     return [(a, b) for a, b in pairwise(cuts) if b > a]
+
+
+def ends_in_grade_cells(sentence: str) -> bool:
+    """Whether a sentence is a Chinese recommendation row ending in its class and level cells ("…控制心室率 Ⅰ B")."""
+    return bool(_GRADE_CELLS_END.search(sentence.rstrip()))
 
 
 def _after_abbreviation(line: str, dot: int) -> bool:
