@@ -59,3 +59,13 @@ def test_chunks_carry_the_row_and_its_grading(guidelines: Path, chunk_pdf: Calla
     assert holding and all(chunk.page_start <= 6 <= chunk.page_end for chunk in holding)
     first_row = [chunk for chunk in chunks if chunk.text.startswith(RATE_CONTROL[0][0][:20])]
     assert any(chunk.recommendation == ("I", "C") for chunk in first_row)
+
+
+def test_a_bold_statement_running_on_in_lower_case_is_text_not_a_heading(excerpt: Callable[[str, int, int], Path]) -> None:
+    # eckel-2013-lifestyle p.15: the bold recommendation "4. Advise adults … a. Combine the DASH dietary pattern with
+    # lower" goes on with "sodium intake." — read as a heading it left the text and the grading lost its statement.
+    path = excerpt("eckel-2013-lifestyle.pdf", 15, 15)
+    paragraphs = parse_pdf(path, path.name).paragraphs
+    assert not any("Combine the DASH" in p.text for p in paragraphs if p.is_heading)
+    assert not any("Combine the DASH" in p.section for p in paragraphs)
+    assert any("a. Combine the DASH dietary pattern with lower" in p.text for p in paragraphs if not p.is_heading)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from workspace_app.text.grades import find_recommendation
+from workspace_app.text.grades import find_recommendation, grading_in
 
 # Each text is copied from a chunk or from the page text of the named guideline.
 STATED = [
@@ -60,6 +60,9 @@ STATED = [
     pytest.param(  # zh-acute-af-ed-2024 p.2, a chunk where both headers come before the cells
         "急性房颤应首先重点评估患者的血流动力学与器官功能状态，必要时给予相应支持治疗推荐级别证据级别Ⅰ C",
         "I", "C", id="zh-table-headers-first",
+    ),
+    pytest.param(  # eckel-2013-lifestyle p.15, the grading line under a recommendation
+        "NHLBI Grade: A (strong); ACC/AHA COR: I, LOE: A", "I", "A", id="prose-COR-colon",
     ),
     pytest.param("推荐使用NOAC（Ⅱa类推荐，B级证据）", "IIa", "B", id="zh-class-and-level-words"),
     pytest.param("首选静脉给药控制心室率（Ⅰ，A）", "I", "A", id="zh-pair"),
@@ -134,3 +137,16 @@ def test_a_recommendation_and_its_class_share_a_chunk(
     assert any((c.recommendation_class, c.evidence_level) == (klass, level) for c in holding), [
         (c.recommendation_class, c.evidence_level, c.text[:80]) for c in holding
     ]
+
+
+def test_a_grading_line_under_a_statement_belongs_to_it() -> None:
+    # eckel-2013-lifestyle p.15: the statement, then its grading on a line of its own, then the rationale.
+    text = (
+        "Advise adults who would benefit from BP lowering to: a. Combine the DASH dietary pattern with lower\n"
+        "sodium intake.\nNHLBI Grade: A (strong); ACC/AHA COR: I, LOE: A\nRationale: Both a healthy dietary pattern."
+    )
+    quote = "Advise adults who would benefit from BP lowering to: a. Combine the DASH dietary pattern with lower sodium intake."
+    found = grading_in(text, 0, quote)
+    assert (found.recommendation_class, found.evidence_level) == ("I", "A")
+    prose = "Sodium should be reduced.\nThe class of this recommendation was debated at length by the panel."
+    assert grading_in(prose, 0, "Sodium should be reduced.").recommendation_class is None

@@ -28,6 +28,11 @@ def build_paragraphs(pages: list[list[TextLine]]) -> list[Paragraph]:
     for line in lines:
         boundary = previous is None or _starts_paragraph(previous, line, current) or _style_changes(previous, line)
         level = heading_level(line, body_size) if boundary and line.page not in contents else 0
+        if current.is_heading and _runs_on(current.text, line.text):
+            # A bold lead-in that goes on in lower case ("…lowering to: a. Combine the DASH dietary pattern with
+            # lower" / "sodium intake.") is a sentence set in bold, not a heading: it stays in the text.
+            current.is_heading, current.heading_level = False, 0
+            boundary, level = False, 0
         if boundary or current.is_heading:
             if current.spans and not (current.is_heading and _continues_heading(current, previous, line, level)):
                 paragraphs.append(current)
@@ -96,6 +101,11 @@ def _starts_paragraph(previous: TextLine, line: TextLine, current: Paragraph) ->
     if indent < -0.8 * line.size and _ends_sentence_short(previous, current):
         return True
     return _ends_sentence_short(previous, current) and indent > 0.8 * line.size
+
+
+def _runs_on(heading: str, line: str) -> bool:
+    """Whether a line continues a sentence the heading text left open (it starts in lower case)."""
+    return line[:1].islower() and not _SENTENCE_END.search(heading)
 
 
 def _style_changes(previous: TextLine, line: TextLine) -> bool:

@@ -17,7 +17,7 @@ _LEVEL = r"B-NR|B-R|C-LD|C-EO|A|B|C"
 # Not inside letter-spaced type ("A M E R I C A N"), where single capitals stand apart.
 _TABLE_CELL = re.compile(rf"(?<![\w:])(?<![A-Z] )({_CLASS})\s+({_LEVEL})(?![\w-])(?!\s[A-Z](?:\s|$))")
 _PROSE = re.compile(
-    rf"(?:Class|COR)\s*({_CLASS})\b[^.()]{{0,40}}?(?:Level of Evidence|LOE)[:\s]*({_LEVEL})(?![\w-])"
+    rf"(?:Class|COR)[:\s]*({_CLASS})\b[^.()]{{0,40}}?(?:Level of Evidence|LOE)[:\s]*({_LEVEL})(?![\w-])"
 )
 _ZH_CLASS = r"Ⅲ|Ⅱa|Ⅱb|Ⅰ|IIa|IIb|III|I"
 _ZH_PAIR = re.compile(rf"[（(]\s*({_ZH_CLASS})\s*[，,、]\s*([ABC])\s*[）)]")
@@ -74,11 +74,17 @@ def is_class_cell(text: str) -> bool:
     return bool(_CLASS_ONLY.fullmatch(text))
 
 
+# A line stating the grading of the recommendation above it ("NHLBI Grade: A (strong); ACC/AHA COR: I, LOE: A").
+_GRADING_LINE = re.compile(r"(?:NHLBI Grade|ACC/AHA COR|COR|Class of Recommendation|\(?Class|Level of Evidence|LOE)\b")
+
+
 def grading_window(text: str, start: int, quote: str) -> str:
-    """The quote and the short line after it, if any."""
+    """The quote and the line after it when that line is a short cell or a grading statement."""
     end = start + len(quote) if start >= 0 else 0
-    following = text[end : end + 40].lstrip().split("\n")[0]
-    return quote + ("\n" + following if len(following) <= 20 else "")
+    following = text[end : end + 80].lstrip().split("\n")[0]
+    if len(following) <= 20 or _GRADING_LINE.match(following):
+        return quote + "\n" + following
+    return quote
 
 
 def grading_in(text: str, start: int, quote: str) -> Recommendation:
