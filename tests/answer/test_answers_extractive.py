@@ -72,6 +72,16 @@ def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(app: App) -> N
     assert first / len(rows) >= 0.7 and any_hit / len(rows) >= 0.75, (first, any_hit, misses)
 
 
+def test_a_question_naming_two_sources_cites_each(app: App) -> None:
+    question = (
+        "How does the 2014 paper on guideline strategies say multiple chronic conditions affect older patients, "
+        "and what does the 2024 acute AF guideline say about assessing them?"
+    )
+    answer = app.answers.ask("Dev", question)
+    assert not answer.refused
+    assert {c.document for c in answer.citations} == {ARNETT, CHINESE}, answer.text
+
+
 def test_unanswerable_questions_are_refused_in_their_language(app: App) -> None:
     rows = dev_questions(None)
     refused = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workspace_app.answer.document_names import named_document
+from workspace_app.answer.document_names import named_document, named_documents
 from workspace_app.graph.translation import LexiconTranslator
 
 NAMES = {
@@ -27,3 +27,10 @@ def test_no_document_is_named_without_a_reference_to_one_or_when_two_match() -> 
     assert named_document("What is the INR range for women with atrial fibrillation in 2011?", NAMES) is None
     assert named_document("The 2013 lifestyle guideline and the 2011 women's guideline both give a target.", NAMES) is None
     assert named_document("What does the syncope guideline say?", {"shen": "shen-2017-syncope.pdf"}) is None
+
+
+def test_a_question_may_name_several_documents() -> None:
+    question = "The 2013 lifestyle guideline and the 2011 women's prevention guideline both give a target. What is it?"
+    assert sorted(named_documents(question, NAMES)) == ["eckel", "mosca"]
+    assert named_documents("What does the syncope guideline say?", NAMES) == ["shen"]
+    assert named_documents("What is the INR range for women with atrial fibrillation in 2011?", NAMES) == []

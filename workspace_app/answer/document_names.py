@@ -30,15 +30,23 @@ def named_document(
     part: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None
 ) -> str | None:
     """The id of the one document (`names`: id -> file name) the part names, or None."""
-    if len(names) < 2 or not _REFERS_TO_A_DOCUMENT.search(part):
-        return None
-    words = set(evidence_terms(part))
+    named = named_documents(part, names, translate)
+    return named[0] if len(named) == 1 else None
+
+
+def named_documents(
+    text: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None
+) -> list[str]:
+    """The ids of every document (`names`: id -> file name) the text names by words no other name has."""
+    if len(names) < 2 or not _REFERS_TO_A_DOCUMENT.search(text):
+        return []
+    words = set(evidence_terms(text))
     if translate is not None:
-        words |= evidence_terms(" ".join(translate(part)))
+        words |= evidence_terms(" ".join(translate(text)))
     own = {document_id: evidence_terms(name) - _FILE_WORDS for document_id, name in names.items()}
     named = []
     for document_id, terms in own.items():
         others = set().union(*(t for d, t in own.items() if d != document_id))
         if words & (terms - others):
             named.append(document_id)
-    return named[0] if len(named) == 1 else None
+    return named

@@ -147,6 +147,7 @@ class ExtractiveAnswerer:
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, idf: dict[str, float],
         answers: Callable[[Candidate], list[str]] | None = None, parts: Sequence[Part] = (),
         translations: Sequence[str] = (), contrary: Callable[[Candidate], bool] | None = None,
+        sources: frozenset[str] = frozenset(),
     ) -> Selection:
         """Choose the sentences to quote, or decide to refuse.
 
@@ -185,7 +186,25 @@ class ExtractiveAnswerer:
         chosen = self._pick(candidates)
         for part in parts:
             self._cover(part, candidates, chosen)
+        for document_id in sorted(sources):
+            self._cite(document_id, candidates, chosen, answers)
         return Selection(chosen, False, confidence, features)
+
+    def _cite(
+        self, document_id: str, ranked: list[Candidate], chosen: list[Candidate],
+        answers: Callable[[Candidate], list[str]] | None,
+    ) -> None:
+        """Add a document the question names its best sentence when no chosen one comes from it."""
+        if any(c.block.chunk.document_id == document_id for c in chosen):
+            return
+        floor = ranked[0].score * self.weights.part_floor
+        fitting = [
+            c for c in ranked
+            if c.block.chunk.document_id == document_id and c.score >= floor
+            and not any(_redundant(c, other) for other in chosen) and (answers is None or not answers(c))
+        ]
+        if fitting:
+            chosen.append(fitting[0])
 
     def _cover(self, part: Part, ranked: list[Candidate], chosen: list[Candidate]) -> None:
         """Add the sentence best answering one part of the question when the chosen ones do not answer it."""

@@ -23,6 +23,7 @@ from workspace_app.answer.answerability import (
     question_parts,
     unmet,
 )
+from workspace_app.answer.document_names import named_documents
 from workspace_app.answer.extractive import Candidate, EitherLanguage, ExtractiveWeights, Part
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.retrieval.scope import Scope
@@ -42,6 +43,7 @@ class Reading:
     contrary: Callable[[Candidate], bool]
     parts: tuple[Part, ...]
     translations: tuple[str, ...]
+    sources: frozenset[str] = frozenset()  # the documents it names, when it names several: each must be cited
 
 
 class QuestionReader:
@@ -69,9 +71,12 @@ class QuestionReader:
             self._part(part, scope, forms, blocks, needs, (part_documents or {}).get(part, frozenset()))
             for part in parts
         ) if len(parts) > 1 else ()
+        named = named_documents(question, scope.searched_names, self.translate)
         return Reading(
             idf, needs, lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
-            lambda candidate: contrary(needs, candidate.span.text), read_parts, tuple(self.translate(question)) if self.translate is not None else (),
+            lambda candidate: contrary(needs, candidate.span.text), read_parts,
+            tuple(self.translate(question)) if self.translate is not None else (),
+            frozenset(named) if len(named) > 1 else frozenset(),
         )
 
     def idf(self, question: str, scope: Scope) -> dict[str, float]:

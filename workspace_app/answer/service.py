@@ -18,7 +18,7 @@ from typing import Protocol
 from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
 from workspace_app.answer.answerability import AnswerabilityRules, question_parts
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
-from workspace_app.answer.document_names import named_document
+from workspace_app.answer.document_names import named_document, named_documents
 from workspace_app.answer.export import chat_markdown, notes_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
 from workspace_app.answer.grade_notes import stated_grading
@@ -163,12 +163,22 @@ class AnswerService:
             for part in parts:
                 # A part naming one of the sources ("the 2011 women's guideline") is searched in it alone, with the
                 # whole question (a part may leave its subject to the one before: "does it allow a lower range?").
-                named = named_document(part, _scope_names(scope), self.reader.translate)
+                named = named_document(part, scope.searched_names, self.reader.translate)
                 if named:
                     own = self.modes.retrieve(scope.narrowed([named]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
                 else:
                     own = self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS]
                 part_documents[part] = frozenset([named] if named else (h.chunk.document_id for h in own[:2]))
+                extra = [h for h in own if h.chunk.id not in seen]
+                hits += extra
+                seen |= {h.chunk.id for h in extra}
+        named = named_documents(query, scope.searched_names, self.reader.translate)
+        if len(named) > 1:
+            # A question naming several sources ("the 2013 lifestyle guideline and the 2011 women's guideline")
+            # gets each one's best passages for the whole question: its answer cites each (extractive.py).
+            seen = {hit.chunk.id for hit in hits}
+            for document_id in named:
+                own = self.modes.retrieve(scope.narrowed([document_id]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
                 extra = [h for h in own if h.chunk.id not in seen]
                 hits += extra
                 seen |= {h.chunk.id for h in extra}
@@ -185,7 +195,7 @@ class AnswerService:
         reading = self.reader.read(question, scope, blocks, part_documents)
         selection = self.extractive.select(
             question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-            reading.contrary,
+            reading.contrary, reading.sources,
         )
         weights = self.extractive.weights
         threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below
@@ -203,7 +213,7 @@ class AnswerService:
         started = time.perf_counter()
         selection = self.extractive.select(
             standalone, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-            reading.contrary,
+            reading.contrary, reading.sources,
         )
         timings["answer"] = _ms(started)
         if selection.refused:
@@ -444,12 +454,6 @@ def _quoted(candidate: Candidate) -> str:
     """An extractive sentence with its block's marker (and those of the blocks repeating it)."""
     blocks = [candidate.block.n] + [twin.block.n for twin in candidate.twins]
     return candidate.span.text + " " + "".join(f"[{n}]" for n in dict.fromkeys(blocks))
-
-
-def _scope_names(scope: Scope) -> dict[str, str]:
-    """File names of the documents the scope searches."""
-    ids = scope.document_ids if scope.document_ids is not None else scope.ready_ids
-    return {document_id: scope.names[document_id] for document_id in ids if document_id in scope.names}
 
 
 def _clean_question(question: str) -> str:

@@ -31,6 +31,12 @@ class Scope:
     chunk_total: int
     names: dict[str, str]
 
+    @property
+    def searched_names(self) -> dict[str, str]:
+        """File names of the documents searched, by id."""
+        ids = self.document_ids if self.document_ids is not None else self.ready_ids
+        return {document_id: self.names[document_id] for document_id in ids if document_id in self.names}
+
     def narrowed(self, document_ids: list[str] | None) -> Scope:
         """The same scope searching only these documents (routing)."""
         return replace(self, document_ids=document_ids)
