@@ -10,6 +10,7 @@ from workspace_app.answer.answerability import (
     question_needs,
     question_parts,
     unmet,
+    with_concepts,
 )
 from workspace_app.answer.vocabulary import everyday_words, is_technical
 from workspace_app.text.terms import content_terms
@@ -134,3 +135,24 @@ def test_a_sentence_on_the_other_side_of_the_questions_threshold_does_not_answer
     older = question_needs("What aspirin regimen for healthy women aged 65 or older?", lambda key: 1, {}, RULES)
     assert not contrary(older, "Aspirin can be useful in women ≥65 y of age and may be reasonable for women <65 y.")
     assert contrary(older, "Routine aspirin in healthy women <65 y of age is not recommended.")
+
+
+def test_a_concept_name_the_segmenter_cuts_stays_one_specific_term() -> None:
+    # jieba reads "屈昔多巴" (droxidopa) as 屈昔 / 多巴: two words too short to be specific on their own.
+    question = "屈昔多巴用于神经源性直立性低血压所致的晕厥，推荐级别是什么？"
+    pieces = content_terms(question, drop_question_words=True)
+    assert "屈昔多巴" not in pieces and {"屈昔", "多巴"} <= set(pieces)
+    terms = with_concepts(pieces, ["屈昔多巴", "直立性低血压", "晕厥"])
+    assert "屈昔多巴" in terms and "屈昔" not in terms and "多巴" not in terms
+
+    def used(key: str) -> int:
+        return 0 if key == "屈昔多巴" else 5
+
+    def droxidopa(term: str) -> Sequence[str]:
+        return ["droxidopa"] if term == "屈昔多巴" else []
+
+    idf = {key: 6.0 for key in terms}
+    needs = question_needs(question, used, idf, RULES, droxidopa, ["屈昔多巴", "直立性低血压", "晕厥"])
+    assert "屈昔多巴" in needs.specific  # used only in English, through its translation
+    other = "洋地黄类药物主要通过延缓房室结传导来降低房颤的心室率。"
+    assert "specific:屈昔多巴" in unmet(needs, [other], "", RULES, droxidopa)

@@ -59,3 +59,11 @@ def test_names_gives_both_languages_of_each_concept(translator: LexiconTranslato
 def test_both_implement_the_protocol() -> None:
     seams: list[Translator] = [LexiconTranslator(), NoTranslator()]
     assert seams[1].other_language("warfarin") == []
+
+
+def test_mentions_are_the_concepts_as_written(translator: LexiconTranslator) -> None:
+    assert translator.mentions("屈昔多巴用于神经源性直立性低血压所致的晕厥") == ["屈昔多巴", "直立性低血压", "晕厥"]
+    assert translator.mentions("Is droxidopa useful for neurogenic orthostatic hypotension?") == [
+        "droxidopa", "orthostatic hypotension",
+    ]
+    assert NoTranslator().mentions("屈昔多巴") == []

@@ -95,15 +95,17 @@ class AnswerabilityRules:
 
 def question_needs(
     question: str, frequency: Callable[[str], int], idf: Mapping[str, float], rules: AnswerabilityRules,
-    translate: Callable[[str], Sequence[str]] | None = None,
+    translate: Callable[[str], Sequence[str]] | None = None, concepts: Sequence[str] = (),
 ) -> Needs:
     """The question's specific terms, those of them the workspace never uses, and the kind of answer wanted.
 
     Specific: technical English words (`vocabulary.is_technical`), acronyms, and Chinese words of at least
     `zh_min_chars` characters that are rare in the workspace. A specific term counts as absent only when the
     workspace names neither it nor a translation of it (an acronym: when the workspace never uses it).
+    `concepts` are Chinese names of known concepts in the question, kept whole where the word segmenter cuts
+    them ("屈昔多巴" read as 屈昔 / 多巴, two words too short to be specific); `idf` must weigh them too.
     """
-    terms = content_terms(question, drop_question_words=True)
+    terms = with_concepts(content_terms(question, drop_question_words=True), concepts)
     acronyms = {loose(a) for a in _ACRONYM.findall(question)}
     specific, absent, unknown = [], [], []
     for key, word in terms.items():
@@ -127,6 +129,20 @@ def question_needs(
             specific.append(key)  # named only in the other language ("STEMI" as "ST段抬高型心肌梗死")
     weights = {key: idf.get(key, 1.0) for key in specific}
     return Needs(tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights, bounds(question))
+
+
+def with_concepts(terms: dict[str, str], concepts: Sequence[str]) -> dict[str, str]:
+    """The question's terms with each Chinese concept name in place of the pieces the segmenter cut it into."""
+    merged = dict(terms)
+    for name in concepts:
+        if not is_cjk_term(name) or name in merged:
+            continue
+        pieces = [key for key, word in merged.items() if is_cjk_term(word) and word in name]
+        if len(pieces) > 1:
+            for key in pieces:
+                del merged[key]
+            merged[name] = name
+    return merged
 
 
 def unmet(

@@ -22,6 +22,7 @@ from workspace_app.answer.answerability import (
     question_needs,
     question_parts,
     unmet,
+    with_concepts,
 )
 from workspace_app.answer.document_names import named_documents
 from workspace_app.answer.extractive import Candidate, EitherLanguage, ExtractiveWeights, Part
@@ -52,10 +53,12 @@ class QuestionReader:
     def __init__(
         self, chunks: ChunkRepository, rules: AnswerabilityRules,
         translate: Callable[[str], Sequence[str]] | None = None,
+        mentions: Callable[[str], Sequence[str]] | None = None,
     ) -> None:
         self._chunks = chunks
         self.rules = rules
         self.translate = translate
+        self._mentions = mentions
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
 
     def read(
@@ -104,7 +107,8 @@ class QuestionReader:
         self, question: str, scope: Scope, idf: dict[str, float], forms: Callable[[str], list[str]],
         blocks: Sequence[EvidenceBlock],
     ) -> Needs:
-        terms = content_terms(question, drop_question_words=True)
+        concepts = list(self._mentions(question)) if self._mentions is not None else []
+        terms = with_concepts(content_terms(question, drop_question_words=True), concepts)
         frequency = self._frequency(scope)
         evidence = loose("\n".join(block.chunk.text for block in blocks))
 
@@ -113,7 +117,13 @@ class QuestionReader:
             # jieba may cut the sources' text differently from the question's: look for the characters too.
             return frequency(word) or int(is_cjk_term(word) and loose(word) in evidence)
 
-        return question_needs(question, used, idf, self.rules, forms)
+        # A concept name kept whole weighs what its heaviest piece weighs (the pieces' own idf, as before merging).
+        weights = dict(idf)
+        for key in terms:
+            if key not in idf:
+                pieces = [idf[piece] for piece in idf if is_cjk_term(piece) and piece in key]
+                weights[key] = max(pieces, default=idf_weights([key], used, scope.chunk_total)[key])
+        return question_needs(question, used, weights, self.rules, forms, concepts)
 
     def _part(
         self, part: str, scope: Scope, forms: Callable[[str], list[str]], blocks: Sequence[EvidenceBlock],

@@ -78,7 +78,10 @@ class AnswerService:
         # The multilingual embedder (when configured) compares a question with sentences of the other language.
         self.extractive = ExtractiveAnswerer(embedder, multilingual=multilingual)
         # The other language's names of what a text mentions (the graph lexicon), for cross-language answers.
-        self.reader = QuestionReader(catalog, AnswerabilityRules(), translator.other_language if translator else None)
+        self.reader = QuestionReader(
+            catalog, AnswerabilityRules(), translator.other_language if translator else None,
+            translator.mentions if translator else None,
+        )
         self.evidence_blocks = EVIDENCE_BLOCKS
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
         llm_settings = settings.llm

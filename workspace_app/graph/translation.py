@@ -55,6 +55,15 @@ class LexiconTranslator:
                 found.update(dict.fromkeys(names.chinese if language == "en" else names.english))
         return list(found)
 
+    def mentions(self, text: str) -> list[str]:
+        """The surfaces of the lexicon concepts a text mentions, as written, in order of mention."""
+        matchers = self._ready()
+        found = [(m.start, m.surface, m.concept) for m in matchers.english.find(text)]
+        if has_cjk(text):
+            found += [(m.start, m.surface, m.concept) for m in matchers.chinese.find(text) if is_cjk(m.surface)]
+        return list(dict.fromkeys(surface for _, surface, concept in sorted(found, key=lambda item: item[0])
+                                  if concept.source == "lexicon"))
+
     def names(self, text: str) -> list[ConceptNames]:
         """Both languages' names of each lexicon concept the text mentions, in order of mention."""
         matchers = self._ready()

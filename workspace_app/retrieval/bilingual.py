@@ -19,10 +19,18 @@ class Translator(Protocol):
         """The other-language names of the concepts mentioned in `text`, distinct, in order of mention."""
         ...
 
+    def mentions(self, text: str) -> list[str]:
+        """The words of `text` that name a concept, as written there ("屈昔多巴", "orthostatic hypotension")."""
+        ...
+
 
 class NoTranslator:
     """A translator that knows no names: retrieval stays within the question's language."""
 
     def other_language(self, text: str) -> list[str]:
+        """Always empty."""
+        return []
+
+    def mentions(self, text: str) -> list[str]:
         """Always empty."""
         return []
