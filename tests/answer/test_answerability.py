@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from workspace_app.answer.answerability import (
     AnswerabilityRules,
+    asks_definition,
     asks_grading,
+    defines,
     question_needs,
     question_parts,
     unmet,
@@ -156,3 +158,22 @@ def test_a_concept_name_the_segmenter_cuts_stays_one_specific_term() -> None:
     assert "屈昔多巴" in needs.specific  # used only in English, through its translation
     other = "洋地黄类药物主要通过延缓房室结传导来降低房颤的心室率。"
     assert "specific:屈昔多巴" in unmet(needs, [other], "", RULES, droxidopa)
+
+
+def test_definition_questions_and_defining_sentences() -> None:
+    for question in (
+        "How is delayed orthostatic hypotension defined?",
+        "During carotid sinus massage, what length of pause counts as carotid sinus hypersensitivity?",
+        "What constitutes multimorbidity?",
+        "什么是急性房颤？",
+    ):
+        assert asks_definition(question), question
+    assert not asks_definition("What dose of midodrine is used?")
+    for sentence in (
+        "Carotid sinus hypersensitivity is present when a pause ≥3 s occurs upon stimulation of the carotid sinus.",
+        "Delayed OH is defined as a sustained reduction of systolic BP.",
+        "急性房颤：指房颤首次发作或阵发性房颤发作的患者。",
+    ):
+        assert defines(sentence), sentence
+    assert not defines("It is diagnosed by the reproduction of clinical syncope during carotid sinus massage.")
+    assert not defines("The drug is present in breast milk, and when given with food its effect is greater.")

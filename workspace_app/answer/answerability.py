@@ -209,11 +209,13 @@ def question_parts(question: str) -> list[str]:
 
 _DEFINITION_QUESTION = re.compile(
     r"\b(?:how (?:is|are|do(?:es)?) [\w\s-]{0,60}? defined|how (?:is|are) [\w\s-]{0,60}? define|definition of|"
-    r"what (?:is|are) meant by|what does [\w\s-]{0,40} mean|define)\b|定义|是指|什么是|指的是",
+    r"what (?:is|are) meant by|what does [\w\s-]{0,40} mean|define|counts? as|qualif(?:y|ies) as|constitutes?)\b"
+    r"|定义|是指|什么是|指的是",
     re.IGNORECASE,
 )
 _DEFINES = re.compile(
     r"\b(?:is|are) defined as\b|\bdefined as\b|\brefers? to\b|\bis termed\b|\bmeans\b|^[^.:]{2,60}:\s"
+    r"|^[^.,;]{3,80}\b(?:is|are) (?:present|diagnosed|considered|confirmed) (?:when|if)\b"
     r"|定义为|是指|指[^，。]{0,30}的|称为|^[^，。：]{2,30}[：:]",
     re.IGNORECASE,
 )
