@@ -177,3 +177,21 @@ def test_definition_questions_and_defining_sentences() -> None:
         assert defines(sentence), sentence
     assert not defines("It is diagnosed by the reproduction of clinical syncope during carotid sinus massage.")
     assert not defines("The drug is present in breast milk, and when given with food its effect is greater.")
+
+
+def test_words_of_a_concept_are_named_by_its_other_language_name() -> None:
+    # "atrial" alone has only the workspace's abbreviation "AF" as another form; "atrial fibrillation" has 房颤.
+    question = "In a patient with COPD and atrial fibrillation, which drug is first choice for rate control?"
+    names = {"atrial fibrillation": ["心房颤动", "房颤"], "copd": ["慢阻肺"], "atrial": ["AF"], "fibrillation": ["AF"]}
+
+    def translate(term: str) -> Sequence[str]:
+        return names.get(term.lower(), [])
+
+    terms = content_terms(question, drop_question_words=True)
+    idf = {key: 6.0 if key == "atrial" else 4.0 for key in terms}
+    needs = question_needs(question, lambda key: 3, idf, RULES, translate, ["COPD", "atrial fibrillation"])
+    assert {"atrial", "copd"} <= set(needs.specific)
+    row = "COPD 患者的房颤心室率控制首选NDCC Ⅰ C"
+    assert unmet(needs, [row], "", RULES, translate) == []
+    without = question_needs(question, lambda key: 3, idf, RULES, translate)
+    assert any(m.startswith("specific:") for m in unmet(without, [row], "", RULES, translate))

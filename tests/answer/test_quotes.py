@@ -76,6 +76,9 @@ def test_reference_entries_and_captions() -> None:
     assert is_reference_entry("Shen WK, Sheldon RS, Benditt DG, et al. Circulation. 2017;136:e60–122.")
     assert is_reference_entry("Your Guide to Lowering Your Blood Pressure With DASH (http://www.nhlbi.nih.gov/dash.pdf)")
     assert not is_reference_entry("Aspirin is not recommended in women under 65 years of age.")
+    # zh-acute-af-ed-2024 p.1: the author block (e-mail, DOI) glued to the first sentence of the text.
+    assert is_reference_entry("吕传柱，四川省人民医院，Email:lvchuanzhu677@126.com DOI:10.3760/cma.j.issn.1671-0282.2024.08.003心房颤动是最常见的心律失常。")
+    assert is_reference_entry("本指南采用ESC的政策（http://www.escardio.org/guidelines），见表1。")
     assert is_caption("Figure 3. Syncope evaluation algorithm")
     assert is_caption("表 8 急性房颤心室率控制的常用药物")
     assert is_caption("CVD indicates cardiovascular disease; DASH, Dietary Approaches to Stop Hypertension.")

@@ -77,6 +77,9 @@ class Needs:
     wants: str | None
     weights: Mapping[str, float] = field(default_factory=dict)
     bounds: Mapping[str, set[str]] = field(default_factory=dict)
+    # A word of a concept named in several words ("atrial" of "atrial fibrillation") is named in the other
+    # language by the concept's names there ("房颤"): its own translation is usually nothing.
+    phrase_forms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def describe(self) -> str:
         """A short account for logs and calibration."""
@@ -128,7 +131,26 @@ def question_needs(
         else:
             specific.append(key)  # named only in the other language ("STEMI" as "ST段抬高型心肌梗死")
     weights = {key: idf.get(key, 1.0) for key in specific}
-    return Needs(tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights, bounds(question))
+    return Needs(
+        tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights, bounds(question),
+        _phrase_forms(specific, concepts, translate),
+    )
+
+
+def _phrase_forms(
+    keys: Sequence[str], concepts: Sequence[str], translate: Callable[[str], Sequence[str]] | None
+) -> dict[str, tuple[str, ...]]:
+    """Per English term, the other-language names of the several-word concepts it is a word of."""
+    found: dict[str, tuple[str, ...]] = {}
+    for name in concepts:
+        words = evidence_terms(name)
+        if is_cjk_term(name) or len(words) < 2:
+            continue
+        names = tuple(_forms(name, translate))
+        for key in keys:
+            if not is_cjk_term(key) and key in words:
+                found[key] = found.get(key, ()) + names
+    return found
 
 
 def with_concepts(terms: dict[str, str], concepts: Sequence[str]) -> dict[str, str]:
@@ -158,7 +180,7 @@ def unmet(
     words, flat = evidence_terms(around), loose(around)
     named = {}
     for term in needs.specific:
-        forms = _forms(term, translate)
+        forms = _forms(term, translate) + list(needs.phrase_forms.get(term, ()))
         if not forms and is_cjk_term(term) != has_cjk(text):
             continue  # quoted in the other language, with no known translation: cannot be judged either way
         named[term] = _named(term, words, flat) or any(_named_form(f, words, flat) for f in forms)

@@ -252,9 +252,11 @@ class ExtractiveAnswerer:
             spans = split_sentences(block.chunk.text)
             title = block.chunk.section.split(" > ")[-1]
             for i, span in enumerate(spans):
-                if not _MIN_CHARS.get(language, 30) <= len(span.text) <= _MAX_CHARS or _is_heading(span.text):
+                # Judged in the sentence's own language (a Chinese sentence is shorter than an English one).
+                own = "zh" if has_cjk(span.text) else "en"
+                if not _MIN_CHARS.get(own, 30) <= len(span.text) <= _MAX_CHARS or _is_heading(span.text):
                     continue
-                if not quotable(block.chunk.text, span, language):
+                if not quotable(block.chunk.text, span, own):
                     continue
                 context = " ".join(s.text for s in spans[max(0, i - 1) : i + 2]) + " " + title
                 found.append(Candidate(

@@ -24,7 +24,8 @@ _DANGLING = re.compile(
     re.IGNORECASE,
 )
 _REFERENCE_ENTRY = re.compile(
-    r"\bet al\b\.?|\b(?:19|20)\d{2}\s*;\s*\d+\s*[(:]|\b\d+\s*\(\d+\)\s*:\s*\d+|\bdoi\s*[:.]|\bPMID\b|\[[JMDC]\]"
+    r"\bet al\b\.?|\b(?:19|20)\d{2}\s*;\s*\d+\s*[(:]|\b\d+\s*\(\d+\)\s*:\s*\d+|(?i:\bdoi)\s*[:.]|\bPMID\b|\[[JMDC]\]"
+    r"|[\w.+-]+@[\w-]+\.[\w.]+"  # an e-mail address: a page's author block, not a statement
     r"|^\s*\[?\d{1,4}[.\]]\s+[A-Z][\w'’-]+ [A-Z]{1,3}[,.]|^(?:[A-Z][\w'’-]+ [A-Z]{1,3}, ){2,}",
 )
 _CONTENTS_LEADER = re.compile(r"(?:(?:\.\s?){4,}|…{2,})\s*[A-Za-z]?\d{0,4}\s*$")
@@ -84,10 +85,10 @@ def _unbalanced(quote: str) -> bool:
 
 
 def is_reference_entry(quote: str) -> bool:
-    """A bibliography entry ("Smith AB, Jones C, et al. Circulation. 2017;136:e60–122."), or a resource listed by
-    its address ("Your Guide to Lowering Your Blood Pressure With DASH (http://www.nhlbi.nih.gov/...)")."""
-    listed = bool(_URL.search(quote)) and not quote.rstrip(_CLOSERS).endswith((".", "!", "?", "。"))
-    return listed or bool(_REFERENCE_ENTRY.search(quote))
+    """A bibliography entry ("Smith AB, Jones C, et al. Circulation. 2017;136:e60–122."), a resource given by its
+    address ("Your Guide to Lowering Your Blood Pressure With DASH (http://www.nhlbi.nih.gov/...)"), or an author
+    block with its e-mail and DOI glued to the text after it."""
+    return bool(_URL.search(quote) or _REFERENCE_ENTRY.search(quote))
 
 
 def is_caption(quote: str) -> bool:
