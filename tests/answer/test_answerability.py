@@ -195,3 +195,20 @@ def test_words_of_a_concept_are_named_by_its_other_language_name() -> None:
     assert unmet(needs, [row], "", RULES, translate) == []
     without = question_needs(question, lambda key: 3, idf, RULES, translate)
     assert any(m.startswith("specific:") for m in unmet(without, [row], "", RULES, translate))
+
+
+def test_an_unknown_chinese_word_weighs_in_the_share_and_matches_by_its_pieces() -> None:
+    # "抽样调查" / "成年人": the sources write "抽样研究" / "成人"; "流感疫苗" (flu vaccine) is nowhere.
+    needs = question_needs("成年人房颤患病率是多少？抽样调查结果如何？", lambda key: 0 if key in ("抽样调查", "成年人") else 4,
+                           {"患病率": 3.0, "抽样调查": 8.0, "成年人": 8.0, "房颤": 2.0}, RULES, no_translation)
+    assert set(needs.unknown) == {"抽样调查", "成年人"}
+    answer = "分层多阶段抽样研究发现，≥18 岁居民的房颤患病率为1.6%。"
+    assert unmet(needs, [answer], "", RULES, no_translation) == []
+    vaccine = question_needs("心力衰竭患者是否应每年接种流感疫苗？", lambda key: 0 if key == "流感疫苗" else 9,
+                             {"心力衰竭": 3.0, "流感疫苗": 8.0}, RULES, no_translation)
+    assert vaccine.unknown == ("流感疫苗",)
+    assert unmet(vaccine, ["部分患者可能表现心力衰竭等并发症的症状。"], "", RULES, no_translation) == ["absent:流感疫苗"]
+    specific = question_needs("心力衰竭患者是否应每年接种流感疫苗？", lambda key: 0 if key == "流感疫苗" else 9,
+                              {"心力衰竭": 5.0, "流感疫苗": 8.0}, RULES, no_translation)
+    assert specific.specific == ("心力衰竭",)
+    assert "specific:流感疫苗" in unmet(specific, ["部分患者可能表现心力衰竭等并发症的症状。"], "", RULES, no_translation)

@@ -130,7 +130,7 @@ def question_needs(
             absent.append(word)
         else:
             specific.append(key)  # named only in the other language ("STEMI" as "ST段抬高型心肌梗死")
-    weights = {key: idf.get(key, 1.0) for key in specific}
+    weights = {key: idf.get(key, 1.0) for key in [*specific, *unknown]}
     return Needs(
         tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights, bounds(question),
         _phrase_forms(specific, concepts, translate),
@@ -174,11 +174,19 @@ def unmet(
     """What the question needs that the quoted sentences (with `context`, their surroundings) do not give."""
     text = "\n".join(quoted)
     missing = [f"absent:{term}" for term in needs.absent]
-    # Never named in its own language, and no translation known: absent unless the answer quotes the other one.
-    missing += [f"absent:{term}" for term in needs.unknown if is_cjk_term(term) == has_cjk(text)]
     around = text + "\n" + context
     words, flat = evidence_terms(around), loose(around)
     named = {}
+    # Never named in its own language, and no translation known: absent unless the answer quotes the other one.
+    # A Chinese one may be the segmenter's cut of words the sources do use ("抽样调查" beside "抽样研究", "成年人"
+    # beside "成人"): it weighs in the named share below, named when a two-character piece of it is quoted.
+    for term in needs.unknown:
+        if is_cjk_term(term) != has_cjk(text):
+            continue
+        if is_cjk_term(term):
+            named[term] = any(term[i : i + 2] in flat for i in range(len(term) - 1))
+        else:
+            missing.append(f"absent:{term}")
     for term in needs.specific:
         forms = _forms(term, translate) + list(needs.phrase_forms.get(term, ()))
         if not forms and is_cjk_term(term) != has_cjk(text):
@@ -188,6 +196,9 @@ def unmet(
     share = sum(needs.weights.get(t, 1.0) for t, ok in named.items() if ok) / weight
     if len(named) >= rules.named_min_terms and share < rules.named_share:
         missing += [f"specific:{t}" for t, ok in named.items() if not ok]
+    elif len(named) < rules.named_min_terms:
+        # Alone, an unknown word decides by itself, as the absent one it is unless a piece of it is quoted.
+        missing += [f"absent:{t}" for t in needs.unknown if t in named and not named[t]]
     if needs.wants and not _gives(needs.wants, text):
         missing.append(f"wants:{needs.wants}")
     return missing
