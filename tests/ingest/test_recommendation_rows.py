@@ -69,3 +69,27 @@ def test_a_bold_statement_running_on_in_lower_case_is_text_not_a_heading(excerpt
     assert not any("Combine the DASH" in p.text for p in paragraphs if p.is_heading)
     assert not any("Combine the DASH" in p.section for p in paragraphs)
     assert any("a. Combine the DASH dietary pattern with lower" in p.text for p in paragraphs if not p.is_heading)
+
+
+def test_a_captioned_chinese_table_reads_row_by_row(excerpt: Callable[[str, int, int], Path]) -> None:
+    # zh-acute-af-ed-2024 p.6, 表8: four columns across both text columns, cells of several lines, superscripts.
+    path = excerpt(ZH_ACUTE, 6, 6)
+    texts = [p.text for p in parse_pdf(path, path.name).paragraphs]
+    assert "药物 静脉给药剂量 常用口服维持剂量 禁忌证" in texts
+    metoprolol = next(t for t in texts if t.startswith("酒石酸美托洛尔"))
+    assert metoprolol.startswith("酒石酸美托洛尔 2.5~5 mg，5 min 后可重复给药，最大剂量20 mg 25~100 mg/ 次, 2 次/d")
+    assert metoprolol.endswith("AHF（伴急性肺淤血/ 肺水肿）、支气管哮喘、COPD 患者禁用。")  # a cell wrapped past the next row
+    assert "艾司洛尔 0.5 mg/kg，1 min 内静脉注射，随后0.05~0.3 mg · kg -1 · min -1 维持治疗 无" in texts
+    assert any(t.startswith("地尔硫卓 0.25 mg/kg，静推5 min，随后5~15 mg/h 维持 60 mg/ 次，3 次/d") for t in texts)
+    # The text after the table is not read into it.
+    assert not any(t.startswith("胺碘酮") and "注：" in t for t in texts)
+
+
+def test_a_grade_table_under_a_caption_keeps_each_rows_strength_and_quality(
+    excerpt: Callable[[str, int, int], Path],
+) -> None:
+    # zh-hfpef-consensus-2023 p.5, 表3: narrow strength and quality columns beside statements of several lines.
+    path = excerpt("zh-hfpef-consensus-2023.pdf", 5, 5)
+    texts = [p.text for p in parse_pdf(path, path.name).paragraphs]
+    assert "对于疑似HFpEF，血清利钠肽水平（BNP 或NT-proBNP）有助于HFpEF 诊断 强 B" in texts
+    assert "HFpEF 的初始检查应包括心电图、X 线胸片、经胸超声心动图 强 C" in texts

@@ -17,6 +17,7 @@ import pymupdf
 
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
 from workspace_app.ingest.glyphs import FontEncodings, recover_page
+from workspace_app.ingest.captioned_tables import join_table_rows
 from workspace_app.ingest.grade_cells import attach_grade_cells, stands_apart, tag_recommendation_cells
 from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
@@ -125,7 +126,7 @@ def _read_pages(
             ) from exc
         set_aside = GlyphCount()
         lines = list(_raw_lines(raw, index + 1, set_aside))
-        rows = attach_grade_cells(_merge_fragments(_attach_drop_capitals(lines)))
+        rows = attach_grade_cells(_merge_fragments(join_table_rows(_attach_drop_capitals(lines))))
         yield tag_recommendation_cells(rows), set_aside
         if on_page is not None:
             on_page(index + 1, total)
