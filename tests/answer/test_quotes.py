@@ -65,6 +65,14 @@ def test_chinese_recommendation_rows_are_separate_sentences() -> None:
     ]
 
 
+def test_chinese_table_rows_on_their_own_lines_are_separate_sentences() -> None:
+    # zh-acute-af-ed-2024 p.6, 表8 rows as a chunk holds them (ingest/captioned_tables.py).
+    text = "药物 静脉给药剂量 常用口服维持剂量 禁忌证\n琥珀酸美托洛尔 无 23.75~190 mg/ 次，1 次/d\n艾司洛尔 0.5 mg/kg，1 min 内静脉注射"
+    assert [s.text for s in split_sentences(text)] == [
+        "药物 静脉给药剂量 常用口服维持剂量 禁忌证", "琥珀酸美托洛尔 无 23.75~190 mg/ 次，1 次/d", "艾司洛尔 0.5 mg/kg，1 min 内静脉注射",
+    ]
+
+
 def test_a_bracket_left_open_marks_a_cut_or_interleaved_sentence() -> None:
     text = "有研究表明，在房颤伴射血分数降低的心衰（heart急性房颤伴快速心室率且症状[62-64]。下一句。"
     assert is_fragment(text, split_sentences(text)[0], "zh")

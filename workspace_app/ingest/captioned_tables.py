@@ -37,6 +37,7 @@ def join_table_rows(lines: list[TextLine]) -> list[TextLine]:
         if len(body) < 2:
             continue
         rows = _rows(body, lefts)
+        caption.apart = caption.ends_row = True
         taken = {id(line) for line in [*header, *body]}
         kept = [line for line in lines if id(line) not in taken]
         lines = kept + [_joined(header, [cell.x0 for cell in header])] + [_joined(row, lefts) for row in rows]
@@ -156,7 +157,7 @@ def _joined(cells: list[TextLine], lefts: list[float]) -> TextLine:
     row = TextLine(
         page=cells[0].page, x0=min(c.x0 for c in cells), y0=min(c.y0 for c in cells), x1=max(c.x1 for c in cells),
         y1=max(c.y1 for c in cells), text="", size=cells[0].size, bold=cells[0].bold, block=cells[0].block,
-        ends_row=True,
+        ends_row=True, apart=True,
     )
     by_column: dict[int, list[TextLine]] = {}
     for cell in cells:

@@ -168,8 +168,13 @@ def _merge_small_tail(groups: list[list[Unit]], size: int) -> list[list[Unit]]:
 
 def _draft(units: list[Unit], section: str) -> ChunkDraft:
     text = ""
+    previous_apart = False
     for unit in units:
-        text += ("\n" if text and needs_space(text, unit.text) else "") + unit.text
+        # Chinese paragraphs run on without a break (a sentence cut by a column or page goes on), except a table's
+        # rows, which stay lines of their own.
+        apart = any(span.line.apart for span in unit.spans)
+        text += ("\n" if text and (needs_space(text, unit.text) or apart or previous_apart) else "") + unit.text
+        previous_apart = apart
     lines: list[TextLine] = []
     for unit in units:
         for span in unit.spans:

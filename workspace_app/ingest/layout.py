@@ -45,6 +45,7 @@ class TextLine:
     recommendation: tuple[str, str] | None = None
     glyphs: GlyphCount = field(default_factory=GlyphCount)
     ends_row: bool = False  # the last line of a table row: the next line starts a new paragraph
+    apart: bool = False  # a paragraph of its own, joined to no other line (a table's caption, header or row)
 
     @property
     def height(self) -> float:

@@ -83,7 +83,7 @@ def _joins_hyphen(text: str, following: str, hyphenated: set[str]) -> bool:
 
 def _starts_paragraph(previous: TextLine, line: TextLine, current: Paragraph) -> bool:
     """Whether `line` begins a new paragraph after `previous`."""
-    if previous.ends_row:
+    if previous.ends_row or line.apart:
         return True
     if len(previous.text) > 1 and previous.text[-1] == "-" and previous.text[-2].isalpha():
         return False  # a paragraph never ends with a hyphen: the word goes on below

@@ -3,7 +3,8 @@
 Chunk text keeps some of the PDF's line structure: a newline separates table cells, headings and paragraphs,
 but also falls inside sentences that wrap around a table row or column. A newline ends a sentence when the
 line before it ends with terminal punctuation or the next line starts like a new sentence (upper case,
-bullet) or the line before ends in a Chinese recommendation row's class and level cells; otherwise the lines
+bullet) or the line before ends in a Chinese recommendation row's class and level cells, or when Chinese text
+touches it (Chinese paragraphs run on without one, so a newline there parts table rows); otherwise the lines
 are joined. Inside a line, English sentences end at . ! ? followed by a space and
 an upper-case letter, digit or bracket (but not after common abbreviations); Chinese ones at 。！？；.
 """
@@ -25,6 +26,7 @@ _BULLETS = set("•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩")
 # A row may also run straight on into the next one's first cell ("…的基础 Ⅰ C房颤伴…").
 _GRADE_CELLS = r"(?:Ⅰ|Ⅱ\s?[ab]?|Ⅲ)\s+[ABC](?:-[A-Z]{1,2})?"
 _GRADE_CELLS_END = re.compile(rf"[\u4e00-\u9fff）)A-Za-z0-9%]\s*{_GRADE_CELLS}$")
+_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 _GRADE_CELLS_INLINE = re.compile(rf"(?<=[\u4e00-\u9fff）)\s]){_GRADE_CELLS}(?=[\u4e00-\u9fff])")
 
 
@@ -72,6 +74,8 @@ def _breaks(before: str, after: str) -> bool:
     before, after = before.rstrip(), after.lstrip()
     if not before or not after or before[-1] in _TERMINAL or _GRADE_CELLS_END.search(before):
         return True
+    if _CJK.match(before[-1]) or _CJK.match(after[0]):
+        return True  # Chinese text wraps without a newline: one beside it parts table rows
     first = after[0]
     return first.isupper() or first in _BULLETS
 

@@ -227,6 +227,8 @@ def _merge_fragments(lines: list[TextLine]) -> list[TextLine]:
 
 
 def _continues(left: TextLine, right: TextLine) -> bool:
+    if left.apart or right.apart:
+        return False
     overlap = min(left.y1, right.y1) - max(left.y0, right.y0)
     if overlap < 0.5 * min(left.height, right.height):
         return False
