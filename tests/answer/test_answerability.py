@@ -212,3 +212,28 @@ def test_an_unknown_chinese_word_weighs_in_the_share_and_matches_by_its_pieces()
                               {"心力衰竭": 5.0, "流感疫苗": 8.0}, RULES, no_translation)
     assert specific.specific == ("心力衰竭",)
     assert "specific:流感疫苗" in unmet(specific, ["部分患者可能表现心力衰竭等并发症的症状。"], "", RULES, no_translation)
+
+
+def test_the_kind_of_thing_asked_for_need_not_be_named_by_the_answer() -> None:
+    # "Which antiarrhythmic drugs …": the answer names amiodarone, not "antiarrhythmic".
+    question = "Which antiarrhythmic drugs can be given before electrical cardioversion to raise its success rate?"
+    needs = question_needs(question, lambda key: 3, {}, RULES, no_translation)
+    assert "antiarrhythmic" not in needs.specific
+    chinese = question_needs("不能耐受阿司匹林时应换用哪种抗血小板药物？", lambda key: 3, {"抗血小板": 6.0, "阿司匹林": 6.0},
+                             RULES, no_translation)
+    assert "抗血小板" not in chinese.specific and "阿司匹林" in chinese.specific
+    plain = question_needs("Is an antiarrhythmic drug useful before cardioversion?", lambda key: 3, {}, RULES, no_translation)
+    assert "antiarrhythmic" in plain.specific
+
+
+def test_a_quote_in_the_other_language_must_name_what_can_be_judged() -> None:
+    # An English question on ajmaline: a Chinese dose row naming none of its judgeable terms does not answer it.
+    question = "What intravenous ajmaline dose unmasks a Brugada pattern in a patient with unexplained syncope?"
+
+    def names(term: str) -> Sequence[str]:
+        return ["晕厥"] if term == "syncope" else []
+
+    needs = question_needs(question, lambda key: 0 if key == "ajmaline" else 3, {}, RULES, names)
+    row = "酒石酸美托洛尔 2.5~5 mg，5 min 后可重复给药，最大剂量20 mg"
+    assert any(m.startswith("specific:") for m in unmet(needs, [row], "", RULES, names))
+    assert unmet(needs, ["晕厥患者静脉给药 2.5 mg"], "", RULES, names) == []

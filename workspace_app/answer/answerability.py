@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workspace_app.answer.vocabulary import is_technical
-from workspace_app.text.cjk import has_cjk
+from workspace_app.text.cjk import has_cjk, is_mostly_cjk
 from workspace_app.text.terms import content_terms, evidence_terms, is_cjk_term, loose, stem
 
 _DOSE_QUESTION = re.compile(
@@ -80,6 +80,7 @@ class Needs:
     # A word of a concept named in several words ("atrial" of "atrial fibrillation") is named in the other
     # language by the concept's names there ("房颤"): its own translation is usually nothing.
     phrase_forms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    chinese: bool = False  # the question is asked in Chinese
 
     def describe(self) -> str:
         """A short account for logs and calibration."""
@@ -109,11 +110,12 @@ def question_needs(
     them ("屈昔多巴" read as 屈昔 / 多巴, two words too short to be specific); `idf` must weigh them too.
     """
     terms = with_concepts(content_terms(question, drop_question_words=True), concepts)
+    asked = _asked_category(question)
     acronyms = {loose(a) for a in _ACRONYM.findall(question)}
     specific, absent, unknown = [], [], []
     for key, word in terms.items():
-        if key.isdigit() or word in _ZH_ASKING:
-            continue
+        if key.isdigit() or word in _ZH_ASKING or _in_category(key, word, asked):
+            continue  # the kind of thing asked for ("which antiarrhythmic drugs"): the answer names a member
         if is_cjk_term(word):
             picks = len(word) >= rules.zh_min_chars and idf.get(key, 0.0) >= rules.zh_specific_idf
         else:
@@ -133,7 +135,7 @@ def question_needs(
     weights = {key: idf.get(key, 1.0) for key in [*specific, *unknown]}
     return Needs(
         tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights, bounds(question),
-        _phrase_forms(specific, concepts, translate),
+        _phrase_forms(specific, concepts, translate), is_mostly_cjk(question),
     )
 
 
@@ -151,6 +153,29 @@ def _phrase_forms(
             if not is_cjk_term(key) and key in words:
                 found[key] = found.get(key, ()) + names
     return found
+
+
+# "Which antiarrhythmic drugs …", "what drug class …", "应换用哪种抗血小板药物": the category the answer's member
+# belongs to (amiodarone, clopidogrel), which the answer need not name.
+_ASKED_CATEGORY = re.compile(
+    r"\b(?:which|what)\s+((?:[\w-]+\s+){0,2}?(?:drugs?|agents?|medications?|medicines?|class(?:es)?|"
+    r"therap(?:y|ies)|treatments?|options?))\b"
+    r"|(?:哪种|哪类|哪些|何种|什么)([\u4e00-\u9fff]{0,8}?(?:药物|药|疗法|治疗))",
+    re.IGNORECASE,
+)
+
+
+def _asked_category(question: str) -> str:
+    """The words naming the kind of thing a question asks for, or ""."""
+    return " ".join(a or b for a, b in _ASKED_CATEGORY.findall(question))
+
+
+def _in_category(key: str, word: str, asked: str) -> bool:
+    if not asked:
+        return False
+    if is_cjk_term(word):
+        return word in asked
+    return key in evidence_terms(asked)
 
 
 def with_concepts(terms: dict[str, str], concepts: Sequence[str]) -> dict[str, str]:
@@ -194,9 +219,11 @@ def unmet(
         named[term] = _named(term, words, flat) or any(_named_form(f, words, flat) for f in forms)
     weight = sum(needs.weights.get(t, 1.0) for t in named) or 1.0
     share = sum(needs.weights.get(t, 1.0) for t, ok in named.items() if ok) / weight
-    if len(named) >= rules.named_min_terms and share < rules.named_share:
+    # Quoted in the other language, few terms can be judged at all: those that can must be named.
+    least = 1 if has_cjk(text) != needs.chinese else rules.named_min_terms
+    if len(named) >= least and share < rules.named_share:
         missing += [f"specific:{t}" for t, ok in named.items() if not ok]
-    elif len(named) < rules.named_min_terms:
+    elif len(named) < least:
         # Alone, an unknown word decides by itself, as the absent one it is unless a piece of it is quoted.
         missing += [f"absent:{t}" for t in needs.unknown if t in named and not named[t]]
     if needs.wants and not _gives(needs.wants, text):
