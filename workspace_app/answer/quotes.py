@@ -71,7 +71,8 @@ def is_fragment(text: str, span: Span, language: str) -> bool:
     return bool(_DANGLING.search(quote))
 
 
-_URL = re.compile(r"https?://|www\.")
+_URL = re.compile(r"(?:https?://|www\.)\S*")
+_PLAIN_WORD = re.compile(r"(?<![\w/.])[a-z][a-z'’-]+\b")
 
 
 _PAIRS = (("(", ")"), ("（", "）"), ("[", "]"), ("［", "］"))
@@ -87,8 +88,11 @@ def _unbalanced(quote: str) -> bool:
 def is_reference_entry(quote: str) -> bool:
     """A bibliography entry ("Smith AB, Jones C, et al. Circulation. 2017;136:e60–122."), a resource given by its
     address ("Your Guide to Lowering Your Blood Pressure With DASH (http://www.nhlbi.nih.gov/...)"), or an author
-    block with its e-mail and DOI glued to the text after it."""
-    return bool(_URL.search(quote) or _REFERENCE_ENTRY.search(quote))
+    block with its e-mail and DOI glued to the text after it. A statement that merely carries a link (its
+    words outside the address run as prose: five lower-case words at least) is not one."""
+    if _REFERENCE_ENTRY.search(quote):
+        return True
+    return bool(_URL.search(quote)) and len(_PLAIN_WORD.findall(_URL.sub(" ", quote))) < 5
 
 
 def is_caption(quote: str) -> bool:
