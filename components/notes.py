@@ -54,8 +54,13 @@ def render_note(note: Note, *, key: str) -> NoteAction | None:
         delete_col.button("Delete", key=f"{key}-delete-{note.id}", icon=":material/delete:", type="tertiary",
                           on_click=_open_editor, args=(key, "delete", note.id))
         editing = st.session_state.get(_editor_key(key))
+        # The confirmation has a place of its own, drawn empty when not asked for, so the note's text below keeps
+        # its position: otherwise, while the page reruns after Cancel, the browser shows it twice (the stale
+        # copy where it was and the new one) until the run ends.
+        confirmation = st.container()
         if editing == ("delete", note.id):
-            action = _render_delete(note, key=key)
+            with confirmation:
+                action = _render_delete(note, key=key)
         if editing == ("edit", note.id):
             action = _render_edit(note, key=key) or action
         else:

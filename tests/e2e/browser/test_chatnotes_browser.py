@@ -252,6 +252,7 @@ def test_notes_saved_once_titled_by_the_standalone_question_and_own_notes_edited
         page.get_by_label("Your note (Markdown)").fill("**Check blood pressure** first; aim below 140/90.")
         page.get_by_role("button", name="Save", exact=True).click()
         expect(page.get_by_text("Note saved.")).to_be_visible()
+        expect(page.get_by_label("Your note (Markdown)")).to_have_count(0)  # the editor closes once the run ends
         expect(page.get_by_text("aim below 140/90")).to_be_visible()
 
         own = page.locator("[class*='st-key-note-']", has_text="Ask about BP").first
