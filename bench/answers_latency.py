@@ -42,7 +42,7 @@ def latency(
                 # Hybrid search alone, interleaved: on a shared machine it shows what the answer layer adds.
                 embedder._recent_queries.clear()
                 started = time.perf_counter()
-                app.search.search(CachedWorkspace.WORKSPACE, q["question"], answers.evidence_blocks)
+                app.search.search(CachedWorkspace.WORKSPACE, q["question"], answers.evidence.blocks)
                 search_only[q["id"]].append((time.perf_counter() - started) * 1000)
                 embedder._recent_queries.clear()
                 started, cpu_started = time.perf_counter(), time.process_time()

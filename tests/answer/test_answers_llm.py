@@ -49,7 +49,7 @@ def llm_answers(service: Any, url: str, blocks: int = 3, key: str = "test-key") 
         graph=service.graph, source=service.answers.source, chats=service.catalog, notes=service.catalog,
         llm=LlmAnswerer(settings),
     )
-    answers.evidence_blocks = blocks
+    answers.evidence.blocks = blocks
     assert answers.answerer_name == "llm"
     return answers
 

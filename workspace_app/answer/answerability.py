@@ -112,7 +112,9 @@ def question_needs(
     terms = with_concepts(content_terms(question, drop_question_words=True), concepts)
     asked = _asked_category(question)
     acronyms = {loose(a) for a in _ACRONYM.findall(question)}
-    specific, absent, unknown = [], [], []
+    specific: list[str] = []
+    absent: list[str] = []
+    unknown: list[str] = []
     for key, word in terms.items():
         if key.isdigit() or word in _ZH_ASKING or _in_category(key, word, asked):
             continue  # the kind of thing asked for ("which antiarrhythmic drugs"): the answer names a member

@@ -16,9 +16,9 @@ from collections.abc import Generator, Iterator, Sequence
 from typing import Protocol
 
 from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
-from workspace_app.answer.answerability import AnswerabilityRules, question_parts
+from workspace_app.answer.answerability import AnswerabilityRules
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
-from workspace_app.answer.document_names import named_document, named_documents
+from workspace_app.answer.evidence import EvidenceGatherer
 from workspace_app.answer.export import chat_markdown, notes_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
 from workspace_app.answer.grade_notes import stated_grading
@@ -37,15 +37,13 @@ from workspace_app.models.documents import Workspace
 from workspace_app.models.graph import Entity
 from workspace_app.retrieval.bilingual import Translator
 from workspace_app.retrieval.graph_query import GraphQuery
-from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetrieval, ModeRetriever, entity_refs
+from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetriever, entity_refs
 from workspace_app.retrieval.scope import Scope, ScopeCatalog, answer_scope, find_workspace
 from workspace_app.retrieval.search import SearchService
 from workspace_app.text.grades import grading_in
 from workspace_app.text.language import detect_language
 from workspace_app.text.terms import content_terms
 
-EVIDENCE_BLOCKS = 8
-PART_BLOCKS = 3
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 3
 NEW_CHAT = "New chat"
@@ -82,8 +80,8 @@ class AnswerService:
             catalog, AnswerabilityRules(), translator.other_language if translator else None,
             translator.mentions if translator else None,
         )
-        self.evidence_blocks = EVIDENCE_BLOCKS
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
+        self.evidence = EvidenceGatherer(self.modes, self.reader.translate)
         llm_settings = settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
         self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
@@ -120,7 +118,7 @@ class AnswerService:
         scope = answer_scope(self.catalog, workspace, documents)
         timings: dict[str, float] = {}
         standalone = self._standalone(question, history, timings)
-        blocks, found, part_documents = self._retrieve(standalone, scope, timings, mode)
+        blocks, found, part_documents = self.evidence.gather(standalone, scope, timings, mode)
         if self.llm is not None:
             text = yield from self._generate(standalone, blocks, language, timings)
             answer = self._from_text(question, text, blocks, language, timings)
@@ -149,52 +147,12 @@ class AnswerService:
         timings["rewrite"] = _ms(started)
         return rewritten
 
-    def _retrieve(
-        self, query: str, scope: Scope, timings: dict[str, float], mode: str = "naive"
-    ) -> tuple[list[EvidenceBlock], ModeRetrieval, dict[str, frozenset[str]]]:
-        """Evidence blocks numbered from 1: the mode's direct hits, then its graph expansion (scored lower), then
-        for a question in several parts each part's own best passages; and the documents each part's search found.
-        """
-        started = time.perf_counter()
-        found = self.modes.retrieve(scope, query, mode, self.evidence_blocks)
-        hits = list(found.hits)
-        part_documents: dict[str, frozenset[str]] = {}
-        parts = question_parts(query)
-        if len(parts) > 1:
-            # Each part gets its own best passages (another document's, often: a cross-document question).
-            seen = {hit.chunk.id for hit in hits}
-            for part in parts:
-                # A part naming one of the sources ("the 2011 women's guideline") is searched in it alone, with the
-                # whole question (a part may leave its subject to the one before: "does it allow a lower range?").
-                named = named_document(part, scope.searched_names, self.reader.translate)
-                if named:
-                    own = self.modes.retrieve(scope.narrowed([named]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
-                else:
-                    own = self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS]
-                part_documents[part] = frozenset([named] if named else (h.chunk.document_id for h in own[:2]))
-                extra = [h for h in own if h.chunk.id not in seen]
-                hits += extra
-                seen |= {h.chunk.id for h in extra}
-        named = named_documents(query, scope.searched_names, self.reader.translate)
-        if len(named) > 1:
-            # A question naming several sources ("the 2013 lifestyle guideline and the 2011 women's guideline")
-            # gets each one's best passages for the whole question: its answer cites each (extractive.py).
-            seen = {hit.chunk.id for hit in hits}
-            for document_id in named:
-                own = self.modes.retrieve(scope.narrowed([document_id]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
-                extra = [h for h in own if h.chunk.id not in seen]
-                hits += extra
-                seen |= {h.chunk.id for h in extra}
-        timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
-        blocks = [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(hits, start=1)]
-        return blocks, found, part_documents
-
     def evidence_scores(self, workspace: str, question: str, documents: Sequence[str] | None = None) -> dict[str, float]:
         """What the extractive answerer's refusal rests on for this question (for calibration)."""
         question = _clean_question(question)
         scope = answer_scope(self.catalog, workspace, documents)
         language = detect_language(question)
-        blocks, _, part_documents = self._retrieve(question, scope, {})
+        blocks, _, part_documents = self.evidence.gather(question, scope, {})
         reading = self.reader.read(question, scope, blocks, part_documents)
         selection = self.extractive.select(
             question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
@@ -334,8 +292,8 @@ class AnswerService:
         """How many chats and notes of the workspace cite the document (removal warns with these)."""
         ws = self._workspace(workspace)
 
-        def cites(answer: Answer) -> bool:
-            return any(c.document_id == document_id for c in answer.citations)
+        def cites(answer: Answer | None) -> bool:
+            return answer is not None and any(c.document_id == document_id for c in answer.citations)
 
         chats = sum(
             any(cites(m.answer) for m in self.chats.list_messages(chat.id)) for chat in self.chats.list_chats(ws.id)

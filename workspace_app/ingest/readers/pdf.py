@@ -16,8 +16,8 @@ from typing import Any
 import pymupdf
 
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
-from workspace_app.ingest.glyphs import FontEncodings, recover_page
 from workspace_app.ingest.captioned_tables import join_table_rows
+from workspace_app.ingest.glyphs import FontEncodings, recover_page
 from workspace_app.ingest.grade_cells import attach_grade_cells, stands_apart, tag_recommendation_cells
 from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
