@@ -8,6 +8,7 @@ source guide. Every user-supplied or document text (names, errors, guides) is es
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -120,6 +121,9 @@ def status_text(document: Document) -> str:
     """Short plain status: "Ready", "Embedding passages 120/340 · about 40 s left", "Failed"."""
     if not document.is_active:
         return STATUS_TEXT.get(document.status, document.status.capitalize())
+    note = document.job_note(time.time())
+    if document.stalled or document.retrying:
+        return (note or "").capitalize()
     text = STAGE_TEXT.get(document.stage, document.stage.capitalize())
     counts = _stage_counts(document)
     if counts:
@@ -128,7 +132,7 @@ def status_text(document: Document) -> str:
         return f"Cancelling… ({text})"
     if document.eta_s is not None and document.status == "running":
         text += f" · {format_eta(document.eta_s)}"
-    return text
+    return f"{text} · {note}" if note else text
 
 
 def format_size(size_bytes: int) -> str:
@@ -174,6 +178,9 @@ def _render_row(document: Document, guide: SourceGuide | None, *, key: str) -> S
     if document.status == "failed" and document.error:
         hint = "" if document.retryable else " Remove it, or fix the file and add it again."
         st.error(escape_markdown(document.error + hint), icon=":material/error:")
+    elif document.retrying and document.error:
+        st.warning(escape_markdown(f"The last try failed: {document.error} It is retried on its own."),
+                   icon=":material/sync_problem:")
     if st.session_state.get(f"{key}-confirm") == document.id:
         action = _render_confirm_remove(document, key=key) or action
     if guide is not None:

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
-from workspace_app.models.documents import Chunk, Document, JobState, Workspace
+from workspace_app.models.documents import Chunk, Document, JobAttempt, JobState, Workspace
 from workspace_app.models.graph import (
     ChunkInfo,
     CommunityReport,
@@ -145,13 +145,21 @@ class EmbeddingCache(Protocol):
     def put_many(self, model: str, items: Mapping[str, Sequence[float] | NDArray[np.float32]]) -> None: ...
 
 
+class RetryJob(Exception):
+    """Raised by a job handler: the job failed for a passing reason; the queue runs it again after its back-off."""
+
+
 class JobQueue(Protocol):
-    """A durable queue of ingestion jobs (document ids) shared by the front ends and the workers."""
+    """A durable queue of ingestion jobs (document ids) shared by the front ends and the workers.
+
+    The handler gets the document id and which try this is; it raises `RetryJob` to be run again later (the queue
+    owns the retry count and the back-off) and nothing else."""
 
     def enqueue(self, document_id: str) -> None: ...
     def pending_document_ids(self) -> list[str]: ...
     def consume(
-        self, handler: Callable[[str], None], *, threads: int, poll_max_delay_s: float, on_stop: Callable[[], None]
+        self, handler: Callable[[str, JobAttempt], None], *, threads: int, poll_max_delay_s: float,
+        on_stop: Callable[[], None],
     ) -> None: ...
     def close(self) -> None: ...
 

@@ -4,6 +4,10 @@ A job is a document id. Front ends only enqueue; `workspace-app worker` consumes
 (threads, polling back-off capped at `poll_max_delay_s`). huey deletes a task from the queue when a
 worker takes it, so a job whose worker dies is not in the queue any more: the document row's lease
 (storage/sqlite/leases.py) is what lets `workspace_app.documents.jobs.recover_jobs` find and re-enqueue it.
+
+A job that fails for a passing reason raises `RetryJob`; huey's own retries run it again (`retries` times) from its
+schedule, the pause doubling from `retry_delay_s` up to `retry_delay_max_s`. The handler is told which try it
+runs and the pause before the next, so the document can say "retrying (2 of 9) — next try in 8 s".
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from typing import Any
 
 from huey import Huey, RedisHuey, SqliteHuey
 from huey.consumer import Consumer
+from huey.exceptions import RetryTask
 
+from storage.base import RetryJob
 from workspace_app.config import QueueSettings
 from workspace_app.errors import StorageError
+from workspace_app.models.documents import JobAttempt
 
 TASK_NAME = "ingest_document"
 QUEUE_NAME = "workspace-ingest"
@@ -43,27 +50,32 @@ def open_huey(settings: QueueSettings, data_dir: Path) -> Huey:
 class HueyJobQueue:
     """Ingestion jobs on a huey queue; the same instance enqueues (front ends) and consumes (workers)."""
 
-    def __init__(self, huey: Huey) -> None:
+    def __init__(self, huey: Huey, retries: int = 0, retry_delay_s: float = 2.0, retry_delay_max_s: float = 30.0) -> None:
         self._huey = huey
-        self._handler: Callable[[str], None] | None = None
-        self._task = huey.task(name=TASK_NAME)(self._run)
+        self._handler: Callable[[str, JobAttempt], None] | None = None
+        self._retries = retries
+        self._retry_delay_s = retry_delay_s
+        self._retry_delay_max_s = retry_delay_max_s
+        self._task = huey.task(name=TASK_NAME, retries=retries, context=True)(self._run)
 
     def enqueue(self, document_id: str) -> None:
         """Add one job (a document may be queued twice: the lease makes the second run a no-op)."""
         try:
-            self._task(document_id)
+            self._task(document_id, tries=self._retries + 1)  # how many tries the task was given travels with it
         except Exception as exc:
             raise StorageError(f"The job queue could not be written: {exc}. Try again.") from exc
 
     def pending_document_ids(self) -> list[str]:
-        """Document ids of the jobs waiting in the queue (taken jobs are not listed)."""
+        """Document ids of the jobs waiting in the queue or for their retry time (taken jobs are not listed)."""
         try:
-            return [str(task.args[0]) for task in self._huey.pending() if task.name == TASK_NAME and task.args]
+            waiting = [*self._huey.pending(), *self._huey.scheduled()]
+            return [str(task.args[0]) for task in waiting if task.name == TASK_NAME and task.args]
         except Exception as exc:
             raise StorageError(f"The job queue could not be read: {exc}. Try again.") from exc
 
     def consume(
-        self, handler: Callable[[str], None], *, threads: int, poll_max_delay_s: float, on_stop: Callable[[], None]
+        self, handler: Callable[[str, JobAttempt], None], *, threads: int, poll_max_delay_s: float,
+        on_stop: Callable[[], None],
     ) -> None:
         """Run jobs until SIGINT/SIGTERM (call from the main thread); `on_stop` runs first when told to stop."""
         self._handler = handler
@@ -80,10 +92,22 @@ class HueyJobQueue:
         if close is not None:
             close()
 
-    def _run(self, document_id: str) -> None:
+    def _run(self, document_id: str, tries: int | None = None, task: Any = None) -> None:
         if self._handler is None:
             raise RuntimeError("this queue is not consuming")
-        self._handler(document_id)
+        left = int(task.retries) if task is not None else 0
+        of = max(tries or self._retries + 1, left + 1)
+        number = of - left
+        pause = min(self._retry_delay_s * 2 ** (number - 1), self._retry_delay_max_s)
+        try:
+            self._handler(document_id, JobAttempt(number=number, of=of, retry_in_s=pause))
+        except RetryJob:
+            if task is None or left <= 0:
+                return  # the handler settled the document as failed: nothing is left to retry
+            # huey's RetryTask schedules the task again after `delay`; it leaves the count of retries as it was,
+            # so this try is taken off it here.
+            task.retries = left - 1
+            raise RetryTask(f"{document_id}: try {number + 1} of {of} in {pause:.0f} s", delay=pause) from None
 
 
 class _StoppingConsumer(Consumer):  # type: ignore[misc]

@@ -173,6 +173,16 @@ class QueueSettings(_Group):
     sweep_s: float = Field(
         10.0, gt=0, description="Seconds between a worker's checks for jobs left behind by a worker that died."
     )
+    retries: int = Field(
+        8, ge=0, le=50,
+        description="Automatic retries of a job that failed for a passing reason (the vector store or the catalog "
+        "unreachable for a moment); a file that cannot be read is never retried.",
+    )
+    retry_delay_s: float = Field(2.0, gt=0, description="Pause before the first automatic retry; it doubles each time.")
+    retry_delay_max_s: float = Field(
+        30.0, gt=0, description="The longest pause between automatic retries (a store back within a minute is used "
+        "within this many seconds).",
+    )
 
     @model_validator(mode="after")
     def _heartbeat_within_lease(self) -> QueueSettings:

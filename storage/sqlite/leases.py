@@ -14,7 +14,7 @@ from storage.sqlite.database import Database
 from workspace_app.models.documents import JobState
 
 NOW = "((julianday('now') - 2440587.5) * 86400.0)"  # seconds since the epoch, by the database's clock
-_RELEASE_FIELDS = {"status", "stage", "progress", "error", "eta_s", "cancel_requested"}
+_RELEASE_FIELDS = {"status", "stage", "progress", "error", "eta_s", "cancel_requested", "next_try_at"}
 
 
 class SqliteJobLeases:
@@ -28,7 +28,7 @@ class SqliteJobLeases:
         with self._db.transaction() as db:
             cursor = db.execute(
                 f"UPDATE documents SET lease_owner = ?, lease_heartbeat = {NOW}, status = 'running', "
-                "stage = 'parsing', progress = 0, eta_s = NULL, error = NULL, pages_parsed = 0, "
+                "stage = 'parsing', progress = 0, eta_s = NULL, error = NULL, next_try_at = NULL, pages_parsed = 0, "
                 "chunks_embedded = 0, chunks_total = 0 "
                 "WHERE id = ? AND status IN ('queued', 'running') AND cancel_requested = 0 "
                 f"AND (lease_owner IS NULL OR lease_heartbeat < {NOW} - ?)",
@@ -89,6 +89,7 @@ class SqliteJobLeases:
         with self._db.transaction() as db:
             cursor = db.execute(
                 "UPDATE documents SET status = 'queued', stage = 'queued', progress = 0, error = NULL, eta_s = NULL, "
+                "next_try_at = NULL, attempt = 0, "
                 "cancel_requested = 0, lease_owner = NULL, lease_heartbeat = NULL, pages_parsed = 0, "
                 f"chunks_embedded = 0, chunks_total = 0 WHERE id = ? AND status IN ({marks})",
                 (document_id, *statuses),

@@ -251,4 +251,12 @@ MIGRATIONS: list[list[Step]] = [
     # drop NOT NULL from `answer`, so the table is rebuilt; existing notes are kept, and a saved follow-up is
     # retitled with the standalone question it was answered as.
     [_rebuild_notes],
+    # 11: automatic retries of a job that failed for a passing reason (the vector store down for a moment): which
+    # try this is (`attempt`, from 1), how many the queue allows (`attempts`) and when the next one starts
+    # (`next_try_at`, epoch seconds by the database's clock; NULL when none is planned).
+    [
+        "ALTER TABLE documents ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE documents ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE documents ADD COLUMN next_try_at REAL",
+    ],
 ]

@@ -389,3 +389,121 @@ def test_redis_backend_queues_jobs_for_two_workers_to_finish_once_each(
         assert_complete(service, service.documents.get("W", path.name), len(chunk_pdf(path)))
     ready = [jobs_done(worker, "ready") for worker in workers]
     assert sorted(ready[0] + ready[1]) == sorted(ids)  # each exactly once
+
+
+# Passing faults: the vector store down for a while is retried by the queue, with back-off, on its own.
+
+
+class ChromaServer:
+    """A Chroma server of our own that the test can stop and start again on the same port and files."""
+
+    def __init__(self, folder: Path) -> None:
+        from workspace_app.adapters.supervisor import chroma_spec
+
+        self.folder = folder
+        self.url = f"http://127.0.0.1:{free_port()}"
+        self._argv = chroma_spec(folder, self.url).argv
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with open(self.folder / "chroma.log", "ab") as log:
+            self.process = subprocess.Popen(self._argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        wait_until(lambda: answers(f"{self.url}/api/v2/heartbeat"), 60, "the Chroma server")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(30)
+
+
+@pytest.fixture
+def own_chroma(tmp_path: Path) -> Iterator[ChromaServer]:
+    folder = tmp_path / "own-chroma"
+    folder.mkdir()
+    server = ChromaServer(folder)
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_a_vector_store_outage_is_retried_with_back_off_until_the_document_is_ready(
+    data_dir: Path, tmp_path: Path, own_chroma: ChromaServer, embedder: Any, excerpt: Callable[..., Path],
+    chunk_pdf: Callable[[Path], list[Any]],
+) -> None:
+    from workspace_app.adapters.wiring import build_app
+    from workspace_app.config import Settings
+
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings.storage.data_dir = data_dir
+    settings.storage.chroma_url = own_chroma.url
+    settings.queue.retries = 20
+    service = build_app(settings, embedder=embedder)
+    service.workspaces.create("W")
+    env = {"WORKSPACE_CHROMA_URL": own_chroma.url, "WORKSPACE_QUEUE__RETRY_DELAY_S": "1",
+           "WORKSPACE_QUEUE__RETRY_DELAY_MAX_S": "2"}
+    worker = Worker(data_dir, tmp_path / "worker.log", env)
+    try:
+        worker.wait_consuming()
+        own_chroma.stop()
+        path = excerpt(*SMALL[0])
+        report = service.documents.submit("W", path)
+        seen: list[Any] = []
+
+        def retrying() -> bool:
+            document = service.documents.get("W", report.document_id)
+            seen.append(document)
+            return document.retrying and document.attempt >= 2
+
+        wait_until(retrying, 240, "a second try to fail and a third to be planned")
+        waiting = seen[-1]
+        assert waiting.status == "queued" and waiting.attempts == 21 and "vector store" in (waiting.error or "")
+        note = waiting.job_note(time.time())
+        assert note is not None and note.startswith(f"retrying ({waiting.attempt + 1} of 21) — next try")
+        assert not any(d.status == "failed" for d in seen[1:]), "a passing fault never shows as failed for good"
+        own_chroma.start()  # the store is back: the next try (within 2 s) finishes the document
+        back = time.monotonic()
+        wait_until(lambda: settled(service, "W"), 120, "the document after the store came back")
+        assert time.monotonic() - back < 60
+        assert_complete(service, service.catalog.get_document(report.document_id), len(chunk_pdf(path)))
+        done = service.catalog.get_document(report.document_id)
+        assert done.attempt > 2 and done.next_try_at is None and done.job_note(time.time()) is None
+        assert "Unhandled exception" not in worker.log()
+    finally:
+        worker.stop()
+        service.catalog.close()
+        service.documents.jobs.queue().close()
+
+
+def test_the_last_try_of_a_passing_fault_fails_with_the_count_and_a_bad_file_is_never_retried(
+    data_dir: Path, tmp_path: Path, own_chroma: ChromaServer, embedder: Any, excerpt: Callable[..., Path],
+) -> None:
+    from workspace_app.adapters.wiring import build_app
+    from workspace_app.config import Settings
+
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings.storage.data_dir = data_dir
+    settings.storage.chroma_url = own_chroma.url
+    settings.queue.retries = 2  # the tries a job is given are the enqueuer's
+    service = build_app(settings, embedder=embedder)
+    service.workspaces.create("W")
+    env = {"WORKSPACE_CHROMA_URL": own_chroma.url, "WORKSPACE_QUEUE__RETRY_DELAY_S": "0.5"}
+    worker = Worker(data_dir, tmp_path / "worker.log", env)
+    try:
+        worker.wait_consuming()
+        broken = tmp_path / "broken.pdf"
+        broken.write_bytes(excerpt(*SMALL[1]).read_bytes()[:2000])
+        bad = service.documents.submit("W", broken)
+        wait_until(lambda: settled(service, "W"), 120, "the broken file")
+        failed = service.catalog.get_document(bad.document_id)
+        assert (failed.status, failed.attempt, failed.retryable) == ("failed", 1, False)
+        own_chroma.stop()
+        report = service.documents.submit("W", excerpt(*SMALL[2]))
+        wait_until(lambda: settled(service, "W"), 240, "three tries of the document")
+        dead = service.catalog.get_document(report.document_id)
+        assert (dead.status, dead.attempt, dead.attempts, dead.retryable) == ("failed", 3, 3, True)
+        assert "gave up after 3 tries" in (dead.error or "")
+        assert service.documents.jobs.queue().pending_document_ids() == []
+    finally:
+        worker.stop()
+        service.catalog.close()
+        service.documents.jobs.queue().close()

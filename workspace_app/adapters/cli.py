@@ -9,6 +9,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -246,9 +247,13 @@ def _documents(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _document_line(document: Any) -> str:
+    note = document.job_note(time.time())
+    if document.stalled:
+        return f"{document.name}\tstalled\t{note}"
     if document.is_active:
-        eta = f", ~{document.eta_s:.0f} s left" if document.eta_s is not None else ""
-        return f"{document.name}\t{document.status}\t{document.stage} {document.progress:.0%}{eta}"
+        eta = f", ~{document.eta_s:.0f} s left" if document.eta_s is not None and document.status == "running" else ""
+        more = f" · {note}" if note else ""
+        return f"{document.name}\t{document.status}\t{document.stage} {document.progress:.0%}{eta}{more}"
     detail = f"{document.chunks} chunks" if document.status == "ready" else (document.error or "")
     return f"{document.name}\t{document.status}\t{detail}"
 

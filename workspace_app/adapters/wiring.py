@@ -61,7 +61,10 @@ def chroma_location(settings: Settings) -> tuple[Path | None, str | None]:
 
 def build_queue(settings: Settings) -> HueyJobQueue:
     """The ingestion queue: SQLite in the data dir, or Redis, as configured."""
-    return HueyJobQueue(open_huey(settings.queue, settings.storage.data_dir))
+    queue = settings.queue
+    return HueyJobQueue(
+        open_huey(queue, settings.storage.data_dir), queue.retries, queue.retry_delay_s, queue.retry_delay_max_s
+    )
 
 
 def build_app(settings: Settings, embedder: Embedder | None = None) -> App:

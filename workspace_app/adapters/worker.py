@@ -13,10 +13,12 @@ import logging
 import threading
 import time
 
+from storage.base import RetryJob
 from workspace_app.app import App
 from workspace_app.config import Settings
 from workspace_app.documents.jobs import new_owner
 from workspace_app.errors import WorkspaceError
+from workspace_app.models.documents import JobAttempt
 
 log = logging.getLogger("workspace_app.worker")
 
@@ -37,18 +39,21 @@ def run_worker(settings: Settings, threads: int | None = None) -> int:
     count = threads or settings.queue.worker_threads
     log.info("worker %s consuming with %d threads", owner, count)
     app.documents.jobs.queue().consume(
-        lambda document_id: handle_job(app, document_id, owner, shutdown),
+        lambda document_id, attempt: handle_job(app, document_id, owner, shutdown, attempt),
         threads=count, poll_max_delay_s=settings.queue.poll_max_delay_s, on_stop=shutdown.set,
     )
     log.info("worker %s stopped", owner)
     return 0
 
 
-def handle_job(app: App, document_id: str, owner: str, shutdown: threading.Event) -> None:
-    """Run one job and log what became of it (never raises: the document row holds the outcome)."""
+def handle_job(
+    app: App, document_id: str, owner: str, shutdown: threading.Event, attempt: JobAttempt | None = None
+) -> None:
+    """Run one job and log what became of it. The document row holds the outcome; the only exception raised is
+    `RetryJob`, for the queue to run it again after its back-off."""
     started = time.monotonic()
     try:
-        outcome = app.documents.jobs.run(document_id, owner, shutdown)
+        outcome = app.documents.jobs.run(document_id, owner, shutdown, attempt=attempt)
     except WorkspaceError as exc:
         log.error("job %s: %s", document_id, exc.user_message)
         return
@@ -56,6 +61,8 @@ def handle_job(app: App, document_id: str, owner: str, shutdown: threading.Event
         log.exception("job %s crashed", document_id)
         return
     log.info("job %s %s in %.1f s by %s", document_id, outcome, time.monotonic() - started, owner)
+    if outcome == "retrying":
+        raise RetryJob(document_id)
     if outcome == "ready":
         _suggest_when_settled(app, document_id)
 

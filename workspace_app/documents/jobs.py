@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from types import TracebackType
 from typing import Self
 
@@ -28,7 +29,7 @@ from workspace_app.config import QueueSettings
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.errors import WorkspaceError
 from workspace_app.ingest.pipeline import JobInterrupted, ProgressCallback, StopCheck
-from workspace_app.models.documents import Document, JobState
+from workspace_app.models.documents import Document, JobAttempt, JobState
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
@@ -135,15 +136,19 @@ class Jobs:
 
     def run(
         self, document_id: str, owner: str, shutdown: threading.Event | None = None,
-        on_progress: ProgressCallback | None = None,
+        on_progress: ProgressCallback | None = None, attempt: JobAttempt | None = None,
     ) -> str:
-        """Ingest one document if its lease can be taken: 'ready', 'failed', 'cancelled', 'requeued', 'lost' or 'skipped'."""
+        """Ingest one document if its lease can be taken: 'ready', 'failed', 'retrying', 'cancelled', 'requeued',
+        'lost' or 'skipped'. 'retrying': it failed for a passing reason and `attempt` allows another try (the
+        queue runs it after `attempt.retry_in_s`); after the last try a passing failure ends 'failed' too."""
         catalog = self.catalog
+        attempt = attempt or JobAttempt()
         if not catalog.claim_document(document_id, owner, self.settings.lease_timeout_s):
             return "skipped"
         document = catalog.get_document(document_id)
         if document is None:
             return "skipped"
+        self.states.attempting(document_id, attempt.number, attempt.of)
         outcome = "failed"
         try:
             with Heartbeat(catalog, document_id, owner, self.settings.heartbeat_s, shutdown) as heartbeat:
@@ -152,11 +157,28 @@ class Jobs:
         except JobInterrupted as stop:
             outcome = self._settle_interrupted(document_id, document.workspace_id, owner, stop.reason)
         except WorkspaceError as exc:
-            log.info("%s failed: %s", document.name, exc.user_message)
+            outcome = self._settle_failed(document, owner, exc, attempt)
         finally:
             catalog.release_lease(document_id, owner)
             self._drop_if_removed(document_id, document.workspace_id)
         return outcome
+
+    def _settle_failed(self, document: Document, owner: str, exc: WorkspaceError, attempt: JobAttempt) -> str:
+        """A failure the pipeline recorded: a passing one (the vector store down for a moment) is queued again for
+        the next try while tries are left, and the last one says how many were made."""
+        if not exc.retryable or attempt.of == 1:
+            log.info("%s failed: %s", document.name, exc.user_message)
+            return "failed"
+        if attempt.is_last:
+            log.warning("%s failed after %d tries: %s", document.name, attempt.number, exc.user_message)
+            self.states.fail(
+                document.id, f"{exc.user_message} (gave up after {attempt.number} tries; Retry once it is fixed)"
+            )
+            return "failed"
+        log.warning("%s: try %d of %d failed (%s); next try in %.0f s", document.name, attempt.number, attempt.of,
+                    exc.user_message, attempt.retry_in_s)
+        self.states.release_to_retry(document.id, owner, exc.user_message, attempt.retry_in_s)
+        return "retrying"
 
     def run_until_settled(self, document_id: str, owner: str, on_progress: ProgressCallback | None = None) -> str:
         """Run a document here, or wait while another live process runs it; returns the final status."""
@@ -169,6 +191,15 @@ class Jobs:
                 return document.status
             if not self._release_if_dead(document_id):
                 time.sleep(WAIT_POLL_S)
+
+    def with_health(self, document: Document) -> Document:
+        """The document, marked stalled when it is running but its holder's lease has expired or its process is
+        gone (until a worker takes the job over)."""
+        if document.status != "running" or document.held_by is None:
+            return document
+        age = None if document.heartbeat_at is None else time.time() - document.heartbeat_at
+        job = JobState(document.id, document.workspace_id, document.status, document.held_by, age, False)
+        return replace(document, stalled=True) if _lease_is_dead(job, self.settings.lease_timeout_s) else document
 
     def recover(self) -> list[str]:
         """Queue again every unfinished document that nobody runs; returns their ids."""

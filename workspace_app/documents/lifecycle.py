@@ -4,6 +4,7 @@
        ^                 |--fail(message)--> failed --requeue--> queued
        |                 |--cancelled--> cancelled --requeue--> queued
        +--requeue (a dead job, a shutdown)--+
+       +--release_to_retry (a passing failure; next_try_at set until the next try starts)--+
 
 Every write of these columns goes through `DocumentStates`; nothing else calls the repository's untyped
 `update_document` or passes state columns to `release_lease` (tests/test_layering.py checks it).
@@ -11,6 +12,7 @@ Every write of these columns goes through `DocumentStates`; nothing else calls t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from storage.base import DocumentRepository, JobLeases
@@ -55,6 +57,17 @@ class DocumentStates:
         self._documents.update_document(
             document_id, status="failed", stage="failed", error=message, eta_s=None, error_retryable=int(retryable),
             **permanent,
+        )
+
+    def attempting(self, document_id: str, attempt: int, attempts: int) -> None:
+        """Which try of the job now runs (1 of 1 when the queue allows no retry)."""
+        self._documents.update_document(document_id, attempt=attempt, attempts=attempts, next_try_at=None)
+
+    def release_to_retry(self, document_id: str, owner: str, message: str, retry_in_s: float) -> bool:
+        """A try failed for a passing reason: queued again, saying why and when the next try starts."""
+        return self._leases.release_lease(
+            document_id, owner, status="queued", stage="queued", progress=0.0, eta_s=None, error=message,
+            next_try_at=time.time() + retry_in_s,
         )
 
     def include(self, document_id: str, included: bool) -> None:

@@ -60,8 +60,8 @@ class DocumentService:
     # Reading
 
     def list(self, workspace: str) -> builtins.list[Document]:
-        """Documents of a workspace with their status."""
-        return self._catalog.list_documents(find_workspace(self._catalog, workspace).id)
+        """Documents of a workspace with their status (a job whose holder stopped answering marked stalled)."""
+        return [self.jobs.with_health(d) for d in self._catalog.list_documents(find_workspace(self._catalog, workspace).id)]
 
     def get(self, workspace: str, name_or_id: str) -> Document:
         """A document by name, id or sha256, or a clear error."""
@@ -69,11 +69,12 @@ class DocumentService:
         found = self._catalog.find_document(ws.id, name_or_id)
         if found is None:
             raise DocumentNotFoundError(f"There is no document '{name_or_id}' in workspace '{ws.name}'.")
-        return found
+        return self.jobs.with_health(found)
 
     def find(self, workspace: str, name_or_id: str) -> Document | None:
         """A document by name, id or sha256, or None when it is not (or no longer) in the workspace."""
-        return self._catalog.find_document(find_workspace(self._catalog, workspace).id, name_or_id)
+        found = self._catalog.find_document(find_workspace(self._catalog, workspace).id, name_or_id)
+        return None if found is None else self.jobs.with_health(found)
 
     def page_image(self, workspace: str, name_or_id: str, page: int, scale: float = 2.0) -> PageImage:
         """One page of a document's PDF drawn as an image for the viewer."""

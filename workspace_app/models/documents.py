@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -64,16 +66,46 @@ class Document:
     stage_done: int = 0
     stage_total: int = 0
     retryable: bool = True
+    attempt: int = 0  # the try of the current or last run (from 1); > 1 after an automatic retry
+    attempts: int = 0  # how many tries the queue allows a passing failure
+    next_try_at: float | None = None  # when a planned retry starts (epoch seconds)
+    held_by: str | None = None  # the lease owner running it: "worker@host:pid:id"
+    heartbeat_at: float | None = None  # the owner's last heartbeat (epoch seconds)
+    stalled: bool = False  # running, but its holder stopped sending heartbeats (set by the documents service)
 
     @property
     def is_active(self) -> bool:
         """True while the document waits for or goes through ingestion."""
         return self.status in ACTIVE_STATUSES
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the public JSON shape."""
+    @property
+    def retrying(self) -> bool:
+        """Queued again after a passing failure, waiting for its next try."""
+        return self.status == "queued" and self.next_try_at is not None
+
+    def job_note(self, now: float) -> str | None:
+        """What a waiting or stuck job is doing, for people: "retrying (2 of 9) — next try in 8 s", "stalled:
+        worker@host:1234 stopped answering at 10:02:13 UTC; a worker will take it over", or None."""
+        if self.stalled:
+            since = (
+                "" if self.heartbeat_at is None
+                else f" at {datetime.fromtimestamp(self.heartbeat_at, UTC):%H:%M:%S} UTC"
+            )
+            holder = (self.held_by or "its process").rsplit(":", 1)[0]
+            return f"stalled: {holder} stopped answering{since}; a worker will take it over"
+        if self.retrying and self.next_try_at is not None:
+            wait = self.next_try_at - now
+            when = f"next try in {wait:.0f} s" if wait >= 1 else "next try now"
+            return f"retrying ({self.attempt + 1} of {self.attempts}) — {when}"
+        if self.status == "running" and self.attempt > 1:
+            return f"try {self.attempt} of {self.attempts}"
+        return None
+
+    def to_json(self, now: float | None = None) -> dict[str, Any]:
+        """Return the public JSON shape (with `note`, the job's state in words, as of `now`)."""
         data = asdict(self)
         data["pages_without_text"] = list(self.pages_without_text)
+        data["note"] = self.job_note(time.time() if now is None else now)
         return data
 
 
@@ -81,6 +113,21 @@ class Document:
 ACTIVE_STATUSES = ("queued", "running")
 FINAL_STATUSES = ("ready", "failed", "cancelled")
 STAGES = ("queued", "parsing", "chunking", "embedding", "indexing", "graph", "guide", "ready", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class JobAttempt:
+    """Which try of a job this is (from 1, of `of`), and the pause before the next one should it fail for a
+    passing reason."""
+
+    number: int = 1
+    of: int = 1
+    retry_in_s: float = 0.0
+
+    @property
+    def is_last(self) -> bool:
+        """No automatic retry follows this try."""
+        return self.number >= self.of
 
 
 @dataclass(frozen=True)
