@@ -3,6 +3,7 @@ heartbeats, cancel, and re-queueing of jobs whose worker is gone; migration 2 on
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -97,6 +98,30 @@ def test_recovery_requeues_jobs_of_dead_workers_only(service: Any, queued: Any, 
     document = catalog.get_document(queued.id)
     assert (document.status, document.stage) == ("queued", "queued")  # freed at once, not after 30 s
     assert catalog.claim_document(queued.id, alive, 30)
+
+
+def test_a_job_whose_holder_is_gone_shows_stalled_with_who_held_it_until_a_worker_takes_it(
+    service: Any, queued: Any, cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    catalog = service.catalog
+    gone = dead_owner()
+    assert catalog.claim_document(queued.id, gone, 30)
+    shown = service.documents.get("W", queued.id)
+    assert shown.status == "running" and shown.stalled
+    note = shown.job_note(time.time())
+    assert note is not None and note.startswith(f"stalled: {gone.rsplit(':', 1)[0]} stopped answering at ")
+    listed = cli(tmp_path / "data", "documents", "-w", "W", "--json")
+    row = json.loads(listed.stdout.splitlines()[0])
+    assert row["stalled"] is True and row["note"].startswith("stalled: ") and row["held_by"] == gone
+    assert "\tstalled\t" in cli(tmp_path / "data", "documents", "-w", "W").stdout
+
+    alive = new_owner("worker")  # a live holder with a fresh heartbeat is not stalled
+    assert catalog.release_lease(queued.id, gone, status="queued")  # what the worker's recovery does
+    assert catalog.claim_document(queued.id, alive, 30)
+    assert not service.documents.get("W", queued.id).stalled
+    time.sleep(0.05)
+    service.documents.jobs.settings.lease_timeout_s = 0.01  # ...until its heartbeat is older than the lease timeout
+    assert service.documents.get("W", queued.id).stalled
 
 
 def test_process_job_skips_a_document_that_is_already_ready(service: Any, queued: Any) -> None:
