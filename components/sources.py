@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import BinaryIO, Literal
 
 import streamlit as st
 
@@ -40,10 +40,10 @@ _BADGES = {"ready": ":green-badge[:material/check: Ready]", "failed": ":red-badg
 
 @dataclass(frozen=True)
 class Upload:
-    """A file the user dropped: its name and bytes."""
+    """A file the user dropped: its name and contents (read from Streamlit's buffer, never copied whole)."""
 
     name: str
-    data: bytes
+    data: BinaryIO
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def render_uploader(*, suffixes: list[str], limit_mb: int, key: str) -> list[Upl
     )
     if not files:
         return None
-    return [Upload(file.name, file.getvalue()) for file in files]
+    return [Upload(file.name, file) for file in files]
 
 
 def clear_uploader(*, key: str) -> None:

@@ -40,7 +40,10 @@ def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> Non
     reports = [app.documents.submit(workspace.id, upload.data, upload.name) for upload in uploads]
     queued = [r for r in reports if r.status == "queued"]
     duplicates = [r for r in reports if r.status == "duplicate"]
-    st.session_state[PROBLEMS] = [r.error or f"{r.document} could not be added." for r in reports if r.status == "failed"]
+    # A file refused before it was recorded (too large, unsupported) is listed here; one recorded as failed (empty,
+    # not a PDF) shows its error in its own row.
+    refused = [r for r in reports if r.status == "failed" and r.document_id is None]
+    st.session_state[PROBLEMS] = [r.error or f"{r.document} could not be added." for r in refused]
     st.session_state[DUPLICATES] = [r.error or f"{r.document} is already in this workspace." for r in duplicates]
     parts = [f"Queued {plural(len(queued), 'file')} for ingestion"] if queued else []
     parts += [f"{plural(len(duplicates), 'file')} already in this workspace"] if duplicates else []

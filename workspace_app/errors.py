@@ -4,6 +4,7 @@
     ├── WorkspaceNotFoundError        (404)
     ├── WorkspaceExistsError          (409)
     ├── DocumentNotFoundError         (404)
+    ├── AmbiguousDocumentError        (409)
     ├── ChatNotFoundError             (404)
     ├── UnsupportedFileError          (415)
     │   ├── EmptyFileError
@@ -48,6 +49,12 @@ class DocumentNotFoundError(WorkspaceError):
     """The named document is not in the workspace."""
 
     status = 404
+
+
+class AmbiguousDocumentError(WorkspaceError):
+    """A name given for a document is shared by several documents of the workspace."""
+
+    status = 409
 
 
 class ChatNotFoundError(WorkspaceError):

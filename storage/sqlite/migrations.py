@@ -26,6 +26,24 @@ def _split_keyword_index(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE chunks_fts")
 
 
+def _rename_shared_names(db: sqlite3.Connection) -> None:
+    """Two different files of a workspace with one name: the later ones get " (2)", " (3)"... before the suffix,
+    as new ones do (documents/service.py `unused_name`), so a name picks one document."""
+    rows = db.execute("SELECT id, workspace_id, name FROM documents ORDER BY workspace_id, added_at, id").fetchall()
+    taken: dict[str, set[str]] = {}
+    for document_id, workspace_id, name in rows:
+        names = taken.setdefault(workspace_id, set())
+        new = name
+        n = 2
+        while new in names:
+            stem, dot, suffix = name.rpartition(".")
+            new = f"{stem} ({n}).{suffix}" if dot else f"{name} ({n})"
+            n += 1
+        if new != name:
+            db.execute("UPDATE documents SET name = ? WHERE id = ?", (new, document_id))
+        names.add(new)
+
+
 def _rebuild_notes(db: sqlite3.Connection) -> None:
     """Notes with an optional answer, a Markdown body, an update time and the chat message they came from."""
     db.execute(
@@ -258,5 +276,6 @@ MIGRATIONS: list[list[Step]] = [
         "ALTER TABLE documents ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE documents ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE documents ADD COLUMN next_try_at REAL",
+        _rename_shared_names,
     ],
 ]

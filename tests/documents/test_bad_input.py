@@ -33,7 +33,8 @@ BAD = [
     Bad("empty.pdf", r"empty|0 bytes"),
     Bad("truncated.pdf", r"not a readable PDF|damaged|truncated|no pages"),
     Bad("locked.pdf", r"password"),
-    Bad("not-a-pdf.pdf", r"not a readable PDF|another file type"),
+    Bad("not-a-pdf.pdf", r"is not a PDF: it is another kind of file"),
+    Bad("picture.pdf", r"is not a PDF: it is a PNG image"),
     Bad("scanned.pdf", r"no text layer|scanned|image"),
     Bad("notes.docx", r"not supported"),
 ]
@@ -51,6 +52,9 @@ def files(tmp_path_factory: pytest.TempPathFactory, guidelines: Path, excerpt: C
     made["truncated.pdf"].write_bytes(whole[: int(len(whole) * 0.3)])
     made["not-a-pdf.pdf"] = folder / "not-a-pdf.pdf"
     made["not-a-pdf.pdf"].write_text("Minutes of the guideline meeting.\nNothing to see here.\n" * 50, encoding="utf-8")
+    made["picture.pdf"] = folder / "picture.pdf"
+    with pymupdf.open(excerpt("shen-2017-syncope.pdf", 10, 10)) as doc:
+        made["picture.pdf"].write_bytes(doc[0].get_pixmap(dpi=30).tobytes("png"))
     made["notes.docx"] = folder / "notes.docx"
     made["notes.docx"].write_bytes(b"PK\x03\x04" + b"\x00" * 200)
     with pymupdf.open(excerpt("shen-2017-syncope.pdf", 10, 11)) as doc:
@@ -328,3 +332,55 @@ def test_a_very_long_name_is_shortened_but_keeps_its_extension(
     assert report.status == "ready", report
     assert len(report.document) <= 180 and report.document.endswith(".pdf")
     assert service.documents.get("Long", report.document).id == report.document_id
+
+
+@pytest.mark.parametrize("bad", BAD, ids=[bad.name for bad in BAD])
+def test_queueing_without_waiting_refuses_a_bad_file_at_once_with_the_same_message(
+    workspace: tuple[Any, Path, dict[str, Any]], files: dict[str, Path], bad: Bad
+) -> None:
+    service, _, before = workspace
+    queued_before = service.documents.jobs.queue().pending_document_ids()
+
+    service.workspaces.create(f"Queued {bad.name}")  # a workspace of its own: in W the file is already listed
+    report = service.documents.submit(f"Queued {bad.name}", files[bad.name])
+
+    assert report.status == "failed" and re.search(bad.message, report.error or "", re.IGNORECASE), report.error
+    assert service.documents.jobs.queue().pending_document_ids() == queued_before  # nothing for a worker to fail
+    assert snapshot(service, "W", GOOD) == before
+
+
+def test_a_second_file_with_a_taken_name_gets_a_suffix_and_a_shared_name_is_refused_with_the_candidates(
+    tmp_path: Path, build: Callable[..., Any], excerpt: Callable[..., Path]
+) -> None:
+    from storage.sqlite.migrations import MIGRATIONS
+    from workspace_app.errors import AmbiguousDocumentError
+
+    service = build(tmp_path / "data")
+    service.workspaces.create("W")
+    first = service.documents.submit("W", excerpt("shen-2017-syncope.pdf", 10, 10), "same.pdf")
+    second = service.documents.submit("W", excerpt("mosca-2011-women-cvd.pdf", 3, 3), "same.pdf")
+    third = service.documents.submit("W", excerpt("eckel-2013-lifestyle.pdf", 5, 5), "same.pdf")
+    again = service.documents.submit("W", excerpt("shen-2017-syncope.pdf", 10, 10), "other.pdf")
+    assert [first.document, second.document, third.document] == ["same.pdf", "same (2).pdf", "same (3).pdf"]
+    assert again.status == "duplicate" and again.document_id == first.document_id  # the same file is not a new name
+    assert service.documents.get("W", "same (2).pdf").id == second.document_id
+
+    # A catalog from before names were kept apart: both rows named same.pdf. Naming one is refused, listing both.
+    with sqlite3.connect(tmp_path / "data" / "catalog.sqlite") as db:
+        db.execute("UPDATE documents SET name = 'same.pdf' WHERE id = ?", (second.document_id,))
+    with pytest.raises(AmbiguousDocumentError) as refused:
+        service.documents.get("W", "same.pdf")
+    assert first.document_id in refused.value.user_message and second.document_id in refused.value.user_message
+    with pytest.raises(AmbiguousDocumentError):
+        service.documents.remove("W", "same.pdf")
+    assert len(service.documents.list("W")) == 3  # nothing was removed
+    assert service.documents.get("W", second.document_id).name == "same.pdf"  # an id still names one
+
+    # Reopening runs the rename of migration 11 again on such rows (as an upgrade would): later ones get suffixes.
+    with sqlite3.connect(tmp_path / "data" / "catalog.sqlite") as db:
+        db.execute("DELETE FROM schema_version WHERE version = ?", (len(MIGRATIONS),))
+        for column in ("attempt", "attempts", "next_try_at"):
+            db.execute(f"ALTER TABLE documents DROP COLUMN {column}")
+    reopened = build(tmp_path / "data")
+    names = sorted(d.name for d in reopened.documents.list("W"))
+    assert names == ["same (2).pdf", "same (3).pdf", "same.pdf"]

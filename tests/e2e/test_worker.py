@@ -207,9 +207,13 @@ def test_worker_runs_what_ingest_no_wait_queues(
     assert cli(data_dir, "workspace", "create", "W").returncode == 0
 
     queued = cli(data_dir, "ingest", "-w", "W", "--no-wait", *files, broken, WORKSPACE_CHROMA_URL=chroma_url)
-    assert queued.returncode == 0, queued.stderr
+    assert queued.returncode == 1, "a file refused before queueing fails the command, as a run that waits would"
     reports = [json.loads(line) for line in queued.stdout.splitlines()]
-    assert [(r["document"], r["status"]) for r in reports] == [(f.name, "queued") for f in [*files, broken]]
+    assert [(r["document"], r["status"]) for r in reports] == [(f.name, "queued") for f in files] + [
+        ("broken.pdf", "failed")
+    ]
+    assert reports[2]["error"].startswith("broken.pdf ")
+    reports = reports[:2]
     service = client(data_dir)
     assert sorted(service.documents.jobs.queue().pending_document_ids()) == sorted(r["document_id"] for r in reports)
 
@@ -487,13 +491,17 @@ def test_the_last_try_of_a_passing_fault_fails_with_the_count_and_a_bad_file_is_
     service = build_app(settings, embedder=embedder)
     service.workspaces.create("W")
     env = {"WORKSPACE_CHROMA_URL": own_chroma.url, "WORKSPACE_QUEUE__RETRY_DELAY_S": "0.5"}
+    # A file that fails for good when read: queued as a good PDF, then its stored copy replaced by one whose only
+    # page has no text (the quick checks before queueing would have refused it), as a file damaged on disk.
+    bad = service.documents.submit("W", excerpt(*SMALL[1]))
+    assert bad.status == "queued"
+    with pymupdf.open() as blank:
+        blank.new_page()
+        blank.save(service.documents.document_path(service.documents.get("W", bad.document_id)))
     worker = Worker(data_dir, tmp_path / "worker.log", env)
     try:
         worker.wait_consuming()
-        broken = tmp_path / "broken.pdf"
-        broken.write_bytes(excerpt(*SMALL[1]).read_bytes()[:2000])
-        bad = service.documents.submit("W", broken)
-        wait_until(lambda: settled(service, "W"), 120, "the broken file")
+        wait_until(lambda: settled(service, "W"), 120, "the damaged file")
         failed = service.catalog.get_document(bad.document_id)
         assert (failed.status, failed.attempt, failed.retryable) == ("failed", 1, False)
         own_chroma.stop()

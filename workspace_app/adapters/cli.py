@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,8 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args, settings)
     except WorkspaceError as exc:
-        print(f"error: {exc.user_message}", file=sys.stderr)
+        print(f"error: {terminal_safe(exc.user_message)}", file=sys.stderr)
         return 2
+
+
+def terminal_safe(text: str) -> str:
+    """Text for a terminal: control characters (escape sequences in a file name) shown as '?', never run."""
+    return "".join("?" if unicodedata.category(ch) == "Cc" and ch not in "\n\t" else ch for ch in text)
 
 
 def _app(settings: Settings) -> App:
@@ -125,7 +131,7 @@ def _workspace(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(_workspace_json(app.workspaces.create(args.name))))
     elif args.action == "list":
         for ws in app.workspaces.list():
-            print(json.dumps(_workspace_json(ws)) if args.json else f"{ws.name}\t{ws.document_count} documents")
+            print(json.dumps(_workspace_json(ws)) if args.json else terminal_safe(f"{ws.name}\t{ws.document_count} documents"))
     elif args.action == "rename":
         print(json.dumps(_workspace_json(app.workspaces.rename(args.name, args.new_name))))
     else:
@@ -147,7 +153,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         return _enqueue(app, args.workspace, args.files, settings)
     failed = False
     for path in args.files:
-        with tqdm(total=100, desc=path.name[:40], unit="%", file=sys.stderr, leave=False) as bar:
+        with tqdm(total=100, desc=terminal_safe(path.name)[:40], unit="%", file=sys.stderr, leave=False) as bar:
             def show(progress: Any, bar: Any = bar) -> None:
                 bar.set_postfix_str(f"{progress.stage} {progress.done}/{progress.total}")
                 bar.n = int(progress.overall * 100)
@@ -206,10 +212,10 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _print_hits(result: Any) -> None:
-    print(f"# {result.query}")
+    print(terminal_safe(f"# {result.query}"))
     for hit in result.hits:
         pages = f"p.{hit.chunk.page_start}" + (f"-{hit.chunk.page_end}" if hit.chunk.page_end != hit.chunk.page_start else "")
-        print(f"{hit.rank:>2}. {hit.document_name} {pages} [{hit.chunk.section[-60:]}]")
+        print(terminal_safe(f"{hit.rank:>2}. {hit.document_name} {pages} [{hit.chunk.section[-60:]}]"))
         print(f"    {hit.chunk.text[:200]!r}")
 
 
@@ -229,20 +235,20 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
 def _print_answer(answer: Any) -> None:
     from workspace_app.answer.export import grading_text
 
-    print(f"# {answer.question}\n\n{answer.text}\n")
+    print(terminal_safe(f"# {answer.question}\n\n{answer.text}\n"))
     for c in answer.citations:
         pages = f"p.{c.page_start}" + (f"-{c.page_end}" if c.page_end != c.page_start else "")
         grading = f" ({grading_text(c)})" if grading_text(c) else ""
-        print(f"[{c.n}] {c.document} {pages}{grading}: {c.quote[:160]!r}")
+        print(terminal_safe(f"[{c.n}] {c.document} {pages}{grading}: {c.quote[:160]!r}"))
     if answer.entities:
         named = ", ".join(f"{e.name} ({e.type})" + "".join(f"[{n}]" for n in e.citations) for e in answer.entities)
-        print(f"\nEntities ({answer.mode} mode, workspace {answer.entities[0].workspace}): {named}")
+        print(terminal_safe(f"\nEntities ({answer.mode} mode, workspace {answer.entities[0].workspace}): {named}"))
     print(f"\n{answer.disclaimer}\n")
 
 
 def _documents(args: argparse.Namespace, settings: Settings) -> int:
     for document in _app(settings).documents.list(args.workspace):
-        print(json.dumps(document.to_json(), ensure_ascii=False) if args.json else _document_line(document))
+        print(json.dumps(document.to_json(), ensure_ascii=False) if args.json else terminal_safe(_document_line(document)))
     return 0
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import io
 import shutil
 import tempfile
 import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from storage.base import Catalog, FileStore, VectorIndex
 from workspace_app.config import IngestSettings
@@ -23,9 +25,9 @@ from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.pages import render_page
 from workspace_app.errors import DocumentNotFoundError, FileTooLargeError, WorkspaceError
 from workspace_app.ingest.pipeline import ProgressCallback
-from workspace_app.ingest.readers import has_pages, media_type_for, stored_suffix, upload_suffixes
+from workspace_app.ingest.readers import check_source, has_pages, media_type_for, stored_suffix, upload_suffixes
 from workspace_app.models.documents import FINAL_STATUSES, Document, IngestReport, PageImage
-from workspace_app.retrieval.scope import find_workspace
+from workspace_app.retrieval.scope import find_workspace, pick_document
 
 _MAX_NAME = 180
 # Called with (workspace id, document id) after a document is removed (the graph drops its rows).
@@ -64,17 +66,16 @@ class DocumentService:
         return [self.jobs.with_health(d) for d in self._catalog.list_documents(find_workspace(self._catalog, workspace).id)]
 
     def get(self, workspace: str, name_or_id: str) -> Document:
-        """A document by name, id or sha256, or a clear error."""
+        """A document by id, sha256 or name, or a clear error (also for a name two documents share)."""
         ws = find_workspace(self._catalog, workspace)
-        found = self._catalog.find_document(ws.id, name_or_id)
-        if found is None:
-            raise DocumentNotFoundError(f"There is no document '{name_or_id}' in workspace '{ws.name}'.")
-        return self.jobs.with_health(found)
+        return self.jobs.with_health(pick_document(ws, self._catalog.list_documents(ws.id), name_or_id))
 
     def find(self, workspace: str, name_or_id: str) -> Document | None:
-        """A document by name, id or sha256, or None when it is not (or no longer) in the workspace."""
-        found = self._catalog.find_document(find_workspace(self._catalog, workspace).id, name_or_id)
-        return None if found is None else self.jobs.with_health(found)
+        """A document by id, sha256 or name, or None when it is not (or no longer) in the workspace."""
+        try:
+            return self.get(workspace, name_or_id)
+        except DocumentNotFoundError:
+            return None
 
     def page_image(self, workspace: str, name_or_id: str, page: int, scale: float = 2.0) -> PageImage:
         """One page of a document's PDF drawn as an image for the viewer."""
@@ -125,14 +126,16 @@ class DocumentService:
         except WorkspaceError as exc:
             return IngestReport(None, name, "failed", 0, 0, exc.user_message)
         done = self._catalog.get_document(document.id) or document
-        return IngestReport(done.id, name, done.status, done.pages, done.chunks if done.status == "ready" else 0, done.error)
+        return IngestReport(
+            done.id, done.name, done.status, done.pages, done.chunks if done.status == "ready" else 0, done.error
+        )
 
-    def submit(self, workspace: str, source: Path | bytes, display_name: str | None = None) -> IngestReport:
-        """Store a file (a path, or uploaded bytes with their name) and queue it for a worker; returns at once.
-
-        Over-size uploads are refused before anything is written."""
-        if isinstance(source, bytes):
-            return self._submit_bytes(workspace, source, clean_display_name(display_name or "untitled"))
+    def submit(self, workspace: str, source: Path | bytes | BinaryIO, display_name: str | None = None) -> IngestReport:
+        """Store a file (a path, or an upload's bytes or stream with its name) and queue it for a worker; returns
+        at once. A file its reader would refuse (empty, not a PDF, damaged, locked) is recorded as failed instead,
+        with the reason; an over-size upload is refused before anything is written."""
+        if not isinstance(source, Path):
+            return self._submit_upload(workspace, source, clean_display_name(display_name or "untitled"))
         name = clean_display_name(display_name or source.name)
         try:
             document, is_new = self._record(workspace, source, name)
@@ -140,20 +143,29 @@ class DocumentService:
             return IngestReport(None, name, "failed", 0, 0, exc.user_message)
         if not is_new and _already_there(document):
             return _duplicate(document, name)
+        try:
+            check_source(source, name, document.media_type)
+        except WorkspaceError as exc:  # what the worker would find: failed now, like a run that waits
+            self._states.fail(document.id, exc.user_message, exc.retryable)
+            return IngestReport(document.id, document.name, "failed", 0, 0, exc.user_message)
         if is_new or self._states.requeue(document.id, FINAL_STATUSES):
             try:
                 self.jobs.queue().enqueue(document.id)
             except WorkspaceError as exc:
                 self._states.fail(document.id, exc.user_message)
                 return IngestReport(document.id, name, "failed", 0, 0, exc.user_message)
-        return IngestReport(document.id, name, "queued", 0, 0, None)
+        return IngestReport(document.id, document.name, "queued", 0, 0, None)
 
-    def _submit_bytes(self, workspace: str, data: bytes, name: str) -> IngestReport:
+    def _submit_upload(self, workspace: str, data: bytes | BinaryIO, name: str) -> IngestReport:
+        stream = io.BytesIO(data) if isinstance(data, bytes) else data
+        stream.seek(0, io.SEEK_END)
+        size = stream.tell()
+        stream.seek(0)
         try:
-            self.check_size(name, len(data))
+            self.check_size(name, size)
         except WorkspaceError as exc:
             return IngestReport(None, name, "failed", 0, 0, exc.user_message)
-        path = _copy_upload(data)
+        path = _copy_upload(stream)
         try:
             return self.submit(workspace, path, name)
         finally:
@@ -176,7 +188,8 @@ class DocumentService:
         if existing is not None:
             return existing, False
         document = Document(
-            id=hashlib.sha256(f"{ws.id}/{sha}".encode()).hexdigest()[:16], workspace_id=ws.id, name=name, sha256=sha,
+            id=hashlib.sha256(f"{ws.id}/{sha}".encode()).hexdigest()[:16], workspace_id=ws.id,
+            name=unused_name(name, {d.name for d in self._catalog.list_documents(ws.id)}), sha256=sha,
             size_bytes=size, pages=0, chunks=0, status="queued", stage="queued", progress=0.0, error=None,
             added_at=datetime.now(UTC).isoformat(timespec="milliseconds"), media_type=media_type,
         )
@@ -248,6 +261,20 @@ class DocumentService:
             self._files.delete(document.sha256, stored_suffix(document.media_type))
 
 
+def unused_name(name: str, taken: set[str]) -> str:
+    """The name, or with the first free " (n)" before its suffix when another file of the workspace has it:
+    "same.pdf" -> "same (2).pdf"."""
+    if name not in taken:
+        return name
+    stem, dot, suffix = name.rpartition(".")
+    if not dot:
+        stem, suffix = name, ""
+    n = 2
+    while f"{stem} ({n}){dot}{suffix}" in taken:
+        n += 1
+    return f"{stem} ({n}){dot}{suffix}"
+
+
 def _already_there(document: Document) -> bool:
     """Whether the same content, added again, is a duplicate: it is ready, on its way, or failed for good
     (failed for a passing reason, or cancelled, it is queued again instead)."""
@@ -262,9 +289,10 @@ def _duplicate(document: Document, name: str) -> IngestReport:
     )
 
 
-def _copy_upload(data: bytes) -> Path:
-    """Write uploaded bytes to a private temporary file (the caller removes its folder)."""
+def _copy_upload(stream: BinaryIO) -> Path:
+    """Copy an upload to a private temporary file in 1 MB pieces (the caller removes its folder)."""
     folder = Path(tempfile.mkdtemp(prefix="upload-"))
     target = folder / "upload.bin"
-    target.write_bytes(data)
+    with target.open("wb") as out:
+        shutil.copyfileobj(stream, out, 1 << 20)
     return target

@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from workspace_app.errors import DocumentNotFoundError, WorkspaceError, WorkspaceNotFoundError
+from workspace_app.errors import (
+    AmbiguousDocumentError,
+    DocumentNotFoundError,
+    WorkspaceError,
+    WorkspaceNotFoundError,
+)
 from workspace_app.models.documents import Document, Workspace
 
 
@@ -62,9 +67,7 @@ def search_scope(catalog: ScopeCatalog, workspace: str, wanted: Sequence[str] | 
     else:
         ids = []
         for key in wanted:
-            match = next((d for d in documents if key in (d.id, d.name, d.sha256)), None)
-            if match is None:
-                raise DocumentNotFoundError(f"There is no document '{key}' in workspace '{ws.name}'.")
+            match = pick_document(ws, documents, key)
             if match.status == "ready":
                 ids.append(match.id)
     return _scope(ws, documents, ids, ready)
@@ -77,7 +80,7 @@ def answer_scope(catalog: ScopeCatalog, workspace: str, wanted: Sequence[str] | 
     if wanted is None:
         chosen = [d for d in documents if d.status == "ready" and d.included]
     else:
-        wanted_ids = [_find_document(ws, documents, key).id for key in wanted]
+        wanted_ids = [pick_document(ws, documents, key).id for key in wanted]
         chosen = [d for d in documents if d.id in wanted_ids and d.status == "ready"]
     if not chosen:
         raise WorkspaceError(
@@ -89,13 +92,22 @@ def answer_scope(catalog: ScopeCatalog, workspace: str, wanted: Sequence[str] | 
     return _scope(ws, documents, chosen_ids, chosen)
 
 
-def _find_document(ws: Workspace, documents: list[Document], key: str) -> Document:
-    # The catalog's order of preference: id, then sha256, then name.
-    for matches in (lambda d: d.id == key, lambda d: d.sha256 == key, lambda d: d.name == key):
-        found = next((d for d in documents if matches(d)), None)
+def pick_document(ws: Workspace, documents: list[Document], key: str) -> Document:
+    """The document `key` names: its id, its sha256, else its name; a name two documents share is refused with
+    both listed (never one picked silently)."""
+    for field in ("id", "sha256"):
+        found = next((d for d in documents if getattr(d, field) == key), None)
         if found is not None:
             return found
-    raise DocumentNotFoundError(f"There is no document '{key}' in workspace '{ws.name}'.")
+    named = [d for d in documents if d.name == key]
+    if len(named) > 1:
+        listed = "; ".join(f"id {d.id} (added {d.added_at[:16].replace('T', ' ')}, {d.status})" for d in named)
+        raise AmbiguousDocumentError(
+            f"{len(named)} documents in '{ws.name}' are named '{key}': {listed}. Name the one you mean by its id."
+        )
+    if not named:
+        raise DocumentNotFoundError(f"There is no document '{key}' in workspace '{ws.name}'.")
+    return named[0]
 
 
 def _scope(ws: Workspace, documents: list[Document], ids: list[str] | None, counted: list[Document]) -> Scope:

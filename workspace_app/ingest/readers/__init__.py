@@ -13,7 +13,7 @@ from typing import Protocol
 
 from workspace_app.errors import UnsupportedFileError
 from workspace_app.ingest.layout import ParsedDocument
-from workspace_app.ingest.readers.pdf import parse_pdf
+from workspace_app.ingest.readers.pdf import check_pdf, parse_pdf
 from workspace_app.ingest.readers.text import parse_text
 
 PageCallback = Callable[[int, int], None]
@@ -97,3 +97,12 @@ def read_source(path: Path, display_name: str, media_type: str, on_page: PageCal
             f"{display_name}: this file type is not supported. Upload {supported_labels()} files."
         )
     return found.reader(path, display_name, on_page)
+
+
+def check_source(path: Path, display_name: str, media_type: str) -> None:
+    """The quick checks made before a file is queued: raise the error its reading would (empty, not the type its
+    name says, damaged, locked), so a front end that does not wait still says at once what is wrong."""
+    if media_type == "application/pdf":
+        check_pdf(path, display_name)
+    else:
+        read_source(path, display_name, media_type, lambda done, total: None)

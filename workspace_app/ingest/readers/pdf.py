@@ -36,10 +36,26 @@ _NOT_AFTER_BULLET = re.compile(r"\s*[=<>≤≥)\]:,.a-z]")
 PageCallback = Callable[[int, int], None]
 
 
+# What a file that is not a PDF starts with, to say what it is (pymupdf opens images as one-page documents).
+_OTHER_KINDS = (
+    (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
+    (b"II*\x00", "a TIFF image"), (b"MM\x00*", "a TIFF image"), (b"PK\x03\x04", "a ZIP archive (e.g. a Word file)"),
+    (b"\xd0\xcf\x11\xe0", "an old Office document"), (b"<", "a web page or XML file"),
+)
+
+
 def open_pdf(path: Path, display_name: str) -> pymupdf.Document:
     """Open a PDF or raise a user-facing error that says what is wrong with it."""
     if path.stat().st_size == 0:
         raise EmptyFileError(f"{display_name} is empty (0 bytes). Upload the complete file.")
+    with path.open("rb") as file:
+        head = file.read(1024)
+    if b"%PDF-" not in head:
+        kind = next((name for magic, name in _OTHER_KINDS if head.lstrip().startswith(magic)), "another kind of file")
+        raise CorruptPdfError(
+            f"{display_name} is not a PDF: it is {kind} with a .pdf name. Upload the PDF itself (or export the "
+            "document as PDF)."
+        )
     try:
         doc = pymupdf.open(path, filetype="pdf")
     except Exception as exc:  # pymupdf raises several types for damaged files
@@ -58,6 +74,37 @@ def open_pdf(path: Path, display_name: str) -> pymupdf.Document:
     return doc
 
 
+def check_pdf(path: Path, display_name: str) -> None:
+    """Raise what `parse_pdf` would raise for a file that is empty, not a PDF, damaged, locked or without a text
+    layer, quickly: pages are read as plain text only until one has some (the first, in a usual PDF)."""
+    doc = open_pdf(path, display_name)
+    try:
+        for index in range(doc.page_count):
+            try:
+                text = doc.load_page(index).get_text("text")
+            except Exception as exc:
+                raise CorruptPdfError(_damaged_page(display_name, index)) from exc
+            if text.strip():
+                return
+        raise ImageOnlyPdfError(_no_text_layer(display_name))
+    finally:
+        doc.close()
+
+
+def _damaged_page(display_name: str, index: int) -> str:
+    return (
+        f"{display_name}: page {index + 1} cannot be read (the file is damaged). "
+        "Export it again as PDF and upload it once more."
+    )
+
+
+def _no_text_layer(display_name: str) -> str:
+    return (
+        f"{display_name} has no text layer (it looks scanned or image-only). Run OCR on it "
+        "(e.g. ocrmypdf) and upload the result."
+    )
+
+
 def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None) -> ParsedDocument:
     """Parse a PDF into paragraphs in reading order; raise if it has no text at all."""
     doc = open_pdf(path, display_name)
@@ -70,10 +117,7 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
     set_aside = {number: count for number, (_, count) in enumerate(read, start=1) if count.total}
     empty = [number for number, lines in enumerate(pages, start=1) if not lines]
     if len(empty) == len(pages):
-        raise ImageOnlyPdfError(
-            f"{display_name} has no text layer (it looks scanned or image-only). Run OCR on it "
-            "(e.g. ocrmypdf) and upload the result."
-        )
+        raise ImageOnlyPdfError(_no_text_layer(display_name))
     drop = _running_furniture(pages)
     ordered = [page_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
     for line in (line for lines in pages for line in lines if _furniture_key(line) in drop):
@@ -120,10 +164,7 @@ def _read_pages(
             raw = page.get_text("dict", flags=_TEXT_FLAGS)
             recover_page(page, raw, encodings, _TEXT_FLAGS)
         except Exception as exc:
-            raise CorruptPdfError(
-                f"{display_name}: page {index + 1} cannot be read (the file is damaged). "
-                "Export it again as PDF and upload it once more."
-            ) from exc
+            raise CorruptPdfError(_damaged_page(display_name, index)) from exc
         set_aside = GlyphCount()
         lines = list(_raw_lines(raw, index + 1, set_aside))
         rows = attach_grade_cells(_merge_fragments(join_table_rows(_attach_drop_capitals(lines))))
