@@ -384,3 +384,23 @@ def test_a_second_file_with_a_taken_name_gets_a_suffix_and_a_shared_name_is_refu
     reopened = build(tmp_path / "data")
     names = sorted(d.name for d in reopened.documents.list("W"))
     assert names == ["same (2).pdf", "same (3).pdf", "same.pdf"]
+
+
+def test_escape_sequences_in_a_file_name_never_reach_the_terminal(
+    tmp_path: Path, cli: Callable[..., Any], excerpt: Callable[..., Path]
+) -> None:
+    hostile = tmp_path / "\x1b]0;owned\x07\x1b[2J\x1b[31mred.pdf"
+    hostile.write_bytes(excerpt("mosca-2011-women-cvd.pdf", 3, 3).read_bytes())
+    data_dir = tmp_path / "data"
+    assert cli(data_dir, "workspace", "create", "W").returncode == 0
+    runs = [
+        cli(data_dir, "ingest", "-w", "W", hostile),
+        cli(data_dir, "documents", "-w", "W"),
+        cli(data_dir, "documents", "-w", "W", "--json"),
+        cli(data_dir, "remove", "-w", "W", "\x1b[2Jnothing.pdf"),
+    ]
+    assert runs[0].returncode == 0 and runs[3].returncode == 2
+    for run in runs:
+        assert "\x1b" not in run.stdout and "\x1b" not in run.stderr and "\x07" not in run.stdout + run.stderr
+    assert "red.pdf" in runs[1].stdout and "red.pdf" in runs[2].stdout
+    assert "There is no document '?[2Jnothing.pdf'" in runs[3].stderr
