@@ -36,6 +36,8 @@ STOP_TIMEOUT_S = 10.0
 POLL_S = 0.5
 MAX_BACKOFF_S = 30.0
 STABLE_AFTER_S = 60.0  # a child that ran this long starts its backoff from scratch
+LOG_MAX_BYTES = 10 * 1024 * 1024  # a child's log is rotated above this size
+LOG_KEEP = 3  # rotated logs kept: <name>.log.1 (newest) .. <name>.log.3
 _LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback via a proxy
 
 
@@ -68,6 +70,7 @@ class Child:
         """Start the process (output to its log file, if any)."""
         if self.spec.log_path is not None and self._log is None:
             self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+            rotate_log(self.spec.log_path)
             self._log = open(self.spec.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             self.spec.argv, env={**os.environ, **self.spec.env}, cwd=self.spec.cwd,
@@ -81,7 +84,9 @@ class Child:
         return self.process is None or self.process.poll() is not None
 
     def watch(self, now: float) -> None:
-        """Schedule a restart when the process died; perform it when the backoff has passed."""
+        """Schedule a restart when the process died; perform it when the backoff has passed; cap the log."""
+        if self.spec.log_path is not None and self._log is not None:
+            rotate_log(self.spec.log_path, copy=True)
         if self.restart_at is None and self.exited():
             self._schedule_restart(now)
         elif self.restart_at is not None and now >= self.restart_at:
@@ -178,6 +183,29 @@ def _child_env(data_dir: Path, chroma_url: str) -> dict[str, str]:
         "WORKSPACE_DATA_DIR": str(data_dir), "WORKSPACE_STORAGE__DATA_DIR": str(data_dir),
         "WORKSPACE_CHROMA_URL": chroma_url, "WORKSPACE_STORAGE__CHROMA_URL": chroma_url,
     }
+
+
+def rotate_log(path: Path, max_bytes: int = LOG_MAX_BYTES, keep: int = LOG_KEEP, *, copy: bool = False) -> bool:
+    """Above `max_bytes`, shift `path` to `path.1` (older ones to .2 .. .keep, the oldest dropped); True if rotated.
+
+    With `copy`, the log is copied and then truncated in place (logrotate's copytruncate): a running child keeps
+    writing to the same open file, which it opened for appending, so its next line lands at the new start."""
+    try:
+        if path.stat().st_size <= max_bytes:
+            return False
+    except FileNotFoundError:
+        return False
+    for n in range(keep - 1, 0, -1):
+        older = path.with_name(f"{path.name}.{n}")
+        if older.exists():
+            older.replace(path.with_name(f"{path.name}.{n + 1}"))
+    first = path.with_name(f"{path.name}.1")
+    if copy:
+        shutil.copyfile(path, first)
+        os.truncate(path, 0)
+    else:
+        path.replace(first)
+    return True
 
 
 def free_port() -> int:
