@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workspace_app.adapters.process import prepare_process
 from workspace_app.config import Settings, load_settings
 from workspace_app.errors import WorkspaceError
 
@@ -101,6 +102,7 @@ def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `workspace-app`."""
+    prepare_process()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
     settings = load_settings(args.data_dir)
