@@ -12,12 +12,12 @@ from workspace_app.adapters.process import prepare_process
 
 prepare_process()  # before anything imports pymupdf (onnxruntime) when Streamlit runs this file directly
 
-import streamlit as st  # noqa: E402
-from PIL import Image, ImageDraw  # noqa: E402
+import streamlit as st
+from PIL import Image, ImageDraw
 
-from components.application import current_app  # noqa: E402
-from components.feedback import GENERIC_ERROR  # noqa: E402
-from workspace_app.errors import WorkspaceError  # noqa: E402
+from components.application import current_app
+from components.feedback import GENERIC_ERROR
+from workspace_app.errors import WorkspaceError
 
 log = logging.getLogger("workspace_app.ui")
 

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from workspace_app.adapters.ownership import claim_data_dir, release_data_dir
 from workspace_app.config import Settings
+from workspace_app.errors import DataDirBusyError
 
 HOST = "127.0.0.1"
 RUN_FILE = "run/serve.json"  # read by workspace_app.adapters.wiring.running_chroma_url
@@ -115,10 +117,24 @@ class Child:
             self._log = None
 
 
-def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = None) -> int:
-    """Run Chroma, the worker and the UI until Ctrl-C or SIGTERM; returns the process exit code."""
+def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = None, host: str = HOST) -> int:
+    """Run Chroma, the worker and the UI until Ctrl-C or SIGTERM; returns the process exit code.
+
+    Serve owns the data dir (`ownership`) from before anything starts until everything has stopped."""
     data_dir = settings.storage.data_dir.resolve()
-    problem = _startup_problem(data_dir, ui_port)
+    try:
+        claim_data_dir(data_dir, "serve")
+    except DataDirBusyError as exc:
+        _say(exc.user_message)
+        return 1
+    try:
+        return _serve_owned(settings, data_dir, ui_port, chroma_port, host)
+    finally:
+        release_data_dir(data_dir)
+
+
+def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: int | None, host: str) -> int:
+    problem = _startup_problem(ui_port)
     if problem:
         _say(problem)
         return 1
@@ -127,16 +143,20 @@ def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = Non
     ui_url = f"http://{HOST}:{ui_port}"
     stop = threading.Event()
     children = [Child(spec) for spec in specs]
+    servers = [c for c in children if c.spec.name == "chroma"]
     with _stop_on_signals(stop):
         try:
-            if not _start_all(children, stop):
+            # CLI commands become Chroma's clients as soon as it answers, not only once the UI is warm.
+            if not _start_all(servers, stop):
                 return 0 if stop.is_set() else 1
             _write_run_file(data_dir, chroma_url, ui_url)
+            if not _start_all(children[len(servers):], stop):
+                return 0 if stop.is_set() else 1
             print(f"Workspace is running at {ui_url}  (Ctrl-C to stop)", flush=True)
             _supervise(children, stop)
         finally:
             _stop_all(children)
-            _remove_run_file(data_dir)
+            remove_run_file(data_dir)
     return 0
 
 
@@ -230,21 +250,18 @@ def answers(url: str, timeout_s: float = 2.0) -> bool:
         return False
 
 
-def _startup_problem(data_dir: Path, ui_port: int) -> str | None:
-    if _running_pid(data_dir) is not None:
-        return f"A workspace server is already running on {data_dir} (see {data_dir / RUN_FILE}). Stop it first."
+def _startup_problem(ui_port: int) -> str | None:
     if not port_is_free(ui_port):
         return f"Port {ui_port} is in use. Choose another one with `workspace-app serve --port P`."
     return None
 
 
-def _running_pid(data_dir: Path) -> int | None:
+def run_file_pid(data_dir: Path) -> int | None:
+    """The pid recorded in the run file (alive or not), or None when there is no readable run file."""
     try:
-        pid = int(json.loads((data_dir / RUN_FILE).read_text())["pid"])
-        os.kill(pid, 0)
+        return int(json.loads((data_dir / RUN_FILE).read_text())["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return pid
 
 
 def _start_all(children: list[Child], stop: threading.Event) -> bool:
@@ -300,18 +317,22 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
 
 
 def _write_run_file(data_dir: Path, chroma_url: str, ui_url: str) -> None:
+    """Atomically (a private temporary file renamed over it): readers see the old file or the whole new one."""
     path = data_dir / RUN_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(info))
-    tmp.replace(path)
+    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url, "started_at": time.time()}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
+        out.write(json.dumps(info))
+    os.replace(tmp, path)
 
 
-def _remove_run_file(data_dir: Path) -> None:
-    path = data_dir / RUN_FILE
-    if _running_pid(data_dir) in (os.getpid(), None):
-        path.unlink(missing_ok=True)
+def remove_run_file(data_dir: Path) -> bool:
+    """Delete the run file only when this process wrote it (its pid is in it); True when deleted."""
+    if run_file_pid(data_dir) != os.getpid():
+        return False
+    (data_dir / RUN_FILE).unlink(missing_ok=True)
+    return True
 
 
 def _die_with_parent() -> None:

@@ -14,6 +14,7 @@ from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.embedding_cache import SqliteEmbeddingCache
 from storage.sqlite.graph import SqliteGraphStore
 from storage.vector_set import VectorIndexSet
+from workspace_app.adapters.ownership import claim_data_dir
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
@@ -64,8 +65,11 @@ def build_queue(settings: Settings) -> HueyJobQueue:
     return HueyJobQueue(open_huey(settings.queue, settings.storage.data_dir))
 
 
-def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
-    """The application on the data dir named in the settings: Settings -> backends -> App."""
+def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str = "embedded store") -> App:
+    """The application on the data dir named in the settings: Settings -> backends -> App.
+
+    Without a Chroma server this process opens the embedded store and so must own the data dir (`role` says who
+    it is in the message another process gets); DataDirBusyError when a `serve` or another process owns it."""
     data_dir = settings.storage.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     catalog = SqliteCatalog(data_dir / "catalog.sqlite")
@@ -74,7 +78,10 @@ def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
         embedder = Embedder(settings.embedding, cache)
     if settings.storage.vector_backend != "chroma":
         raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
-    client = open_chroma(*chroma_location(settings))
+    chroma_path, chroma_url = chroma_location(settings)
+    if chroma_path is not None:
+        claim_data_dir(data_dir, role)
+    client = open_chroma(chroma_path, chroma_url)
     main_vectors = ChromaVectorIndex(client, settings.embedding.model)
     crosslingual = build_crosslingual(settings, client, cache)
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])
