@@ -2,14 +2,15 @@
 
 Children are started in order from a list of `ChildSpec`; a child with a `ready_url` must answer it
 before the next one starts. The list is the Chroma server, the ingestion worker and the Streamlit UI,
-all on 127.0.0.1. While children run, the run file `<data_dir>/run/serve.json` tells
-other processes on the same data dir (the CLI) where the Chroma server is.
+all on 127.0.0.1. From the moment Chroma answers, the run file `<data_dir>/run/serve.json` tells
+other processes on the same data dir (the CLI) where the Chroma server is (`"ready": true` once all are ready).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -30,6 +31,7 @@ from workspace_app.errors import DataDirBusyError
 
 HOST = "127.0.0.1"
 RUN_FILE = "run/serve.json"  # read by workspace_app.adapters.wiring.running_chroma_url
+TOKEN_FILE = "run/chroma.token"  # read by workspace_app.adapters.wiring.chroma_location
 APP_SCRIPT = Path(__file__).resolve().parents[2] / "app.py"  # the Streamlit entry at the repository root
 READY_TIMEOUT_S = 30.0
 UI_READY_TIMEOUT_S = 300.0  # the UI is ready once its models are loaded and warm (a slow disk, a busy CPU)
@@ -55,6 +57,7 @@ class ChildSpec:
     cwd: Path | None = None
     ready_timeout_s: float = READY_TIMEOUT_S
     ready_file: Path | None = None  # written by the child once it is fully ready (after its ready_url answers)
+    ready_headers: dict[str, str] = field(default_factory=dict)  # sent with the ready_url check (the Chroma token)
 
 
 class Child:
@@ -139,7 +142,8 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
         _say(problem)
         return 1
     chroma_url = settings.storage.chroma_url or f"http://{HOST}:{chroma_port or free_port()}"
-    specs = child_specs(settings, data_dir, chroma_url, ui_port)
+    token = settings.storage.chroma_token if settings.storage.chroma_url else chroma_token(data_dir)
+    specs = child_specs(settings, data_dir, chroma_url, ui_port, token)
     ui_url = f"http://{HOST}:{ui_port}"
     stop = threading.Event()
     children = [Child(spec) for spec in specs]
@@ -153,6 +157,7 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
             if not _start_all(children[len(servers):], stop):
                 return 0 if stop.is_set() else 1
             print(f"Workspace is running at {ui_url}  (Ctrl-C to stop)", flush=True)
+            _write_run_file(data_dir, chroma_url, ui_url, ready=True)
             _supervise(children, stop)
         finally:
             _stop_all(children)
@@ -160,30 +165,55 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
     return 0
 
 
-def child_specs(settings: Settings, data_dir: Path, chroma_url: str, ui_port: int) -> list[ChildSpec]:
+def child_specs(
+    settings: Settings, data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None
+) -> list[ChildSpec]:
     """The processes `serve` runs, in start order."""
-    specs = [] if settings.storage.chroma_url else [chroma_spec(data_dir, chroma_url)]
-    specs.append(worker_spec(data_dir, chroma_url))
-    specs.append(ui_spec(data_dir, chroma_url, ui_port))
+    specs = [] if settings.storage.chroma_url else [chroma_spec(data_dir, chroma_url, token or chroma_token(data_dir))]
+    specs.append(worker_spec(data_dir, chroma_url, token))
+    specs.append(ui_spec(data_dir, chroma_url, ui_port, token))
     return specs
 
 
-def chroma_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
-    """The local Chroma server on loopback, persisting under the data dir."""
+def chroma_spec(data_dir: Path, chroma_url: str, token: str) -> ChildSpec:
+    """The local Chroma server persisting under the data dir, behind the token gate on the loopback URL
+    (`chroma_gate`: chromadb's own server has no authentication)."""
     port = chroma_url.rsplit(":", 1)[1]
-    argv = [_chroma_executable(), "run", "--path", str(data_dir / "chroma"), "--host", HOST, "--port", port]
+    argv = [
+        sys.executable, "-m", "workspace_app.adapters.chroma_gate", "--port", port,
+        "--token-file", str(data_dir / TOKEN_FILE), "--", _chroma_executable(), "run", "--path", str(data_dir / "chroma"),
+    ]
     return ChildSpec(
-        "chroma", argv, ready_url=f"{chroma_url}/api/v2/heartbeat", log_path=data_dir / "run" / "chroma.log"
+        "chroma", argv, ready_url=f"{chroma_url}/api/v2/heartbeat", log_path=data_dir / "run" / "chroma.log",
+        ready_headers={"Authorization": f"Bearer {token}"},
     )
 
 
-def worker_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
+def chroma_token(data_dir: Path) -> str:
+    """The data dir's Chroma token: made once (random, readable by this user only), the same on every serve."""
+    path = data_dir / TOKEN_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        existing = path.read_text().strip()
+        if existing:
+            return existing
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    with open(fd, "w", encoding="utf-8") as out:
+        token = secrets.token_urlsafe(32)
+        out.write(token)
+    return token
+
+
+def worker_spec(data_dir: Path, chroma_url: str, token: str | None = None) -> ChildSpec:
     """The ingestion worker, a client of the Chroma server; its log is `<data dir>/run/worker.log`."""
     argv = [sys.executable, "-m", "workspace_app.adapters.cli", "--data-dir", str(data_dir), "worker"]
-    return ChildSpec("worker", argv, env=_child_env(data_dir, chroma_url), log_path=data_dir / "run" / "worker.log")
+    env = _child_env(data_dir, chroma_url, token)
+    return ChildSpec("worker", argv, env=env, log_path=data_dir / "run" / "worker.log")
 
 
-def ui_spec(data_dir: Path, chroma_url: str, ui_port: int) -> ChildSpec:
+def ui_spec(data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None) -> ChildSpec:
     """The Streamlit UI, pointed at the data dir and the Chroma server through its environment. Its pages open
     at once; it is ready when it has written its warm file (App built, models loaded, one answer per workspace)."""
     warm_file = data_dir / UI_WARM_FILE
@@ -193,16 +223,19 @@ def ui_spec(data_dir: Path, chroma_url: str, ui_port: int) -> ChildSpec:
         "--browser.gatherUsageStats", "false",
     ]
     ready = f"http://{HOST}:{ui_port}/_stcore/health"
-    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url), ready_url=ready, cwd=APP_SCRIPT.parent,
+    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url, token), ready_url=ready, cwd=APP_SCRIPT.parent,
                      ready_timeout_s=UI_READY_TIMEOUT_S, ready_file=warm_file)
 
 
-def _child_env(data_dir: Path, chroma_url: str) -> dict[str, str]:
+def _child_env(data_dir: Path, chroma_url: str, token: str | None = None) -> dict[str, str]:
     # The short names win only when the nested ones are unset, so set both to what this serve uses.
-    return {
+    env = {
         "WORKSPACE_DATA_DIR": str(data_dir), "WORKSPACE_STORAGE__DATA_DIR": str(data_dir),
         "WORKSPACE_CHROMA_URL": chroma_url, "WORKSPACE_STORAGE__CHROMA_URL": chroma_url,
     }
+    if token:
+        env["WORKSPACE_STORAGE__CHROMA_TOKEN"] = token  # a process's environment is readable by its user only
+    return env
 
 
 def rotate_log(path: Path, max_bytes: int = LOG_MAX_BYTES, keep: int = LOG_KEEP, *, copy: bool = False) -> bool:
@@ -241,10 +274,10 @@ def port_is_free(port: int) -> bool:
         return sock.connect_ex((HOST, port)) != 0
 
 
-def answers(url: str, timeout_s: float = 2.0) -> bool:
+def answers(url: str, timeout_s: float = 2.0, headers: dict[str, str] | None = None) -> bool:
     """True when a GET on the URL returns a 2xx status."""
     try:
-        with _LOOPBACK.open(url, timeout=timeout_s) as response:
+        with _LOOPBACK.open(urllib.request.Request(url, headers=headers or {}), timeout=timeout_s) as response:
             return 200 <= int(response.status) < 300
     except (OSError, ValueError):
         return False
@@ -283,7 +316,7 @@ def _wait_until_ready(child: Child, url: str, stop: threading.Event) -> bool:
     deadline = time.monotonic() + child.spec.ready_timeout_s
     ready_file = child.spec.ready_file
     while time.monotonic() < deadline and not stop.is_set() and not child.exited():
-        if answers(url) and (ready_file is None or ready_file.exists()):
+        if answers(url, headers=child.spec.ready_headers) and (ready_file is None or ready_file.exists()):
             return True
         stop.wait(0.2)
     return False
@@ -316,11 +349,12 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _write_run_file(data_dir: Path, chroma_url: str, ui_url: str) -> None:
-    """Atomically (a private temporary file renamed over it): readers see the old file or the whole new one."""
+def _write_run_file(data_dir: Path, chroma_url: str, ui_url: str, ready: bool = False) -> None:
+    """Atomically (a private temporary file renamed over it): readers see the old file or the whole new one.
+    Written once Chroma answers, and again with `ready` true once every child is ready."""
     path = data_dir / RUN_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url, "started_at": time.time()}
+    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url, "ready": ready}
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
         out.write(json.dumps(info))

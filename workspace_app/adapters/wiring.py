@@ -39,6 +39,7 @@ from workspace_app.retrieval.search import SearchService
 from workspace_app.workspaces import WorkspaceService
 
 RUN_FILE = "run/serve.json"
+TOKEN_FILE = "run/chroma.token"  # written by `serve` (supervisor.chroma_token), private to the user
 
 
 def running_chroma_url(data_dir: Path) -> str | None:
@@ -53,11 +54,23 @@ def running_chroma_url(data_dir: Path) -> str | None:
     return str(url) if url else None
 
 
-def chroma_location(settings: Settings) -> tuple[Path | None, str | None]:
-    """(embedded path, server URL): a configured URL first, then a running `serve`, else embedded."""
+def chroma_location(settings: Settings) -> tuple[Path | None, str | None, str | None]:
+    """(embedded path, server URL, token): a configured URL first, then a running `serve`'s (with the token it
+    made for the data dir), else embedded."""
     data_dir = settings.storage.data_dir
-    url = settings.storage.chroma_url or running_chroma_url(data_dir)
-    return (None, url) if url else (data_dir / "chroma", None)
+    if settings.storage.chroma_url:
+        return None, settings.storage.chroma_url, settings.storage.chroma_token
+    url = running_chroma_url(data_dir)
+    if url is None:
+        return data_dir / "chroma", None, None
+    return None, url, settings.storage.chroma_token or _read_token(data_dir / TOKEN_FILE)
+
+
+def _read_token(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
 
 
 def build_queue(settings: Settings) -> HueyJobQueue:
@@ -78,10 +91,10 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
         embedder = Embedder(settings.embedding, cache)
     if settings.storage.vector_backend != "chroma":
         raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
-    chroma_path, chroma_url = chroma_location(settings)
+    chroma_path, chroma_url, token = chroma_location(settings)
     if chroma_path is not None:
         claim_data_dir(data_dir, role)
-    client = open_chroma(chroma_path, chroma_url)
+    client = open_chroma(chroma_path, chroma_url, token)
     main_vectors = ChromaVectorIndex(client, settings.embedding.model)
     crosslingual = build_crosslingual(settings, client, cache)
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])
