@@ -18,6 +18,8 @@ Why each variable:
 from __future__ import annotations
 
 import os
+import stat
+from pathlib import Path
 
 PRIVATE_UMASK = 0o077
 OFFLINE_ENVIRON = {
@@ -32,3 +34,24 @@ def prepare_process() -> None:
     """Make files this process (and its children) creates private, and turn every library's telemetry off."""
     os.umask(PRIVATE_UMASK)
     os.environ.update(OFFLINE_ENVIRON)
+
+
+def make_private(data_dir: Path) -> int:
+    """Take group and other permissions off the data dir and everything in it (made by an older version, or
+    without our umask); returns how many entries changed. Symbolic links are left alone."""
+    changed = _drop_group_and_other(data_dir)
+    for root, dirs, files in os.walk(data_dir):
+        for name in [*dirs, *files]:
+            changed += _drop_group_and_other(Path(root) / name)
+    return changed
+
+
+def _drop_group_and_other(path: Path) -> int:
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:  # removed meanwhile
+        return 0
+    if stat.S_ISLNK(mode) or not mode & 0o077:
+        return 0
+    os.chmod(path, stat.S_IMODE(mode) & ~0o077)
+    return 1

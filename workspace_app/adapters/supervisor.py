@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from workspace_app.adapters.ownership import claim_data_dir, release_data_dir
+from workspace_app.adapters.process import make_private
 from workspace_app.config import Settings
 from workspace_app.errors import DataDirBusyError
 
@@ -131,6 +132,7 @@ def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = Non
         _say(exc.user_message)
         return 1
     try:
+        make_private(data_dir)
         return _serve_owned(settings, data_dir, ui_port, chroma_port, host)
     finally:
         release_data_dir(data_dir)

@@ -15,6 +15,7 @@ from storage.sqlite.embedding_cache import SqliteEmbeddingCache
 from storage.sqlite.graph import SqliteGraphStore
 from storage.vector_set import VectorIndexSet
 from workspace_app.adapters.ownership import claim_data_dir
+from workspace_app.adapters.process import make_private
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
@@ -85,6 +86,7 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     it is in the message another process gets); DataDirBusyError when a `serve` or another process owns it."""
     data_dir = settings.storage.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
+    make_private(data_dir)
     catalog = SqliteCatalog(data_dir / "catalog.sqlite")
     cache = SqliteEmbeddingCache(data_dir / "embeddings.sqlite")
     if embedder is None:
