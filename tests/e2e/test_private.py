@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from test_ownership import serving, stopped, workspace_app  # noqa: F401 - serving is a fixture
+from test_ownership import serving, started, stopped, workspace_app  # noqa: F401 - serving is a fixture
 
 pytestmark = pytest.mark.slow
 
@@ -88,3 +88,25 @@ def test_serve_chroma_refuses_requests_without_the_token_and_its_clients_work(
 
     assert stopped(process) == 0
     assert readable_by_others(data_dir) == []  # logs, run files, catalog, vectors
+
+
+def test_serve_will_not_open_the_ui_to_other_machines_without_a_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workspace_app.adapters.supervisor import free_port
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    refused = workspace_app(data_dir, "serve", "--host", "0.0.0.0", "--port", str(free_port()))
+
+    assert refused.returncode == 1
+    assert "The UI would listen on 0.0.0.0, where other machines can reach it, without a password." in refused.stderr
+    assert "Set WORKSPACE_UI__PASSWORD, or leave out --host to listen on 127.0.0.1 only." in refused.stderr
+    assert not (data_dir / "run").exists()  # refused before it started or owned anything
+
+    monkeypatch.setenv("WORKSPACE_UI__PASSWORD", "correct horse")
+    process = started(
+        data_dir, "serve", "--host", "0.0.0.0", "--port", str(free_port()),
+        ready=data_dir / "run" / "serve.json", log=tmp_path / "serve.log",
+    )
+    assert stopped(process) == 0

@@ -8,6 +8,7 @@ other processes on the same data dir (the CLI) where the Chroma server is (`"rea
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
@@ -21,7 +22,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,6 +32,7 @@ from workspace_app.config import Settings
 from workspace_app.errors import DataDirBusyError
 
 HOST = "127.0.0.1"
+ANY_ADDRESS = ("0.0.0.0", "::", "")  # listening on every interface, loopback included
 RUN_FILE = "run/serve.json"  # read by workspace_app.adapters.wiring.running_chroma_url
 TOKEN_FILE = "run/chroma.token"  # read by workspace_app.adapters.wiring.chroma_location
 APP_SCRIPT = Path(__file__).resolve().parents[2] / "app.py"  # the Streamlit entry at the repository root
@@ -124,8 +126,15 @@ class Child:
 def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = None, host: str = HOST) -> int:
     """Run Chroma, the worker and the UI until Ctrl-C or SIGTERM; returns the process exit code.
 
-    Serve owns the data dir (`ownership`) from before anything starts until everything has stopped."""
+    Serve owns the data dir (`ownership`) from before anything starts until everything has stopped. The UI listens
+    on `host`; anything but loopback requires the UI password (settings `ui.password`)."""
     data_dir = settings.storage.data_dir.resolve()
+    if not is_loopback(host) and settings.ui.password is None:
+        _say(
+            f"The UI would listen on {host}, where other machines can reach it, without a password. Set "
+            "WORKSPACE_UI__PASSWORD, or leave out --host to listen on 127.0.0.1 only."
+        )
+        return 1
     try:
         claim_data_dir(data_dir, "serve")
     except DataDirBusyError as exc:
@@ -145,8 +154,8 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
         return 1
     chroma_url = settings.storage.chroma_url or f"http://{HOST}:{chroma_port or free_port()}"
     token = settings.storage.chroma_token if settings.storage.chroma_url else chroma_token(data_dir)
-    specs = child_specs(settings, data_dir, chroma_url, ui_port, token)
-    ui_url = f"http://{HOST}:{ui_port}"
+    specs = child_specs(settings, data_dir, chroma_url, ui_port, token, host)
+    ui_url = f"http://{HOST if host in ANY_ADDRESS else host}:{ui_port}"
     stop = threading.Event()
     children = [Child(spec) for spec in specs]
     servers = [c for c in children if c.spec.name == "chroma"]
@@ -168,13 +177,26 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
 
 
 def child_specs(
-    settings: Settings, data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None
+    settings: Settings, data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST
 ) -> list[ChildSpec]:
     """The processes `serve` runs, in start order."""
     specs = [] if settings.storage.chroma_url else [chroma_spec(data_dir, chroma_url, token or chroma_token(data_dir))]
     specs.append(worker_spec(data_dir, chroma_url, token))
-    specs.append(ui_spec(data_dir, chroma_url, ui_port, token))
+    ui = ui_spec(data_dir, chroma_url, ui_port, token, host)
+    if settings.ui.password is not None:  # the UI's cwd is the repository: a .env read by serve is not read there
+        ui = replace(ui, env={**ui.env, "WORKSPACE_UI__PASSWORD": settings.ui.password.get_secret_value()})
+    specs.append(ui)
     return specs
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def chroma_spec(data_dir: Path, chroma_url: str, token: str) -> ChildSpec:
@@ -215,16 +237,16 @@ def worker_spec(data_dir: Path, chroma_url: str, token: str | None = None) -> Ch
     return ChildSpec("worker", argv, env=env, log_path=data_dir / "run" / "worker.log")
 
 
-def ui_spec(data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None) -> ChildSpec:
+def ui_spec(data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST) -> ChildSpec:
     """The Streamlit UI, pointed at the data dir and the Chroma server through its environment. Its pages open
     at once; it is ready when it has written its warm file (App built, models loaded, one answer per workspace)."""
     warm_file = data_dir / UI_WARM_FILE
     argv = [
         sys.executable, "-m", "workspace_app.adapters.ui", "--warm-file", str(warm_file), str(APP_SCRIPT),
-        "--server.address", HOST, "--server.port", str(ui_port), "--server.headless", "true",
+        "--server.address", host, "--server.port", str(ui_port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]
-    ready = f"http://{HOST}:{ui_port}/_stcore/health"
+    ready = f"http://{HOST if host in ANY_ADDRESS or is_loopback(host) else host}:{ui_port}/_stcore/health"
     return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url, token), ready_url=ready, cwd=APP_SCRIPT.parent,
                      ready_timeout_s=UI_READY_TIMEOUT_S, ready_file=warm_file)
 
