@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from workspace_app.adapters.supervisor import rotate_log
+from workspace_app.adapters.logs import rotate_log
 
 
 def test_a_big_log_is_shifted_and_only_a_few_old_ones_are_kept(tmp_path: Path) -> None:

@@ -27,8 +27,8 @@ import sys
 import threading
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BufferedIOBase
 from pathlib import Path
-from typing import BinaryIO
 
 HOST = "127.0.0.1"
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
@@ -113,7 +113,7 @@ def _relay(
     raise AssertionError("unreachable")
 
 
-def _read_chunked(stream: BinaryIO) -> bytes:
+def _read_chunked(stream: BufferedIOBase) -> bytes:
     parts = []
     while size := int(stream.readline().split(b";")[0].strip() or b"0", 16):
         parts.append(stream.read(size))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from workspace_app.adapters.logs import rotate_log
 from workspace_app.adapters.ownership import claim_data_dir, release_data_dir
 from workspace_app.adapters.process import make_private
 from workspace_app.config import Settings
@@ -43,8 +44,6 @@ STOP_TIMEOUT_S = 10.0
 POLL_S = 0.5
 MAX_BACKOFF_S = 30.0
 STABLE_AFTER_S = 60.0  # a child that ran this long starts its backoff from scratch
-LOG_MAX_BYTES = 10 * 1024 * 1024  # a child's log is rotated above this size
-LOG_KEEP = 3  # rotated logs kept: <name>.log.1 (newest) .. <name>.log.3
 _LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback via a proxy
 
 
@@ -260,29 +259,6 @@ def _child_env(data_dir: Path, chroma_url: str, token: str | None = None) -> dic
     if token:
         env["WORKSPACE_STORAGE__CHROMA_TOKEN"] = token  # a process's environment is readable by its user only
     return env
-
-
-def rotate_log(path: Path, max_bytes: int = LOG_MAX_BYTES, keep: int = LOG_KEEP, *, copy: bool = False) -> bool:
-    """Above `max_bytes`, shift `path` to `path.1` (older ones to .2 .. .keep, the oldest dropped); True if rotated.
-
-    With `copy`, the log is copied and then truncated in place (logrotate's copytruncate): a running child keeps
-    writing to the same open file, which it opened for appending, so its next line lands at the new start."""
-    try:
-        if path.stat().st_size <= max_bytes:
-            return False
-    except FileNotFoundError:
-        return False
-    for n in range(keep - 1, 0, -1):
-        older = path.with_name(f"{path.name}.{n}")
-        if older.exists():
-            older.replace(path.with_name(f"{path.name}.{n + 1}"))
-    first = path.with_name(f"{path.name}.1")
-    if copy:
-        shutil.copyfile(path, first)
-        os.truncate(path, 0)
-    else:
-        path.replace(first)
-    return True
 
 
 def free_port() -> int:
