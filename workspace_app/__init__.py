@@ -2,7 +2,8 @@
 
 Offline means offline: onnxruntime (loaded by pymupdf's layout models and by our ONNX embedder) sends usage
 events to mobile.events.data.microsoft.com and keeps a device id under ~/.cache/Microsoft unless told not to.
-This is set before any of our modules can load it, for this process and every process it starts.
+Entry points turn every library's telemetry off (adapters/process.py); this covers any other importer (the
+benchmarks, a notebook) before our modules can load onnxruntime.
 """
 
 import os

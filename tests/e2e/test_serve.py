@@ -30,10 +30,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def answer(url: str) -> str | None:
-    """The body of a successful GET, or None."""
+def answer(url: str, token: str | None = None) -> str | None:
+    """The body of a successful GET (sending the Chroma token, if given), or None."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        with LOOPBACK.open(url, timeout=2) as response:
+        with LOOPBACK.open(urllib.request.Request(url, headers=headers), timeout=2) as response:
             return str(response.read().decode())
     except OSError:
         return None
@@ -89,6 +90,16 @@ class Served:
     def run_info(self) -> dict[str, object]:
         return dict(json.loads(self.run_file.read_text()))
 
+    def ready(self) -> bool:
+        """The run file says every child is ready (it is written earlier, once Chroma answers)."""
+        try:
+            return bool(self.run_info().get("ready"))
+        except (OSError, ValueError):
+            return False
+
+    def chroma_token(self) -> str:
+        return (self.data_dir / "run" / "chroma.token").read_text().strip()
+
     def chroma_pid(self) -> int | None:
         return next((pid for pid, cmd in children_of(self.process.pid).items() if " run --path " in cmd), None)
 
@@ -106,7 +117,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     )
     server = Served(data_dir, port, process)
     try:
-        wait_for(lambda: server.health() == "ok" and server.run_file.exists(), START_TIMEOUT_S, process)
+        wait_for(lambda: server.health() == "ok" and server.ready(), START_TIMEOUT_S, process)
         yield server
     finally:
         if process.poll() is None:
@@ -124,7 +135,7 @@ def test_serve_starts_ui_and_chroma_and_stops_cleanly_on_ctrl_c(served: Served) 
     info = served.run_info()
     assert info["pid"] == served.process.pid
     assert info["ui_url"] == f"http://127.0.0.1:{served.port}"
-    assert "heartbeat" in (answer(f"{info['chroma_url']}/api/v2/heartbeat") or "")
+    assert "heartbeat" in (answer(f"{info['chroma_url']}/api/v2/heartbeat", served.chroma_token()) or "")
     children = children_of(served.process.pid)
     assert len(children) == 3, children
     assert served.worker_pid() is not None
@@ -146,7 +157,7 @@ def test_serve_restarts_a_crashed_chroma_on_the_same_url(served: Served) -> None
 
     os.kill(first, signal.SIGKILL)
     wait_for(lambda: served.chroma_pid() not in (None, first), 15, served.process)
-    wait_for(lambda: answer(f"{chroma_url}/api/v2/heartbeat"), 30, served.process)
+    wait_for(lambda: answer(f"{chroma_url}/api/v2/heartbeat", served.chroma_token()), 30, served.process)
 
     assert served.run_info()["chroma_url"] == chroma_url
 

@@ -38,9 +38,9 @@ def free_port() -> int:
     return pick()
 
 
-def answers(url: str) -> bool:
+def answers(url: str, headers: dict[str, str] | None = None) -> bool:
     try:
-        with LOOPBACK.open(url, timeout=2) as response:
+        with LOOPBACK.open(urllib.request.Request(url, headers=headers or {}), timeout=2) as response:
             return 200 <= int(response.status) < 300
     except OSError:
         return False
@@ -56,18 +56,19 @@ def wait_until(condition: Callable[[], object], timeout_s: float, what: str, pol
 
 
 @pytest.fixture(scope="module")
-def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Chroma server on a free loopback port (UI, workers and the test are all its clients)."""
-    from workspace_app.adapters.supervisor import chroma_spec
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """(URL, token) of a Chroma server as serve runs it (behind its token gate) on a free loopback port
+    (UI, workers and the test are all its clients)."""
+    from workspace_app.adapters.supervisor import chroma_spec, chroma_token
 
     folder = tmp_path_factory.mktemp("chroma-server")
-    url = f"http://127.0.0.1:{free_port()}"
-    spec = chroma_spec(folder, url)
+    url, token = f"http://127.0.0.1:{free_port()}", chroma_token(folder)
+    spec = chroma_spec(folder, url, token)
     with open(folder / "chroma.log", "wb") as log:
         process = subprocess.Popen(spec.argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
     try:
-        wait_until(lambda: answers(f"{url}/api/v2/heartbeat"), 60, "the Chroma server")
-        yield url
+        wait_until(lambda: answers(f"{url}/api/v2/heartbeat", headers=spec.ready_headers), 60, "the Chroma server")
+        yield url, token
     finally:
         process.terminate()
         process.wait(30)
@@ -113,14 +114,21 @@ class Worker:
         self._log.close()
 
 
+@pytest.fixture(scope="module")
+def chroma_env(chroma_server: tuple[str, str]) -> dict[str, str]:
+    """The environment that makes a process a client of the module's Chroma server."""
+    url, token = chroma_server
+    return {"WORKSPACE_CHROMA_URL": url, "WORKSPACE_STORAGE__CHROMA_TOKEN": token}
+
+
 @pytest.fixture
-def start_worker(tmp_path: Path, chroma_url: str) -> Iterator[Callable[..., Worker]]:
+def start_worker(tmp_path: Path, chroma_env: dict[str, str]) -> Iterator[Callable[..., Worker]]:
     """start_worker(data_dir, **env): a worker on the data dir talking to the module's Chroma server."""
     started: list[Worker] = []
 
     def _start(data_dir: Path, **env: str) -> Worker:
         log_path = tmp_path / f"worker-{len(started) + 1}.log"
-        worker = Worker(data_dir, log_path, {"WORKSPACE_CHROMA_URL": chroma_url, **env})
+        worker = Worker(data_dir, log_path, {**chroma_env, **env})
         started.append(worker)
         return worker
 
@@ -130,7 +138,7 @@ def start_worker(tmp_path: Path, chroma_url: str) -> Iterator[Callable[..., Work
 
 
 @pytest.fixture
-def client(chroma_url: str, embedder: Any) -> Iterator[Callable[[Path], Any]]:
+def client(chroma_server: tuple[str, str], embedder: Any) -> Iterator[Callable[[Path], Any]]:
     """client(data_dir): a service in the test process on the same data dir and Chroma server as the workers."""
     from workspace_app.adapters.wiring import build_app
     from workspace_app.config import Settings
@@ -140,7 +148,7 @@ def client(chroma_url: str, embedder: Any) -> Iterator[Callable[[Path], Any]]:
     def _client(data_dir: Path) -> Any:
         settings = Settings(_env_file=None)  # type: ignore[call-arg]
         settings.storage.data_dir = data_dir
-        settings.storage.chroma_url = chroma_url
+        settings.storage.chroma_url, settings.storage.chroma_token = chroma_server
         service = build_app(settings, embedder=embedder)
         services.append(service)
         return service
@@ -199,14 +207,14 @@ def hundred_pages(guidelines: Path, tmp_path: Path) -> Path:
 def test_worker_runs_what_ingest_no_wait_queues(
     data_dir: Path, tmp_path: Path, cli: Callable[..., Any], client: Callable[[Path], Any],
     start_worker: Callable[..., Worker], excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]],
-    chroma_url: str,
+    chroma_env: dict[str, str],
 ) -> None:
     files = [excerpt(*spec) for spec in SMALL[:2]]
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(files[0].read_bytes()[:2000])
     assert cli(data_dir, "workspace", "create", "W").returncode == 0
 
-    queued = cli(data_dir, "ingest", "-w", "W", "--no-wait", *files, broken, WORKSPACE_CHROMA_URL=chroma_url)
+    queued = cli(data_dir, "ingest", "-w", "W", "--no-wait", *files, broken, **chroma_env)
     assert queued.returncode == 1, "a file refused before queueing fails the command, as a run that waits would"
     reports = [json.loads(line) for line in queued.stdout.splitlines()]
     assert [(r["document"], r["status"]) for r in reports] == [(f.name, "queued") for f in files] + [
@@ -225,7 +233,7 @@ def test_worker_runs_what_ingest_no_wait_queues(
     failed = service.documents.get("W", "broken.pdf")
     assert failed.status == failed.stage == "failed" and (failed.error or "").startswith("broken.pdf ")
     assert service.documents.jobs.queue().pending_document_ids() == []
-    listed = cli(data_dir, "documents", "-w", "W", "--json", WORKSPACE_CHROMA_URL=chroma_url)
+    listed = cli(data_dir, "documents", "-w", "W", "--json", **chroma_env)
     shown = {d["name"]: d for d in map(json.loads, listed.stdout.splitlines())}
     first = shown[files[0].name]
     assert (first["status"], first["stage"], first["progress"], first["eta_s"]) == ("ready", "ready", 1.0, None)
@@ -371,13 +379,13 @@ def _pings(client: Any) -> bool:
 
 def test_redis_backend_queues_jobs_for_two_workers_to_finish_once_each(
     data_dir: Path, cli: Callable[..., Any], client: Callable[[Path], Any], start_worker: Callable[..., Worker],
-    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]], chroma_url: str, redis_url: str,
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]], chroma_env: dict[str, str], redis_url: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     on_redis = {"WORKSPACE_QUEUE__BACKEND": "redis", "WORKSPACE_QUEUE__REDIS_URL": redis_url}
     files = [excerpt(*spec) for spec in SMALL]
     assert cli(data_dir, "workspace", "create", "W", **on_redis).returncode == 0
-    queued = cli(data_dir, "ingest", "-w", "W", "--no-wait", *files, WORKSPACE_CHROMA_URL=chroma_url, **on_redis)
+    queued = cli(data_dir, "ingest", "-w", "W", "--no-wait", *files, **chroma_env, **on_redis)
     assert queued.returncode == 0, queued.stderr
     ids = [json.loads(line)["document_id"] for line in queued.stdout.splitlines()]
     for name, value in on_redis.items():
@@ -402,17 +410,19 @@ class ChromaServer:
     """A Chroma server of our own that the test can stop and start again on the same port and files."""
 
     def __init__(self, folder: Path) -> None:
-        from workspace_app.adapters.supervisor import chroma_spec
+        from workspace_app.adapters.supervisor import chroma_spec, chroma_token
 
         self.folder = folder
         self.url = f"http://127.0.0.1:{free_port()}"
-        self._argv = chroma_spec(folder, self.url).argv
+        self.token = chroma_token(folder)
+        self._argv = chroma_spec(folder, self.url, self.token).argv
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         with open(self.folder / "chroma.log", "ab") as log:
             self.process = subprocess.Popen(self._argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        wait_until(lambda: answers(f"{self.url}/api/v2/heartbeat"), 60, "the Chroma server")
+        heartbeat = f"{self.url}/api/v2/heartbeat"
+        wait_until(lambda: answers(heartbeat, {"Authorization": f"Bearer {self.token}"}), 60, "the Chroma server")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -439,11 +449,12 @@ def test_a_vector_store_outage_is_retried_with_back_off_until_the_document_is_re
 
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     settings.storage.data_dir = data_dir
-    settings.storage.chroma_url = own_chroma.url
+    settings.storage.chroma_url, settings.storage.chroma_token = own_chroma.url, own_chroma.token
     settings.queue.retries = 20
     service = build_app(settings, embedder=embedder)
     service.workspaces.create("W")
-    env = {"WORKSPACE_CHROMA_URL": own_chroma.url, "WORKSPACE_QUEUE__RETRY_DELAY_S": "1",
+    env = {"WORKSPACE_CHROMA_URL": own_chroma.url, "WORKSPACE_STORAGE__CHROMA_TOKEN": own_chroma.token,
+           "WORKSPACE_QUEUE__RETRY_DELAY_S": "1",
            "WORKSPACE_QUEUE__RETRY_DELAY_MAX_S": "2"}
     worker = Worker(data_dir, tmp_path / "worker.log", env)
     try:
@@ -486,11 +497,12 @@ def test_the_last_try_of_a_passing_fault_fails_with_the_count_and_a_bad_file_is_
 
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     settings.storage.data_dir = data_dir
-    settings.storage.chroma_url = own_chroma.url
+    settings.storage.chroma_url, settings.storage.chroma_token = own_chroma.url, own_chroma.token
     settings.queue.retries = 2  # the tries a job is given are the enqueuer's
     service = build_app(settings, embedder=embedder)
     service.workspaces.create("W")
-    env = {"WORKSPACE_CHROMA_URL": own_chroma.url, "WORKSPACE_QUEUE__RETRY_DELAY_S": "0.5"}
+    env = {"WORKSPACE_CHROMA_URL": own_chroma.url, "WORKSPACE_STORAGE__CHROMA_TOKEN": own_chroma.token,
+           "WORKSPACE_QUEUE__RETRY_DELAY_S": "0.5"}
     # A file that fails for good when read: queued as a good PDF, then its stored copy replaced by one whose only
     # page has no text (the quick checks before queueing would have refused it), as a file damaged on disk.
     bad = service.documents.submit("W", excerpt(*SMALL[1]))

@@ -11,6 +11,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from workspace_app.adapters.ownership import release_data_dir
 from workspace_app.ingest.pipeline import keyword_texts
 
 HCM = "hcm-p38-39.pdf"
@@ -156,6 +157,7 @@ def test_cli_exports_graphml_and_workspace_deletion_drops_the_graph(
     own.workspaces.create("Export")
     assert own.documents.ingest("Export", excerpt("ommen-2024-hcm.pdf", 38, 39), HCM).status == "ready"
     out = tmp_path / "export.graphml"
+    release_data_dir(data)  # this process's App is idle while the CLI process owns the embedded store
     result = cli(data, "graph", "export", "--workspace", "Export", "--out", out, timeout=120)
     assert result.returncode == 0, result.stderr
     assert any(d.get("name") == "mavacamten" for _, d in nx.read_graphml(out).nodes(data=True))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workspace_app.adapters.process import prepare_process
 from workspace_app.config import Settings, load_settings
 from workspace_app.errors import WorkspaceError
 
@@ -89,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="start Chroma server, the worker and the UI")
     serve.add_argument("--port", type=int, default=8501)
+    serve.add_argument(
+        "--host", default="127.0.0.1",
+        help="address the UI listens on (default loopback; any other needs WORKSPACE_UI__PASSWORD)",
+    )
     serve.add_argument("--chroma-port", type=int, default=None)
     return parser
 
@@ -103,9 +108,12 @@ def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `workspace-app`."""
+    prepare_process()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
     settings = load_settings(args.data_dir)
+    global _ROLE
+    _ROLE = f"workspace-app {args.command}"
     handler = _HANDLERS[args.command]
     try:
         return handler(args, settings)
@@ -119,10 +127,13 @@ def terminal_safe(text: str) -> str:
     return "".join("?" if unicodedata.category(ch) == "Cc" and ch not in "\n\t" else ch for ch in text)
 
 
+_ROLE = "workspace-app"  # who this process is, in the message of a process refused the data dir it owns
+
+
 def _app(settings: Settings) -> App:
     from workspace_app.adapters.wiring import build_app
 
-    return build_app(settings)
+    return build_app(settings, role=_ROLE)
 
 
 def _workspace(args: argparse.Namespace, settings: Settings) -> int:
@@ -312,7 +323,7 @@ def _worker(args: argparse.Namespace, settings: Settings) -> int:
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from workspace_app.adapters.supervisor import serve
 
-    return serve(settings, ui_port=args.port, chroma_port=args.chroma_port)
+    return serve(settings, ui_port=args.port, chroma_port=args.chroma_port, host=args.host)
 
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {

@@ -2,14 +2,16 @@
 
 Children are started in order from a list of `ChildSpec`; a child with a `ready_url` must answer it
 before the next one starts. The list is the Chroma server, the ingestion worker and the Streamlit UI,
-all on 127.0.0.1. While children run, the run file `<data_dir>/run/serve.json` tells
-other processes on the same data dir (the CLI) where the Chroma server is.
+all on 127.0.0.1. From the moment Chroma answers, the run file `<data_dir>/run/serve.json` tells
+other processes on the same data dir (the CLI) where the Chroma server is (`"ready": true` once all are ready).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -20,14 +22,20 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from workspace_app.adapters.logs import rotate_log
+from workspace_app.adapters.ownership import claim_data_dir, release_data_dir
+from workspace_app.adapters.process import make_private
 from workspace_app.config import Settings
+from workspace_app.errors import DataDirBusyError
 
 HOST = "127.0.0.1"
+ANY_ADDRESS = ("0.0.0.0", "::", "")  # listening on every interface, loopback included
 RUN_FILE = "run/serve.json"  # read by workspace_app.adapters.wiring.running_chroma_url
+TOKEN_FILE = "run/chroma.token"  # read by workspace_app.adapters.wiring.chroma_location
 APP_SCRIPT = Path(__file__).resolve().parents[2] / "app.py"  # the Streamlit entry at the repository root
 READY_TIMEOUT_S = 30.0
 UI_READY_TIMEOUT_S = 300.0  # the UI is ready once its models are loaded and warm (a slow disk, a busy CPU)
@@ -51,6 +59,7 @@ class ChildSpec:
     cwd: Path | None = None
     ready_timeout_s: float = READY_TIMEOUT_S
     ready_file: Path | None = None  # written by the child once it is fully ready (after its ready_url answers)
+    ready_headers: dict[str, str] = field(default_factory=dict)  # sent with the ready_url check (the Chroma token)
 
 
 class Child:
@@ -68,6 +77,7 @@ class Child:
         """Start the process (output to its log file, if any)."""
         if self.spec.log_path is not None and self._log is None:
             self.spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+            rotate_log(self.spec.log_path)
             self._log = open(self.spec.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             self.spec.argv, env={**os.environ, **self.spec.env}, cwd=self.spec.cwd,
@@ -81,7 +91,9 @@ class Child:
         return self.process is None or self.process.poll() is not None
 
     def watch(self, now: float) -> None:
-        """Schedule a restart when the process died; perform it when the backoff has passed."""
+        """Schedule a restart when the process died; perform it when the backoff has passed; cap the log."""
+        if self.spec.log_path is not None and self._log is not None:
+            rotate_log(self.spec.log_path, copy=True)
         if self.restart_at is None and self.exited():
             self._schedule_restart(now)
         elif self.restart_at is not None and now >= self.restart_at:
@@ -110,74 +122,143 @@ class Child:
             self._log = None
 
 
-def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = None) -> int:
-    """Run Chroma, the worker and the UI until Ctrl-C or SIGTERM; returns the process exit code."""
+def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = None, host: str = HOST) -> int:
+    """Run Chroma, the worker and the UI until Ctrl-C or SIGTERM; returns the process exit code.
+
+    Serve owns the data dir (`ownership`) from before anything starts until everything has stopped. The UI listens
+    on `host`; anything but loopback requires the UI password (settings `ui.password`)."""
     data_dir = settings.storage.data_dir.resolve()
-    problem = _startup_problem(data_dir, ui_port)
+    if not is_loopback(host) and settings.ui.password is None:
+        _say(
+            f"The UI would listen on {host}, where other machines can reach it, without a password. Set "
+            "WORKSPACE_UI__PASSWORD, or leave out --host to listen on 127.0.0.1 only."
+        )
+        return 1
+    try:
+        claim_data_dir(data_dir, "serve")
+    except DataDirBusyError as exc:
+        _say(exc.user_message)
+        return 1
+    try:
+        make_private(data_dir)
+        return _serve_owned(settings, data_dir, ui_port, chroma_port, host)
+    finally:
+        release_data_dir(data_dir)
+
+
+def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: int | None, host: str) -> int:
+    problem = _startup_problem(ui_port)
     if problem:
         _say(problem)
         return 1
     chroma_url = settings.storage.chroma_url or f"http://{HOST}:{chroma_port or free_port()}"
-    specs = child_specs(settings, data_dir, chroma_url, ui_port)
-    ui_url = f"http://{HOST}:{ui_port}"
+    token = settings.storage.chroma_token if settings.storage.chroma_url else chroma_token(data_dir)
+    specs = child_specs(settings, data_dir, chroma_url, ui_port, token, host)
+    ui_url = f"http://{HOST if host in ANY_ADDRESS else host}:{ui_port}"
     stop = threading.Event()
     children = [Child(spec) for spec in specs]
+    servers = [c for c in children if c.spec.name == "chroma"]
     with _stop_on_signals(stop):
         try:
-            if not _start_all(children, stop):
+            # CLI commands become Chroma's clients as soon as it answers, not only once the UI is warm.
+            if not _start_all(servers, stop):
                 return 0 if stop.is_set() else 1
             _write_run_file(data_dir, chroma_url, ui_url)
+            if not _start_all(children[len(servers):], stop):
+                return 0 if stop.is_set() else 1
             print(f"Workspace is running at {ui_url}  (Ctrl-C to stop)", flush=True)
+            _write_run_file(data_dir, chroma_url, ui_url, ready=True)
             _supervise(children, stop)
         finally:
             _stop_all(children)
-            _remove_run_file(data_dir)
+            remove_run_file(data_dir)
     return 0
 
 
-def child_specs(settings: Settings, data_dir: Path, chroma_url: str, ui_port: int) -> list[ChildSpec]:
+def child_specs(
+    settings: Settings, data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST
+) -> list[ChildSpec]:
     """The processes `serve` runs, in start order."""
-    specs = [] if settings.storage.chroma_url else [chroma_spec(data_dir, chroma_url)]
-    specs.append(worker_spec(data_dir, chroma_url))
-    specs.append(ui_spec(data_dir, chroma_url, ui_port))
+    specs = [] if settings.storage.chroma_url else [chroma_spec(data_dir, chroma_url, token or chroma_token(data_dir))]
+    specs.append(worker_spec(data_dir, chroma_url, token))
+    ui = ui_spec(data_dir, chroma_url, ui_port, token, host)
+    if settings.ui.password is not None:  # the UI's cwd is the repository: a .env read by serve is not read there
+        ui = replace(ui, env={**ui.env, "WORKSPACE_UI__PASSWORD": settings.ui.password.get_secret_value()})
+    specs.append(ui)
     return specs
 
 
-def chroma_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
-    """The local Chroma server on loopback, persisting under the data dir."""
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def chroma_spec(data_dir: Path, chroma_url: str, token: str) -> ChildSpec:
+    """The local Chroma server persisting under the data dir, behind the token gate on the loopback URL
+    (`chroma_gate`: chromadb's own server has no authentication)."""
     port = chroma_url.rsplit(":", 1)[1]
-    argv = [_chroma_executable(), "run", "--path", str(data_dir / "chroma"), "--host", HOST, "--port", port]
+    argv = [
+        sys.executable, "-m", "workspace_app.adapters.chroma_gate", "--port", port,
+        "--token-file", str(data_dir / TOKEN_FILE), "--", _chroma_executable(), "run", "--path", str(data_dir / "chroma"),
+    ]
     return ChildSpec(
-        "chroma", argv, ready_url=f"{chroma_url}/api/v2/heartbeat", log_path=data_dir / "run" / "chroma.log"
+        "chroma", argv, ready_url=f"{chroma_url}/api/v2/heartbeat", log_path=data_dir / "run" / "chroma.log",
+        ready_headers={"Authorization": f"Bearer {token}"},
     )
 
 
-def worker_spec(data_dir: Path, chroma_url: str) -> ChildSpec:
+def chroma_token(data_dir: Path) -> str:
+    """The data dir's Chroma token: made once (random, readable by this user only), the same on every serve."""
+    path = data_dir / TOKEN_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        existing = path.read_text().strip()
+        if existing:
+            return existing
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    with open(fd, "w", encoding="utf-8") as out:
+        token = secrets.token_urlsafe(32)
+        out.write(token)
+    return token
+
+
+def worker_spec(data_dir: Path, chroma_url: str, token: str | None = None) -> ChildSpec:
     """The ingestion worker, a client of the Chroma server; its log is `<data dir>/run/worker.log`."""
     argv = [sys.executable, "-m", "workspace_app.adapters.cli", "--data-dir", str(data_dir), "worker"]
-    return ChildSpec("worker", argv, env=_child_env(data_dir, chroma_url), log_path=data_dir / "run" / "worker.log")
+    env = _child_env(data_dir, chroma_url, token)
+    return ChildSpec("worker", argv, env=env, log_path=data_dir / "run" / "worker.log")
 
 
-def ui_spec(data_dir: Path, chroma_url: str, ui_port: int) -> ChildSpec:
+def ui_spec(data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST) -> ChildSpec:
     """The Streamlit UI, pointed at the data dir and the Chroma server through its environment. Its pages open
     at once; it is ready when it has written its warm file (App built, models loaded, one answer per workspace)."""
     warm_file = data_dir / UI_WARM_FILE
     argv = [
         sys.executable, "-m", "workspace_app.adapters.ui", "--warm-file", str(warm_file), str(APP_SCRIPT),
-        "--server.address", HOST, "--server.port", str(ui_port), "--server.headless", "true",
+        "--server.address", host, "--server.port", str(ui_port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]
-    ready = f"http://{HOST}:{ui_port}/_stcore/health"
-    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url), ready_url=ready, cwd=APP_SCRIPT.parent,
+    ready = f"http://{HOST if host in ANY_ADDRESS or is_loopback(host) else host}:{ui_port}/_stcore/health"
+    return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url, token), ready_url=ready, cwd=APP_SCRIPT.parent,
                      ready_timeout_s=UI_READY_TIMEOUT_S, ready_file=warm_file)
 
 
-def _child_env(data_dir: Path, chroma_url: str) -> dict[str, str]:
+def _child_env(data_dir: Path, chroma_url: str, token: str | None = None) -> dict[str, str]:
     # The short names win only when the nested ones are unset, so set both to what this serve uses.
-    return {
+    env = {
         "WORKSPACE_DATA_DIR": str(data_dir), "WORKSPACE_STORAGE__DATA_DIR": str(data_dir),
         "WORKSPACE_CHROMA_URL": chroma_url, "WORKSPACE_STORAGE__CHROMA_URL": chroma_url,
     }
+    if token:
+        env["WORKSPACE_STORAGE__CHROMA_TOKEN"] = token  # a process's environment is readable by its user only
+    return env
 
 
 def free_port() -> int:
@@ -193,30 +274,27 @@ def port_is_free(port: int) -> bool:
         return sock.connect_ex((HOST, port)) != 0
 
 
-def answers(url: str, timeout_s: float = 2.0) -> bool:
+def answers(url: str, timeout_s: float = 2.0, headers: dict[str, str] | None = None) -> bool:
     """True when a GET on the URL returns a 2xx status."""
     try:
-        with _LOOPBACK.open(url, timeout=timeout_s) as response:
+        with _LOOPBACK.open(urllib.request.Request(url, headers=headers or {}), timeout=timeout_s) as response:
             return 200 <= int(response.status) < 300
     except (OSError, ValueError):
         return False
 
 
-def _startup_problem(data_dir: Path, ui_port: int) -> str | None:
-    if _running_pid(data_dir) is not None:
-        return f"A workspace server is already running on {data_dir} (see {data_dir / RUN_FILE}). Stop it first."
+def _startup_problem(ui_port: int) -> str | None:
     if not port_is_free(ui_port):
         return f"Port {ui_port} is in use. Choose another one with `workspace-app serve --port P`."
     return None
 
 
-def _running_pid(data_dir: Path) -> int | None:
+def run_file_pid(data_dir: Path) -> int | None:
+    """The pid recorded in the run file (alive or not), or None when there is no readable run file."""
     try:
-        pid = int(json.loads((data_dir / RUN_FILE).read_text())["pid"])
-        os.kill(pid, 0)
+        return int(json.loads((data_dir / RUN_FILE).read_text())["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return pid
 
 
 def _start_all(children: list[Child], stop: threading.Event) -> bool:
@@ -238,7 +316,7 @@ def _wait_until_ready(child: Child, url: str, stop: threading.Event) -> bool:
     deadline = time.monotonic() + child.spec.ready_timeout_s
     ready_file = child.spec.ready_file
     while time.monotonic() < deadline and not stop.is_set() and not child.exited():
-        if answers(url) and (ready_file is None or ready_file.exists()):
+        if answers(url, headers=child.spec.ready_headers) and (ready_file is None or ready_file.exists()):
             return True
         stop.wait(0.2)
     return False
@@ -271,19 +349,24 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _write_run_file(data_dir: Path, chroma_url: str, ui_url: str) -> None:
+def _write_run_file(data_dir: Path, chroma_url: str, ui_url: str, ready: bool = False) -> None:
+    """Atomically (a private temporary file renamed over it): readers see the old file or the whole new one.
+    Written once Chroma answers, and again with `ready` true once every child is ready."""
     path = data_dir / RUN_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(info))
-    tmp.replace(path)
+    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url, "ready": ready}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
+        out.write(json.dumps(info))
+    os.replace(tmp, path)
 
 
-def _remove_run_file(data_dir: Path) -> None:
-    path = data_dir / RUN_FILE
-    if _running_pid(data_dir) in (os.getpid(), None):
-        path.unlink(missing_ok=True)
+def remove_run_file(data_dir: Path) -> bool:
+    """Delete the run file only when this process wrote it (its pid is in it); True when deleted."""
+    if run_file_pid(data_dir) != os.getpid():
+        return False
+    (data_dir / RUN_FILE).unlink(missing_ok=True)
+    return True
 
 
 def _die_with_parent() -> None:

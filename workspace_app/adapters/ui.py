@@ -52,6 +52,9 @@ def warm_in_background(script: Path, warm_file: Path | None) -> threading.Thread
 
 def main(argv: list[str] | None = None) -> int:
     """Start warming, then hand the main thread to `streamlit run APP_SCRIPT flags...`."""
+    from workspace_app.adapters.process import prepare_process
+
+    prepare_process()
     args = list(sys.argv[1:] if argv is None else argv)
     warm_file = None
     if args[:1] == ["--warm-file"]:

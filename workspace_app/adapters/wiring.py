@@ -14,6 +14,8 @@ from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.embedding_cache import SqliteEmbeddingCache
 from storage.sqlite.graph import SqliteGraphStore
 from storage.vector_set import VectorIndexSet
+from workspace_app.adapters.ownership import claim_data_dir
+from workspace_app.adapters.process import make_private
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
@@ -38,6 +40,7 @@ from workspace_app.retrieval.search import SearchService
 from workspace_app.workspaces import WorkspaceService
 
 RUN_FILE = "run/serve.json"
+TOKEN_FILE = "run/chroma.token"  # written by `serve` (supervisor.chroma_token), private to the user
 
 
 def running_chroma_url(data_dir: Path) -> str | None:
@@ -52,11 +55,23 @@ def running_chroma_url(data_dir: Path) -> str | None:
     return str(url) if url else None
 
 
-def chroma_location(settings: Settings) -> tuple[Path | None, str | None]:
-    """(embedded path, server URL): a configured URL first, then a running `serve`, else embedded."""
+def chroma_location(settings: Settings) -> tuple[Path | None, str | None, str | None]:
+    """(embedded path, server URL, token): a configured URL first, then a running `serve`'s (with the token it
+    made for the data dir), else embedded."""
     data_dir = settings.storage.data_dir
-    url = settings.storage.chroma_url or running_chroma_url(data_dir)
-    return (None, url) if url else (data_dir / "chroma", None)
+    if settings.storage.chroma_url:
+        return None, settings.storage.chroma_url, settings.storage.chroma_token
+    url = running_chroma_url(data_dir)
+    if url is None:
+        return data_dir / "chroma", None, None
+    return None, url, settings.storage.chroma_token or _read_token(data_dir / TOKEN_FILE)
+
+
+def _read_token(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
 
 
 def build_queue(settings: Settings) -> HueyJobQueue:
@@ -67,17 +82,24 @@ def build_queue(settings: Settings) -> HueyJobQueue:
     )
 
 
-def build_app(settings: Settings, embedder: Embedder | None = None) -> App:
-    """The application on the data dir named in the settings: Settings -> backends -> App."""
+def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str = "embedded store") -> App:
+    """The application on the data dir named in the settings: Settings -> backends -> App.
+
+    Without a Chroma server this process opens the embedded store and so must own the data dir (`role` says who
+    it is in the message another process gets); DataDirBusyError when a `serve` or another process owns it."""
     data_dir = settings.storage.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
+    make_private(data_dir)
     catalog = SqliteCatalog(data_dir / "catalog.sqlite")
     cache = SqliteEmbeddingCache(data_dir / "embeddings.sqlite")
     if embedder is None:
         embedder = Embedder(settings.embedding, cache)
     if settings.storage.vector_backend != "chroma":
         raise ValueError(f"unknown vector backend {settings.storage.vector_backend!r}")
-    client = open_chroma(*chroma_location(settings))
+    chroma_path, chroma_url, token = chroma_location(settings)
+    if chroma_path is not None:
+        claim_data_dir(data_dir, role)
+    client = open_chroma(chroma_path, chroma_url, token)
     main_vectors = ChromaVectorIndex(client, settings.embedding.model)
     crosslingual = build_crosslingual(settings, client, cache)
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])

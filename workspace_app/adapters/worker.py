@@ -29,7 +29,7 @@ def run_worker(settings: Settings, threads: int | None = None) -> int:
 
     if chroma_location(settings)[1] is None:
         log.warning("no Chroma server configured or running: using the embedded store (one process only)")
-    app = build_app(settings)
+    app = build_app(settings, role="workspace-app worker")
     owner = new_owner("worker")
     shutdown = threading.Event()
     if not _load_model(app):

@@ -1,0 +1,56 @@
+"""The UI password: with `WORKSPACE_UI__PASSWORD` set, every page waits behind a sign-in form (AppTest)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+
+@pytest.fixture
+def locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("WORKSPACE_UI__PASSWORD", "correct horse")
+    monkeypatch.chdir(tmp_path)
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception
+    yield at
+    st.cache_resource.clear()
+
+
+def sign_in(at: AppTest, password: str) -> AppTest:
+    at.text_input(key="sign-in-password").input(password)
+    return at.button(key="sign-in-submit").click().run()
+
+
+def test_nothing_but_the_sign_in_form_without_the_password(locked: AppTest) -> None:
+    assert [t.value for t in locked.title] == ["Workspace"]
+    assert [t.key for t in locked.text_input] == ["sign-in-password"]
+    assert [b.key for b in locked.button] == ["sign-in-submit"]
+
+    wrong = sign_in(locked, "wrong horse")
+    assert [e.value for e in wrong.error] == ["Wrong password."]
+    assert [t.value for t in wrong.title] == ["Workspace"]
+
+
+def test_the_password_opens_the_pages(locked: AppTest) -> None:
+    opened = sign_in(locked, "correct horse")
+    assert not opened.exception
+    assert opened.title[0].value == "Workspaces"
+    assert "No workspaces yet" in opened.info[0].value
+
+
+def test_without_a_password_configured_the_pages_open_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("WORKSPACE_UI__PASSWORD", raising=False)
+    monkeypatch.chdir(tmp_path)
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception and at.title[0].value == "Workspaces"
+    st.cache_resource.clear()

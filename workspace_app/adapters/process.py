@@ -1,0 +1,57 @@
+"""What every process we start does first: private files (umask 077) and no calls home.
+
+`prepare_process()` runs at the top of each entry point (the CLI, hence `serve` and its worker; the UI adapter;
+`app.py` when Streamlit runs it directly). Children inherit the umask and the environment, so the Chroma server
+`serve` starts is covered too.
+
+Why each variable:
+- `ORT_DISABLE_TELEMETRY=1`: onnxruntime's official Linux wheels carry Microsoft's 1DS telemetry SDK (static curl).
+  `import pymupdf` imports `pymupdf.layout`, which imports onnxruntime; the first session then writes a device id
+  and an event database under `$XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime/` and a background thread
+  resolves and posts to mobile.events.data.microsoft.com. The library reads this variable when it initialises
+  (onnxruntime's Privacy.md, "Disabling Telemetry"); the Python API (`disable_telemetry_events`) comes too late.
+- `ANONYMIZED_TELEMETRY=False`: chromadb's own product telemetry (we also pass `anonymized_telemetry=False`).
+- `HF_HUB_DISABLE_TELEMETRY=1`: huggingface_hub's usage pings.
+- `STREAMLIT_BROWSER_GATHER_USAGE_STATS=false`: Streamlit's usage statistics (`serve` also passes the flag).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+PRIVATE_UMASK = 0o077
+OFFLINE_ENVIRON = {
+    "ORT_DISABLE_TELEMETRY": "1",
+    "ANONYMIZED_TELEMETRY": "False",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+}
+
+
+def prepare_process() -> None:
+    """Make files this process (and its children) creates private, and turn every library's telemetry off."""
+    os.umask(PRIVATE_UMASK)
+    os.environ.update(OFFLINE_ENVIRON)
+
+
+def make_private(data_dir: Path) -> int:
+    """Take group and other permissions off the data dir and everything in it (made by an older version, or
+    without our umask); returns how many entries changed. Symbolic links are left alone."""
+    changed = _drop_group_and_other(data_dir)
+    for root, dirs, files in os.walk(data_dir):
+        for name in [*dirs, *files]:
+            changed += _drop_group_and_other(Path(root) / name)
+    return changed
+
+
+def _drop_group_and_other(path: Path) -> int:
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:  # removed meanwhile
+        return 0
+    if stat.S_ISLNK(mode) or not mode & 0o077:
+        return 0
+    os.chmod(path, stat.S_IMODE(mode) & ~0o077)
+    return 1
