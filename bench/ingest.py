@@ -67,18 +67,23 @@ def wait_until(condition: Callable[[], object], timeout_s: float, what: str, pol
         time.sleep(poll_s)
 
 
+TOKENS: dict[str, str] = {}  # Chroma URL -> the token its gate asks for
+
+
 class ChromaServer:
-    """`chroma run` on a free loopback port (what `serve` starts)."""
+    """`chroma run` behind its token gate on a free loopback port (what `serve` starts)."""
 
     def __init__(self, folder: Path) -> None:
-        from workspace_app.adapters.supervisor import answers, chroma_spec, free_port
+        from workspace_app.adapters.supervisor import answers, chroma_spec, chroma_token, free_port
 
         self.url = f"http://127.0.0.1:{free_port()}"
-        spec = chroma_spec(folder, self.url)
         folder.mkdir(parents=True, exist_ok=True)
+        TOKENS[self.url] = chroma_token(folder)
+        spec = chroma_spec(folder, self.url, TOKENS[self.url])
         with open(folder / "chroma.log", "wb") as log:
             self.process = subprocess.Popen(spec.argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-        wait_until(lambda: answers(f"{self.url}/api/v2/heartbeat"), 60, "the Chroma server", 0.2)
+        ready = f"{self.url}/api/v2/heartbeat"
+        wait_until(lambda: answers(ready, headers=spec.ready_headers), 60, "the Chroma server", 0.2)
 
     def stop(self) -> None:
         self.process.terminate()
@@ -97,7 +102,7 @@ class WorkerProcess:
             stdout=self._log,
             stderr=self._log,
             stdin=subprocess.DEVNULL,
-            env=environ(WORKSPACE_CHROMA_URL=chroma_url),
+            env=environ(WORKSPACE_CHROMA_URL=chroma_url, WORKSPACE_STORAGE__CHROMA_TOKEN=TOKENS.get(chroma_url, "")),
             cwd=data_dir.parent,
         )
 
@@ -133,6 +138,7 @@ def app_on(data_dir: Path, chroma_url: str | None) -> BenchApp:
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     settings.storage.data_dir = data_dir
     settings.storage.chroma_url = chroma_url
+    settings.storage.chroma_token = TOKENS.get(chroma_url or "")
     return open_app(settings)
 
 
