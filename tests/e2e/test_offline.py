@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,3 +73,39 @@ def test_ingest_and_ask_make_no_outside_network_attempt(
     attempts = record.read_text().splitlines() if record.exists() else []
     assert attempts == [], f"outside network attempts: {attempts}"
     assert not (tmp_path / "cache" / "Microsoft").exists(), "onnxruntime telemetry initialised (device id written)"
+
+
+def test_serve_and_its_children_make_no_outside_network_attempt(tmp_path: Path) -> None:
+    """Chroma (behind its gate), the worker and the Streamlit UI, started by serve, with an ingest through them."""
+    from workspace_app.adapters.supervisor import free_port
+
+    data, record = tmp_path / "data", tmp_path / "network-attempts.txt"
+    env = guarded_environ(tmp_path, record)
+    note = tmp_path / "tilt.md"
+    note.write_text("# Tilt\n\nA tilt-table angle of 70 degrees gives the best diagnostic yield.\n", encoding="utf-8")
+    cli = [sys.executable, "-m", "workspace_app.adapters.cli", "--data-dir", str(data)]
+    with (tmp_path / "serve.log").open("wb") as log:
+        serve = subprocess.Popen([*cli, "serve", "--port", str(free_port())], env=env, cwd=tmp_path, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 240
+        while not _ready(data / "run" / "serve.json"):
+            assert serve.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
+            time.sleep(0.5)
+        for args in (["workspace", "create", "W"], ["ingest", "--workspace", "W", str(note)]):
+            done = subprocess.run([*cli, *args], check=False, capture_output=True, text=True, env=env, timeout=300)
+            assert done.returncode == 0, done.stderr[-2000:]
+        time.sleep(12)  # onnxruntime's uploader would look its host up ~10 s after a process starts
+    finally:
+        serve.send_signal(signal.SIGINT)
+        serve.wait(60)
+
+    attempts = record.read_text().splitlines() if record.exists() else []
+    assert attempts == [], f"outside network attempts: {attempts}"
+    assert not (tmp_path / "cache" / "Microsoft").exists()
+
+
+def _ready(run_file: Path) -> bool:
+    try:
+        return bool(json.loads(run_file.read_text()).get("ready"))
+    except (OSError, ValueError):
+        return False
