@@ -45,7 +45,9 @@ def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> Non
     refused = [r for r in reports if r.status == "failed" and r.document_id is None]
     st.session_state[PROBLEMS] = [r.error or f"{r.document} could not be added." for r in refused]
     st.session_state[DUPLICATES] = [r.error or f"{r.document} is already in this workspace." for r in duplicates]
+    checked_out = [r for r in reports if r.status == "failed" and r.document_id is not None]
     parts = [f"Queued {plural(len(queued), 'file')} for ingestion"] if queued else []
+    parts += [f"{plural(len(checked_out), 'file')} could not be read (the reason is shown in the list)"] if checked_out else []
     parts += [f"{plural(len(duplicates), 'file')} already in this workspace"] if duplicates else []
     if parts:
         flash("; ".join(parts) + ".")

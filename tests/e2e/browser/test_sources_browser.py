@@ -36,7 +36,8 @@ def test_upload_two_guidelines_and_a_corrupt_file_through_the_page(
         expect(page.get_by_role("heading", name="Sources")).to_be_visible()
 
         page.locator("input[type=file]").set_input_files([str(path) for path in files])
-        expect(page.get_by_text("Queued 3 files for ingestion")).to_be_visible(timeout=30_000)
+        # the damaged file is checked before it is queued: it fails at once, with its reason in its row
+        expect(page.get_by_text("Queued 2 files for ingestion; 1 file could not be read")).to_be_visible(timeout=30_000)
         summary = page.get_by_text("3 sources ·")
         expect(summary).to_contain_text("2 ready", timeout=240_000)
         expect(summary).to_contain_text("1 failed")
