@@ -223,6 +223,23 @@ class UiSettings(_Group):
     )
 
 
+class ApiSettings(_Group):
+    """The HTTP API (`workspace-app api`, also started by `serve`)."""
+
+    port: int = Field(8502, ge=1, le=65535, description="Port the HTTP API listens on (`serve` and `workspace-app api`).")
+    keys: SecretStr | None = Field(
+        None,
+        description="Comma-separated API keys (plain, or `sha256:<hex>` of the key) required as `Authorization: Bearer "
+        "<key>` on every route but /health; `workspace-app api --host` with an address other than loopback requires "
+        "them. Unset means no key (the API then listens on 127.0.0.1 only).",
+    )
+    cors_origins: str = Field(
+        "",
+        description="Comma-separated origins (e.g. https://portal.example.org) allowed to call the API from a browser; "
+        "empty means CORS is off.",
+    )
+
+
 class Settings(BaseSettings):
     """All settings of the workspace app."""
 
@@ -241,6 +258,7 @@ class Settings(BaseSettings):
     queue: QueueSettings = Field(default_factory=QueueSettings, description="Ingestion queue and workers.")
     llm: LlmSettings = Field(default_factory=LlmSettings, description="Answer model.")
     ui: UiSettings = Field(default_factory=UiSettings, description="Web UI access.")
+    api: ApiSettings = Field(default_factory=ApiSettings, description="HTTP API.")
 
     @model_validator(mode="after")
     def _short_names(self) -> Settings:

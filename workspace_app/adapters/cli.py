@@ -1,4 +1,5 @@
-"""Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, documents, cancel, retry, remove, worker, serve).
+"""Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, documents, cancel, retry, remove, worker,
+api, serve).
 
 JSON printed here is a public contract (benchmarks and scripts rely on it): keys are only ever added.
 """
@@ -87,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     worker = commands.add_parser("worker", help="take ingestion jobs from the queue and run them")
     worker.add_argument("--threads", type=int, default=None, help="jobs at once (default: settings)")
+
+    api = commands.add_parser("api", help="serve the HTTP API (FastAPI) on 127.0.0.1")
+    api.add_argument("--port", type=int, default=None, help="port (default: settings api.port, 8502)")
+    api.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to listen on (default loopback; any other needs WORKSPACE_API__KEYS)",
+    )
 
     serve = commands.add_parser("serve", help="start Chroma server, the worker and the UI")
     serve.add_argument("--port", type=int, default=8501)
@@ -320,6 +328,13 @@ def _worker(args: argparse.Namespace, settings: Settings) -> int:
     return run_worker(settings, args.threads)
 
 
+def _api(args: argparse.Namespace, settings: Settings) -> int:
+    from workspace_app.adapters.api.server import run_api
+
+    logging.getLogger("workspace_app").setLevel(logging.INFO)
+    return run_api(settings, host=args.host, port=args.port)
+
+
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from workspace_app.adapters.supervisor import serve
 
@@ -338,6 +353,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "reindex": _reindex,
     "graph": _graph,
     "worker": _worker,
+    "api": _api,
     "serve": _serve,
 }
 

@@ -13,6 +13,8 @@ Why each variable:
 - `ANONYMIZED_TELEMETRY=False`: chromadb's own product telemetry (we also pass `anonymized_telemetry=False`).
 - `HF_HUB_DISABLE_TELEMETRY=1`: huggingface_hub's usage pings.
 - `STREAMLIT_BROWSER_GATHER_USAGE_STATS=false`: Streamlit's usage statistics (`serve` also passes the flag).
+- `OTEL_SDK_DISABLED=true`: FastAPI (0.16x) instruments requests with OpenTelemetry; nothing is exported unless
+  exporters are configured, and this keeps any SDK a deployment might install from starting one.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ OFFLINE_ENVIRON = {
     "ANONYMIZED_TELEMETRY": "False",
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+    "OTEL_SDK_DISABLED": "true",
 }
 
 

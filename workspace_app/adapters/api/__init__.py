@@ -1,0 +1,54 @@
+"""HTTP API adapter (FastAPI): the workspace as a service, over the one `App` of the process.
+
+    create_api(app, settings) -> FastAPI     routes, error shape, keys, CORS, body limits (no I/O at build time)
+    run_api(settings, host, port) -> int     `workspace-app api`: builds the App, loads the model, runs uvicorn
+
+Routes (each module is one group): `health` (GET /health), `routes_ask` (POST /ask, JSON or SSE),
+`routes_workspaces` (workspaces, search, chats, notes), `routes_documents` (upload, list, get, remove, cancel,
+retry, file, page images), `routes_openai` (POST /v1/chat/completions, GET /v1/models), `docs` (an offline /docs).
+Core calls are synchronous: routes are plain `def` (or use `run_in_threadpool`), so asks and uploads run side by
+side in the thread pool and never block the event loop.
+"""
+
+from __future__ import annotations
+
+from fastapi import Depends, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from workspace_app.adapters.api import docs, health, routes_ask, routes_documents, routes_openai, routes_workspaces
+from workspace_app.adapters.api.access import ApiKeys, BodyLimit, require_key
+from workspace_app.adapters.api.errors import install_error_handlers
+from workspace_app.app import App
+from workspace_app.config import Settings
+
+__all__ = ["create_api"]
+
+
+def create_api(app: App, settings: Settings) -> FastAPI:
+    """The FastAPI application over `app`: every route but /health behind the keys (when set)."""
+    api = FastAPI(
+        title="Workspace API", version=health.app_version(), docs_url=None, redoc_url=None, openapi_url=None,
+        description="Grounded answers with verified citations from a workspace's sources.",
+    )
+    api.state.workspace_app = app
+    api.state.keys = ApiKeys(settings.api.keys)
+    install_error_handlers(api)
+    api.include_router(health.router)
+    guarded = [Depends(require_key)]
+    for module in (routes_ask, routes_workspaces, routes_documents, routes_openai, docs):
+        api.include_router(module.router, dependencies=guarded)
+    _protect_openapi(api)
+    origins = [o.strip() for o in settings.api.cors_origins.split(",") if o.strip()]
+    if origins:
+        api.add_middleware(
+            CORSMiddleware, allow_origins=origins, allow_methods=["*"], allow_headers=["Authorization", "Content-Type"],
+        )
+    api.add_middleware(BodyLimit, upload_bytes=settings.ingest.max_file_mb * 1024 * 1024)
+    return api
+
+
+def _protect_openapi(api: FastAPI) -> None:
+    """Serve /openapi.json behind the keys like every other route (FastAPI's own route has no dependencies)."""
+    @api.get("/openapi.json", include_in_schema=False, dependencies=[Depends(require_key)])
+    def openapi_schema() -> dict[str, object]:
+        return api.openapi()

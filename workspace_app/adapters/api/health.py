@@ -1,0 +1,82 @@
+"""`GET /health`: the API answers, and so do the parts an answer or an upload needs.
+
+    catalog  the SQLite catalog can be read
+    vectors  the vector store answers (a count on the first workspace's collection)
+    queue    the ingestion queue can be read
+    worker   no running ingestion has lost its worker (a stalled job's holder stopped sending heartbeats)
+200 with `"status": "ok"` when all pass; 503 with `"status": "unavailable"` and `failing` naming the parts that
+did not. No key is needed: load balancers and `serve` poll it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from workspace_app.adapters.api.context import AppDep
+from workspace_app.adapters.api.errors import log
+from workspace_app.app import App
+from workspace_app.errors import WorkspaceError
+
+router = APIRouter(tags=["health"])
+
+
+def app_version() -> str:
+    """The installed package's version."""
+    try:
+        return version("workspace-app")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _catalog(app: App) -> str:
+    return f"{len(app.workspaces.list())} workspaces"
+
+
+def _vectors(app: App) -> str:
+    workspaces = app.workspaces.list()
+    if not workspaces:
+        return "not read (no workspace yet)"
+    return f"{app.vectors.count(workspaces[0].id)} vectors in '{workspaces[0].name}'"
+
+
+def _queue(app: App) -> str:
+    return f"{len(app.documents.jobs.queue().pending_document_ids())} jobs waiting"
+
+
+def _worker(app: App) -> str:
+    documents = [d for w in app.workspaces.list() for d in app.documents.list(w.id) if d.is_active]
+    stalled = [d for d in documents if d.stalled]
+    if stalled:
+        raise WorkspaceError(f"{len(stalled)} ingestion(s) stalled: {stalled[0].job_note(0) or 'no heartbeat'}")
+    running = sum(d.status == "running" for d in documents)
+    return f"{running} running, {len(documents) - running} queued"
+
+
+CHECKS: dict[str, Callable[[App], str]] = {"catalog": _catalog, "vectors": _vectors, "queue": _queue, "worker": _worker}
+
+
+def run_check(app: App, name: str) -> dict[str, Any]:
+    """One check's result: ok with a detail, or down with what failed (in words for people)."""
+    try:
+        return {"status": "ok", "detail": CHECKS[name](app)}
+    except WorkspaceError as exc:
+        return {"status": "down", "detail": exc.user_message}
+    except Exception as exc:  # noqa: BLE001 - a backend error not mapped to ours still means this part is down
+        log.warning("health check %s failed: %s", name, type(exc).__name__)
+        return {"status": "down", "detail": f"{name} failed ({type(exc).__name__})"}
+
+
+@router.get("/health")
+def health(app: AppDep) -> JSONResponse:
+    """Whether the API and the parts it needs answer."""
+    checks = {name: run_check(app, name) for name in CHECKS}
+    failing = [name for name, result in checks.items() if result["status"] != "ok"]
+    body = {"status": "unavailable" if failing else "ok", "version": app_version(), "checks": checks}
+    if failing:
+        body["failing"] = failing
+    return JSONResponse(body, 503 if failing else 200)

@@ -1,0 +1,114 @@
+"""Routes of workspaces, search, chats and notes: thin calls into `app.workspaces`, `app.search`, `app.answers`.
+
+Routes are plain `def`: FastAPI runs them in its thread pool, so a slow call never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from workspace_app.adapters.api.context import AppDep
+from workspace_app.adapters.api.payloads import chat_payload, message_payload, note_payload, workspace_payload
+
+router = APIRouter()
+METHODS = {
+    "hybrid": ("dense", "sparse", "translated", "crosslingual"), "dense": ("dense",), "sparse": ("sparse",),
+}
+
+
+class WorkspaceBody(BaseModel):
+    """A workspace's name (create or rename)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200, description="1-80 visible characters.")
+
+
+@router.get("/workspaces", tags=["workspaces"])
+def list_workspaces(app: AppDep) -> list[dict[str, Any]]:
+    """Every workspace with its document count."""
+    return [workspace_payload(w) for w in app.workspaces.list()]
+
+
+@router.post("/workspaces", status_code=201, tags=["workspaces"])
+def create_workspace(body: WorkspaceBody, app: AppDep) -> dict[str, Any]:
+    """Create a workspace (409 when the name is taken)."""
+    return workspace_payload(app.workspaces.create(body.name))
+
+
+@router.get("/workspaces/{workspace}", tags=["workspaces"])
+def get_workspace(workspace: str, app: AppDep) -> dict[str, Any]:
+    """One workspace by name or id."""
+    return workspace_payload(app.workspaces.get(workspace))
+
+
+@router.patch("/workspaces/{workspace}", tags=["workspaces"])
+def rename_workspace(workspace: str, body: WorkspaceBody, app: AppDep) -> dict[str, Any]:
+    """Rename a workspace."""
+    return workspace_payload(app.workspaces.rename(workspace, body.name))
+
+
+@router.delete("/workspaces/{workspace}", status_code=204, tags=["workspaces"])
+def delete_workspace(workspace: str, app: AppDep) -> Response:
+    """Delete a workspace with everything in it."""
+    app.workspaces.delete(workspace)
+    return Response(status_code=204)
+
+
+@router.get("/workspaces/{workspace}/search", tags=["search"])
+def search(
+    workspace: str, app: AppDep, q: Annotated[str, Query(min_length=1, max_length=2000, description="The query.")],
+    method: Literal["hybrid", "dense", "sparse"] = "hybrid", top_k: Annotated[int | None, Query(ge=1, le=100)] = None,
+    documents: Annotated[str | None, Query(description="Comma-separated document names or ids.")] = None,
+) -> dict[str, Any]:
+    """Ranked passages of the workspace (as `workspace-app search --json`)."""
+    wanted = [d.strip() for d in documents.split(",") if d.strip()] if documents else None
+    return app.search.search(workspace, q, top_k, wanted, METHODS[method]).to_json()
+
+
+@router.get("/workspaces/{workspace}/chats", tags=["chats"])
+def list_chats(workspace: str, app: AppDep) -> list[dict[str, Any]]:
+    """The workspace's chats, most recent first."""
+    return [chat_payload(c) for c in app.answers.list_chats(workspace)]
+
+
+@router.get("/workspaces/{workspace}/chats/{chat_id}", tags=["chats"])
+def get_chat(workspace: str, chat_id: str, app: AppDep) -> dict[str, Any]:
+    """A chat with its messages (each answer with its citations)."""
+    chat = app.answers.get_chat(workspace, chat_id)
+    return {**chat_payload(chat), "messages": [message_payload(m) for m in app.answers.chat_messages(workspace, chat_id)]}
+
+
+@router.get("/workspaces/{workspace}/notes", tags=["notes"])
+def list_notes(workspace: str, app: AppDep) -> list[dict[str, Any]]:
+    """The workspace's notes, newest first."""
+    return [note_payload(n) for n in app.answers.list_notes(workspace)]
+
+
+class ChatBody(BaseModel):
+    """A new chat's title."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field("New chat", min_length=1, max_length=200)
+
+
+class NoteBody(BaseModel):
+    """A note of one's own: a title and Markdown text."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(min_length=1, max_length=400)
+    body: str = Field("", max_length=40_000)
+
+
+@router.post("/workspaces/{workspace}/chats", status_code=201, tags=["chats"])
+def create_chat(workspace: str, body: ChatBody, app: AppDep) -> dict[str, Any]:
+    """Start a chat; `POST /ask` with its id in `chat` keeps answers in it."""
+    return chat_payload(app.answers.create_chat(workspace, body.title))
+
+
+@router.post("/workspaces/{workspace}/notes", status_code=201, tags=["notes"])
+def add_note(workspace: str, body: NoteBody, app: AppDep) -> dict[str, Any]:
+    """Add a note of one's own."""
+    return note_payload(app.answers.add_note(workspace, body.title, body.body))

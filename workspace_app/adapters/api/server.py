@@ -1,0 +1,63 @@
+"""`workspace-app api`: build the App, load the embedding model, serve the API with uvicorn until stopped.
+
+Loopback by default. Another address lets other machines in, so it needs API keys (`WORKSPACE_API__KEYS`): without
+them the command refuses to start (exit code 2). The model is loaded before the port opens, so once `/health`
+answers the first ask is as fast as the next ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from workspace_app.adapters.api.access import ApiKeys
+from workspace_app.config import Settings
+from workspace_app.errors import WorkspaceError
+
+HOST = "127.0.0.1"
+REFUSED = 2
+
+log = logging.getLogger("workspace_app.api")
+
+
+def open_problem(settings: Settings, host: str) -> str | None:
+    """Why the API must not listen on `host` with these settings, or None."""
+    from workspace_app.adapters.supervisor import is_loopback
+
+    if is_loopback(host) or ApiKeys(settings.api.keys).enabled:
+        return None
+    return (
+        f"The API would listen on {host}, where other machines can reach it, without keys. Set WORKSPACE_API__KEYS "
+        "(comma-separated keys, or sha256:<hex> of each), or leave out --host to listen on 127.0.0.1 only."
+    )
+
+
+def run_api(settings: Settings, host: str = HOST, port: int | None = None) -> int:
+    """Serve until SIGINT/SIGTERM; returns the exit code (2 when refused)."""
+    import uvicorn
+
+    from workspace_app.adapters.api import create_api
+    from workspace_app.adapters.wiring import build_app
+
+    problem = open_problem(settings, host)
+    if problem:
+        print(f"workspace-app api: {problem}", file=sys.stderr, flush=True)
+        return REFUSED
+    app = build_app(settings, role="workspace-app api")
+    try:
+        app.embedder.embed_query("warm up")  # load the model before the port opens
+    except WorkspaceError as exc:
+        print(f"workspace-app api: {exc.user_message}", file=sys.stderr, flush=True)
+        return 1
+    chosen = port or settings.api.port
+    shown = HOST if host in ("0.0.0.0", "::", "") else host
+    print(f"Workspace API at http://{shown}:{chosen}  (routes: /docs)", flush=True)
+    config = uvicorn.Config(
+        create_api(app, settings), host=host, port=chosen, log_level="warning", access_log=False,
+        timeout_graceful_shutdown=5, server_header=False,
+    )
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        app.close()
+    return 0
