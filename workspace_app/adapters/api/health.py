@@ -76,7 +76,7 @@ def health(app: AppDep) -> JSONResponse:
     """Whether the API and the parts it needs answer."""
     checks = {name: run_check(app, name) for name in CHECKS}
     failing = [name for name, result in checks.items() if result["status"] != "ok"]
-    body = {"status": "unavailable" if failing else "ok", "version": app_version(), "checks": checks}
+    body: dict[str, Any] = {"status": "unavailable" if failing else "ok", "version": app_version(), "checks": checks}
     if failing:
         body["failing"] = failing
     return JSONResponse(body, 503 if failing else 200)
