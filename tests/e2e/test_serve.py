@@ -136,8 +136,10 @@ def test_serve_starts_ui_and_chroma_and_stops_cleanly_on_ctrl_c(served: Served) 
     assert info["pid"] == served.process.pid
     assert info["ui_url"] == f"http://127.0.0.1:{served.port}"
     assert "heartbeat" in (answer(f"{info['chroma_url']}/api/v2/heartbeat", served.chroma_token()) or "")
+    assert str(info["api_url"]).startswith("http://127.0.0.1:")
+    assert '"status":"ok"' in (answer(f"{info['api_url']}/health") or "")  # the API, a client of the same Chroma
     children = children_of(served.process.pid)
-    assert len(children) == 3, children
+    assert len(children) == 4, children  # Chroma's gate, the worker, the API and the UI
     assert served.worker_pid() is not None
 
     served.process.send_signal(signal.SIGINT)
@@ -147,7 +149,9 @@ def test_serve_starts_ui_and_chroma_and_stops_cleanly_on_ctrl_c(served: Served) 
     assert not served.run_file.exists()
     assert served.health() is None
     assert served.process.stdout is not None
-    assert f"Workspace is running at http://127.0.0.1:{served.port}" in served.process.stdout.read().decode()
+    output = served.process.stdout.read().decode()
+    assert f"Workspace is running at http://127.0.0.1:{served.port}" in output
+    assert f"API: {info['api_url']}" in output
 
 
 def test_serve_restarts_a_crashed_chroma_on_the_same_url(served: Served) -> None:

@@ -1,9 +1,10 @@
 """Process supervisor behind `workspace-app serve`: starts the children, restarts crashes, stops cleanly.
 
 Children are started in order from a list of `ChildSpec`; a child with a `ready_url` must answer it
-before the next one starts. The list is the Chroma server, the ingestion worker and the Streamlit UI,
-all on 127.0.0.1. From the moment Chroma answers, the run file `<data_dir>/run/serve.json` tells
-other processes on the same data dir (the CLI) where the Chroma server is (`"ready": true` once all are ready).
+before the next one starts. The list is the Chroma server, the ingestion worker, the HTTP API and the Streamlit
+UI, all on 127.0.0.1. From the moment Chroma answers, the run file `<data_dir>/run/serve.json` tells
+other processes on the same data dir (the CLI) where the Chroma server is (`"ready": true` once all are ready,
+with the UI's and the API's URLs).
 """
 
 from __future__ import annotations
@@ -123,10 +124,11 @@ class Child:
 
 
 def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = None, host: str = HOST) -> int:
-    """Run Chroma, the worker and the UI until Ctrl-C or SIGTERM; returns the process exit code.
+    """Run Chroma, the worker, the API and the UI until Ctrl-C or SIGTERM; returns the process exit code.
 
     Serve owns the data dir (`ownership`) from before anything starts until everything has stopped. The UI listens
-    on `host`; anything but loopback requires the UI password (settings `ui.password`)."""
+    on `host`; anything but loopback requires the UI password (settings `ui.password`). The API listens on
+    `host` only when API keys are set (else on loopback), on `api.port` or, when that is taken, a free port."""
     data_dir = settings.storage.data_dir.resolve()
     if not is_loopback(host) and settings.ui.password is None:
         _say(
@@ -153,8 +155,11 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
         return 1
     chroma_url = settings.storage.chroma_url or f"http://{HOST}:{chroma_port or free_port()}"
     token = settings.storage.chroma_token if settings.storage.chroma_url else chroma_token(data_dir)
-    specs = child_specs(settings, data_dir, chroma_url, ui_port, token, host)
+    api_port = settings.api.port if port_is_free(settings.api.port) else free_port()
+    api_host = host if api_keys_set(settings) else HOST  # the API leaves loopback only behind keys
+    specs = child_specs(settings, data_dir, chroma_url, ui_port, token, host, api_port, api_host)
     ui_url = f"http://{HOST if host in ANY_ADDRESS else host}:{ui_port}"
+    api_url = f"http://{HOST if api_host in ANY_ADDRESS else api_host}:{api_port}"
     stop = threading.Event()
     children = [Child(spec) for spec in specs]
     servers = [c for c in children if c.spec.name == "chroma"]
@@ -163,11 +168,11 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
             # CLI commands become Chroma's clients as soon as it answers, not only once the UI is warm.
             if not _start_all(servers, stop):
                 return 0 if stop.is_set() else 1
-            _write_run_file(data_dir, chroma_url, ui_url)
+            _write_run_file(data_dir, chroma_url, ui_url, api_url)
             if not _start_all(children[len(servers):], stop):
                 return 0 if stop.is_set() else 1
-            print(f"Workspace is running at {ui_url}  (Ctrl-C to stop)", flush=True)
-            _write_run_file(data_dir, chroma_url, ui_url, ready=True)
+            print(f"Workspace is running at {ui_url}  (API: {api_url}, Ctrl-C to stop)", flush=True)
+            _write_run_file(data_dir, chroma_url, ui_url, api_url, ready=True)
             _supervise(children, stop)
         finally:
             _stop_all(children)
@@ -176,11 +181,14 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
 
 
 def child_specs(
-    settings: Settings, data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST
+    settings: Settings, data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST,
+    api_port: int | None = None, api_host: str = HOST,
 ) -> list[ChildSpec]:
-    """The processes `serve` runs, in start order."""
+    """The processes `serve` runs, in start order (the API only when given a port)."""
     specs = [] if settings.storage.chroma_url else [chroma_spec(data_dir, chroma_url, token or chroma_token(data_dir))]
     specs.append(worker_spec(data_dir, chroma_url, token))
+    if api_port is not None:
+        specs.append(api_spec(settings, data_dir, chroma_url, api_port, token, api_host))
     ui = ui_spec(data_dir, chroma_url, ui_port, token, host)
     if settings.ui.password is not None:  # the UI's cwd is the repository: a .env read by serve is not read there
         ui = replace(ui, env={**ui.env, "WORKSPACE_UI__PASSWORD": settings.ui.password.get_secret_value()})
@@ -234,6 +242,30 @@ def worker_spec(data_dir: Path, chroma_url: str, token: str | None = None) -> Ch
     argv = [sys.executable, "-m", "workspace_app.adapters.cli", "--data-dir", str(data_dir), "worker"]
     env = _child_env(data_dir, chroma_url, token)
     return ChildSpec("worker", argv, env=env, log_path=data_dir / "run" / "worker.log")
+
+
+def api_keys_set(settings: Settings) -> bool:
+    """Whether API keys are configured (then the API may listen where the UI does)."""
+    return bool(settings.api.keys and settings.api.keys.get_secret_value().strip(" ,"))
+
+
+def api_spec(
+    settings: Settings, data_dir: Path, chroma_url: str, port: int, token: str | None = None, host: str = HOST
+) -> ChildSpec:
+    """The HTTP API (`workspace-app api`), a client of the Chroma server; ready once /health answers (it loads the
+    embedding model first). Its keys are passed on like the UI's password; its log is `<data dir>/run/api.log`."""
+    argv = [
+        sys.executable, "-m", "workspace_app.adapters.cli", "--data-dir", str(data_dir), "api", "--port", str(port),
+        "--host", host,
+    ]
+    env = _child_env(data_dir, chroma_url, token)
+    if settings.api.keys is not None:
+        env["WORKSPACE_API__KEYS"] = settings.api.keys.get_secret_value()
+    if settings.api.cors_origins:
+        env["WORKSPACE_API__CORS_ORIGINS"] = settings.api.cors_origins
+    ready = f"http://{HOST if host in ANY_ADDRESS or is_loopback(host) else host}:{port}/health/live"
+    return ChildSpec("api", argv, env=env, ready_url=ready, log_path=data_dir / "run" / "api.log",
+                     ready_timeout_s=UI_READY_TIMEOUT_S)
 
 
 def ui_spec(data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST) -> ChildSpec:
@@ -349,12 +381,12 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _write_run_file(data_dir: Path, chroma_url: str, ui_url: str, ready: bool = False) -> None:
+def _write_run_file(data_dir: Path, chroma_url: str, ui_url: str, api_url: str | None = None, ready: bool = False) -> None:
     """Atomically (a private temporary file renamed over it): readers see the old file or the whole new one.
     Written once Chroma answers, and again with `ready` true once every child is ready."""
     path = data_dir / RUN_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url, "ready": ready}
+    info = {"pid": os.getpid(), "chroma_url": chroma_url, "ui_url": ui_url, "api_url": api_url, "ready": ready}
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
         out.write(json.dumps(info))

@@ -5,7 +5,8 @@
     queue    the ingestion queue can be read
     worker   no running ingestion has lost its worker (a stalled job's holder stopped sending heartbeats)
 200 with `"status": "ok"` when all pass; 503 with `"status": "unavailable"` and `failing` naming the parts that
-did not. No key is needed: load balancers and `serve` poll it.
+did not. No key is needed: load balancers poll it. `GET /health/live` only says the process answers (what
+`serve` waits for: a stalled job left by a crash must not keep the API from starting).
 """
 
 from __future__ import annotations
@@ -80,3 +81,9 @@ def health(app: AppDep) -> JSONResponse:
     if failing:
         body["failing"] = failing
     return JSONResponse(body, 503 if failing else 200)
+
+
+@router.get("/health/live")
+def live() -> dict[str, str]:
+    """The process answers (no checks)."""
+    return {"status": "ok"}
