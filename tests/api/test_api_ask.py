@@ -5,6 +5,7 @@ asks at once."""
 from __future__ import annotations
 
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -146,3 +147,34 @@ def test_eight_asks_at_once_all_succeed(client: httpx.Client, ready: dict[str, A
         responses = list(pool.map(lambda q: client.post("/ask", json={"question": q, "mode": "naive"}), questions))
     assert [r.status_code for r in responses] == [200] * 8, [r.text[:200] for r in responses]
     assert all(r.json()["question"] == q for r, q in zip(responses, questions, strict=True))
+
+
+def test_a_slow_upload_does_not_hold_up_asks(stack: Stack, client: httpx.Client, ready: dict[str, Any], pdf: Any) -> None:
+    """An upload whose body trickles in over seconds (a slow network) while questions are asked and answered."""
+    boundary = "slowboundary"
+    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.pdf"\r\n'
+            "Content-Type: application/pdf\r\n\r\n").encode()
+    data = pdf.read_bytes()
+    pieces = [data[i:i + len(data) // 20 + 1] for i in range(0, len(data), len(data) // 20 + 1)]
+
+    def body() -> Any:
+        yield head
+        for piece in pieces:
+            time.sleep(0.4)  # ~8 s in all
+            yield piece
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    def upload() -> httpx.Response:
+        with httpx.Client(base_url=stack.open_url, timeout=120, trust_env=False) as uploader:
+            return uploader.post(f"/workspaces/{WORKSPACE}/documents", content=body(),
+                                 headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+
+    with ThreadPoolExecutor(1) as pool:
+        started = time.monotonic()
+        pending = pool.submit(upload)
+        answered = [ask(client)["citations"] for _ in range(2)]
+        asked_in = time.monotonic() - started
+        assert not pending.done(), f"the upload ended first; asks took {asked_in:.1f} s"
+        uploaded = pending.result()
+    assert all(answered)
+    assert uploaded.status_code == 200 and uploaded.json()["status"] == "duplicate"  # the same PDF, sent slowly

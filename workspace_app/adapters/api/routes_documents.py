@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Path, UploadFile
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.errors import error_body
 from workspace_app.app import App
+from workspace_app.errors import WorkspaceError
 from workspace_app.models.documents import IngestReport
 
 router = APIRouter(tags=["documents"])
@@ -79,11 +80,13 @@ def retry_document(workspace: str, document: str, app: AppDep) -> dict[str, Any]
 
 @router.get("/workspaces/{workspace}/documents/{document}/file")
 def document_file(workspace: str, document: str, app: AppDep) -> Response:
-    """The stored file (the PDF), served as an attachment so a browser never runs it as a page."""
+    """The stored file (the PDF), streamed from the store; `nosniff` so a browser never takes it for a page."""
     found = app.documents.get(workspace, document)
-    data = app.documents.file_bytes(workspace, found.id)
+    path = app.documents.document_path(found)
+    if not path.is_file():
+        raise WorkspaceError(f"The file of {found.name} is missing from the store. Upload it again.")
     safe = "".join(ch if ch.isascii() and ch.isprintable() and ch not in '"\\' else "_" for ch in found.name)
-    return Response(data, media_type=found.media_type, headers={
+    return FileResponse(path, media_type=found.media_type, headers={
         "Content-Disposition": f'inline; filename="{safe}"', "X-Content-Type-Options": "nosniff",
     })
 
