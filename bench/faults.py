@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import CORPUS_DIR, RESULTS_DIR, git_info, machine_info, now_iso
-from bench.common.serving import CLI, LOOPBACK, free_port, healthy
+from bench.common.serving import CLI, LOOPBACK, free_port, healthy, stop
 
 OUT = RESULTS_DIR / "faults.json"
 # Sources: a long excerpt (its stages last long enough to be hit) and a short one.
@@ -367,7 +367,7 @@ def two_serves(root: Path) -> Outcome:
         outcome.notes.append("the second serve kept running beside the first")
     finally:
         for process in (second, first):
-            _stop(process)
+            stop(process, 60)
     outcome.states["first serve"] = "ready"
     return outcome
 
@@ -392,7 +392,7 @@ def kill_ui(root: Path) -> Outcome:
         outcome.states["UI"] = "down"
         outcome.notes.append(str(exc))
     finally:
-        _stop(process)
+        stop(process, 60)
     return outcome
 
 
@@ -402,16 +402,6 @@ def _serve(data_dir: Path, log: Path, port: int | None = None) -> subprocess.Pop
         [str(CLI), "--data-dir", str(data_dir), "serve", "--port", str(port or free_port())],
         stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=_environ(data_dir, None),
     )
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _child_pid(parent: int, needle: str) -> int:

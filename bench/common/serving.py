@@ -33,11 +33,13 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop `serve` as a user does (Ctrl-C), killing it if it has not stopped after 30 s."""
+def stop(process: subprocess.Popen[bytes], timeout_s: float = 30.0) -> None:
+    """Stop `serve` (or a worker) as a user does (Ctrl-C), killing it if it has not stopped after `timeout_s`."""
+    if process.poll() is not None:
+        return
     process.send_signal(signal.SIGINT)
     try:
-        process.wait(30)
+        process.wait(timeout_s)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()

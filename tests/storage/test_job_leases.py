@@ -17,6 +17,7 @@ import pytest
 
 from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.migrations import MIGRATIONS
+from workspace_app.adapters.ownership import release_data_dir
 from workspace_app.documents.jobs import new_owner, owner_is_gone
 
 
@@ -110,6 +111,7 @@ def test_a_job_whose_holder_is_gone_shows_stalled_with_who_held_it_until_a_worke
     assert shown.status == "running" and shown.stalled
     note = shown.job_note(time.time())
     assert note is not None and note.startswith(f"stalled: {gone.rsplit(':', 1)[0]} stopped answering at ")
+    release_data_dir(tmp_path / "data")  # this process's App is idle while the CLI process owns the embedded store
     listed = cli(tmp_path / "data", "documents", "-w", "W", "--json")
     row = json.loads(listed.stdout.splitlines()[0])
     assert row["stalled"] is True and row["note"].startswith("stalled: ") and row["held_by"] == gone

@@ -56,7 +56,7 @@ def test_ask_click_citation_and_see_the_highlighted_page(
         expect(page.get_by_text("2 sources ·")).to_contain_text("2 ready", timeout=240_000)
 
         page.get_by_role("link", name="Chat").click()
-        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible()
+        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
         expect(page.get_by_text("Answering from 2 of 2 ready sources")).to_be_visible()
         frame = ask_and_open_first_citation(page, ENGLISH, 0)
         expect(frame.locator("[id^='chunk-1-']").first).to_be_attached()

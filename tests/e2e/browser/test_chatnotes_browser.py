@@ -145,14 +145,14 @@ def test_reload_and_bookmark_land_in_the_workspace_and_chat(site: tuple[str, Pat
         expect(page.get_by_text(f"Now working in {WORKSPACE}")).to_be_visible()
         assert params(page).get("workspace") == workspace_id(data, WORKSPACE)
         page.get_by_role("link", name="Chat").click()
-        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible()
+        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
         ask(page, FIRST, 0)
         expect(page).to_have_url(re.compile(r"[?&]chat=\w+"))
         here = params(page)
         assert here["workspace"] == workspace_id(data, WORKSPACE) and len(here["chat"]) == 12
 
         page.reload()
-        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible()
+        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
         expect(page.get_by_text(FIRST)).to_be_visible(timeout=30_000)
         expect(page.get_by_text("Open or create a workspace first")).to_have_count(0)
         assert params(page) == here

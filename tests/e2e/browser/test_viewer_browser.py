@@ -93,7 +93,7 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         page.get_by_role("button", name="Open").click()
         expect(page.get_by_text("Now working in")).to_be_visible()
         nav(page, "Chat").click()
-        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible()
+        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
         idle(page)
         for question in QUESTIONS:
             ask(page, question)
