@@ -52,7 +52,8 @@ def test_upload_two_guidelines_and_a_corrupt_file_through_the_page(
         expect(page.locator("[data-testid='stDataFrame']")).to_have_count(0)  # one list, not a table and cards
 
         page.locator("input[type=file]").set_input_files([str(files[0])])
-        expect(page.get_by_text("1 file already in this workspace").first).to_be_visible(timeout=30_000)
+        # the box stays until dismissed (the toast that also says so lasts a few seconds and can be missed under load)
+        expect(page.get_by_text("1 file already in this workspace, not added again")).to_be_visible(timeout=30_000)
         expect(page.get_by_text("3 sources ·")).to_be_visible()
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "sources.png"), full_page=True)
