@@ -44,6 +44,7 @@ OUT = RESULTS_DIR / "faults.json"
 SOURCES = (("kusumoto-2018-bradycardia.pdf", 10, 34), ("mosca-2011-women-cvd.pdf", 3, 6))
 WORKSPACE = "Faults"
 SETTLE_S = 600.0
+GOOD_STATES = ("ready", "refused")
 ENV = {
     "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONWARNINGS": "ignore",
     "WORKSPACE_QUEUE__SWEEP_S": "2", "WORKSPACE_QUEUE__LEASE_TIMEOUT_S": "10",
@@ -65,9 +66,11 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.lost == 0 and self.duplicated == 0 and all(s == "ready" for s in self.states.values()) and (
-            self.recovery_s is None or self.recovery_s <= 60
-        )
+        """Nothing lost or duplicated, every part ready (a second serve refused, as it must be), back within 60 s;
+        a case that broke before it could say so is not ok."""
+        return bool(self.states) and self.lost == 0 and self.duplicated == 0 and all(
+            s in GOOD_STATES for s in self.states.values()
+        ) and (self.recovery_s is None or self.recovery_s <= 60)
 
 
 # Processes
@@ -380,8 +383,8 @@ def kill_ui(root: Path) -> Outcome:
     process = _serve(data_dir, root / "kill-ui" / "serve.log", port)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait(lambda: healthy(url), 300, "the UI")
-        pid = _child_pid(process.pid, "streamlit")
+        _wait(lambda: _serve_ready(data_dir), 600, "serve to be ready")  # the UI warm, not only answering
+        pid = _child_pid(process.pid, "workspace_app.adapters.ui")
         os.kill(pid, signal.SIGKILL)
         killed = time.monotonic()
         _wait(lambda: not healthy(url), 30, "the UI to go down")
@@ -402,6 +405,14 @@ def _serve(data_dir: Path, log: Path, port: int | None = None) -> subprocess.Pop
         [str(CLI), "--data-dir", str(data_dir), "serve", "--port", str(port or free_port())],
         stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=_environ(data_dir, None),
     )
+
+
+def _serve_ready(data_dir: Path) -> bool:
+    """Whether serve's run file says every child is ready."""
+    try:
+        return bool(json.loads((data_dir / "run" / "serve.json").read_text()).get("ready"))
+    except (OSError, ValueError):
+        return False
 
 
 def _child_pid(parent: int, needle: str) -> int:
