@@ -237,3 +237,20 @@ def test_a_quote_in_the_other_language_must_name_what_can_be_judged() -> None:
     row = "酒石酸美托洛尔 2.5~5 mg，5 min 后可重复给药，最大剂量20 mg"
     assert any(m.startswith("specific:") for m in unmet(needs, [row], "", RULES, names))
     assert unmet(needs, ["晕厥患者静脉给药 2.5 mg"], "", RULES, names) == []
+
+
+def test_a_translated_name_matches_its_plural_in_the_quote() -> None:
+    # 肌肉力量训练 -> "muscle-strengthening activity"; the guideline writes "muscle-strengthening activities".
+    question = "女性应以什么频率进行肌肉力量训练？"
+    names = {"肌肉力量训练": ["resistance training", "muscle-strengthening activity"]}
+
+    def translate(term: str) -> Sequence[str]:
+        return names.get(term, [])
+
+    terms = with_concepts(content_terms(question, drop_question_words=True), ["肌肉力量训练"])
+    idf = {key: 6.0 for key in terms}
+    needs = question_needs(question, lambda key: 3, idf, RULES, translate, ["肌肉力量训练"])
+    assert "肌肉力量训练" in needs.specific
+    quote = "Women should be advised to engage in muscle-strengthening activities on ≥2 d/wk (Class I; Level of Evidence B)."
+    assert unmet(needs, [quote], "", RULES, translate) == []
+    assert unmet(needs, ["Women should be advised to walk daily."], "", RULES, translate)

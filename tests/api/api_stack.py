@@ -3,18 +3,38 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
+from fake_openai import FakeOpenAI
 
+KEY = "test-key-plain"
+HASHED_KEY = "test-key-hashed"
+MAX_FILE_MB = 2
+WORKSPACE = "Cardio"
+PDF = ("mosca-2011-women-cvd.pdf", 10, 11)
+QUESTION = "What INR range should warfarin target in women with atrial fibrillation?"
 START_TIMEOUT_S = 120.0
 CLI = [sys.executable, "-m", "workspace_app.adapters.cli"]  # PYTHONPATH (kept in the environment) picks the tree
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The running processes' URLs and what the tests put in them."""
+
+    open_url: str
+    guarded_url: str
+    data_dir: Path
+    fake: FakeOpenAI
 
 
 def free_port() -> int:
@@ -104,3 +124,14 @@ class Api:
 
     def stop(self) -> None:
         self.child.stop()
+
+
+def wait_settled(client: httpx.Client, workspace: str, timeout_s: float = 120) -> list[dict[str, Any]]:
+    """The workspace's documents once none is queued or running."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        documents = client.get(f"/workspaces/{workspace}/documents").json()
+        if all(d["status"] not in ("queued", "running") for d in documents):
+            return documents
+        assert time.monotonic() < deadline, f"still ingesting: {json.dumps(documents)[:500]}"
+        time.sleep(0.3)

@@ -8,34 +8,27 @@ tmp_path, talked to over HTTP with httpx. Two API processes share the data dir (
 from __future__ import annotations
 
 import hashlib
-import json
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from api_stack import Api, Process, environ, start_chroma, start_worker
-from fake_openai import FakeOpenAI, fake_openai_server
-
-KEY = "test-key-plain"
-HASHED_KEY = "test-key-hashed"
-MAX_FILE_MB = 2
-WORKSPACE = "Cardio"
-PDF = ("mosca-2011-women-cvd.pdf", 10, 11)
-QUESTION = "What INR range should warfarin target in women with atrial fibrillation?"
-
-
-@dataclass(frozen=True)
-class Stack:
-    """The running processes' URLs and what the tests put in them."""
-
-    open_url: str
-    guarded_url: str
-    data_dir: Path
-    fake: FakeOpenAI
+from api_stack import (
+    HASHED_KEY,
+    KEY,
+    MAX_FILE_MB,
+    PDF,
+    WORKSPACE,
+    Api,
+    Process,
+    Stack,
+    environ,
+    start_chroma,
+    start_worker,
+    wait_settled,
+)
+from fake_openai import fake_openai_server
 
 
 def evidence_reply(request: dict[str, Any]) -> str:
@@ -88,17 +81,6 @@ def guarded(stack: Stack) -> Iterator[httpx.Client]:
     headers = {"Authorization": f"Bearer {KEY}"}
     with httpx.Client(base_url=stack.guarded_url, timeout=120, headers=headers, trust_env=False) as http:
         yield http
-
-
-def wait_settled(client: httpx.Client, workspace: str, timeout_s: float = 120) -> list[dict[str, Any]]:
-    """The workspace's documents once none is queued or running."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        documents = client.get(f"/workspaces/{workspace}/documents").json()
-        if all(d["status"] not in ("queued", "running") for d in documents):
-            return documents
-        assert time.monotonic() < deadline, f"still ingesting: {json.dumps(documents)[:500]}"
-        time.sleep(0.3)
 
 
 @pytest.fixture(scope="session")

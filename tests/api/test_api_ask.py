@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from conftest import KEY, QUESTION, WORKSPACE, Stack
+from api_stack import KEY, QUESTION, WORKSPACE, Stack
 from test_api_basics import assert_error
 
 pytestmark = pytest.mark.slow

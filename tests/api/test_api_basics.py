@@ -7,8 +7,7 @@ import subprocess
 
 import httpx
 import pytest
-from api_stack import CLI, environ, wait_until
-from conftest import Stack
+from api_stack import CLI, HASHED_KEY, Stack, environ, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -90,7 +89,6 @@ def test_a_non_loopback_address_without_keys_is_refused(tmp_path: pytest.TempPat
 
 
 def test_keys_guard_every_route_but_health(stack: Stack, guarded: httpx.Client) -> None:
-    from conftest import HASHED_KEY
 
     with httpx.Client(base_url=stack.guarded_url, timeout=30, trust_env=False) as anonymous:
         assert anonymous.get("/health").status_code == 200

@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from conftest import Stack
+from api_stack import Stack
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import MAX_FILE_MB, WORKSPACE, wait_settled
+from api_stack import MAX_FILE_MB, WORKSPACE, wait_settled
 from test_api_basics import assert_error
 
 pytestmark = pytest.mark.slow

@@ -42,7 +42,7 @@ def test_text_without_lexicon_concepts_or_only_patterns_translates_to_nothing(tr
     assert translator.other_language("") == []
     assert translator.other_language("What fraction of Medicare beneficiaries were counted?") == []
     # "…综合征"-style pattern concepts and English head-noun phrases have no entry in the lexicon.
-    assert translator.other_language("肌肉力量训练的频率") == []
+    assert translator.other_language("家庭访视的频率") == []
 
 
 def test_a_mixed_text_translates_each_part_into_the_other_language(translator: LexiconTranslator) -> None:
@@ -67,3 +67,11 @@ def test_mentions_are_the_concepts_as_written(translator: LexiconTranslator) -> 
         "droxidopa", "orthostatic hypotension",
     ]
     assert NoTranslator().mentions("屈昔多巴") == []
+
+
+def test_everyday_prevention_terms_cross_languages(translator: LexiconTranslator) -> None:
+    # Lifestyle guidelines' vocabulary: salt, lowering blood pressure, strength training.
+    assert "sodium" in translator.other_language("减少钠盐摄入")
+    assert "lowering blood pressure" in translator.other_language("需要降压的人群")
+    assert "muscle strengthening activity" in translator.other_language("女性应多久进行一次肌肉力量训练？")
+    assert "力量训练" in translator.other_language("How often should women do strength training?")

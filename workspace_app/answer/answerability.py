@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
-from workspace_app.text.terms import content_terms, evidence_terms, is_cjk_term, loose, stem
+from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
 
 _DOSE_QUESTION = re.compile(
     r"\b(?:dose|doses|dosage|dosing|bolus|regimen|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"
@@ -349,7 +349,7 @@ def _named_form(form: str, words: frozenset[str], flat: str) -> bool:
     if not key:
         return False
     if is_cjk_term(key) or len(key) >= 6:
-        return key in flat
+        return in_loose(key, flat)
     return key in words or stem(key) in words
 
 

@@ -55,9 +55,10 @@ class EvidenceGatherer:
                 part_documents[part] = frozenset([named] if named else (h.chunk.document_id for h in own[:2]))
                 _add(hits, own)
         sources = named_documents(query, scope.searched_names, self._translate)
-        if len(sources) > 1:
-            # A question naming several sources ("the 2013 lifestyle guideline and the 2011 women's guideline")
-            # gets each one's best passages for the whole question: its answer cites each (extractive.py).
+        if sources and len(sources) < len(scope.searched_names):
+            # A question naming a source ("the 2013 lifestyle guideline", "2013年生活方式指南") gets its best
+            # passages for the whole question, which the others' may crowd out (in the other language, often);
+            # naming several, each one's: its answer cites each (extractive.py).
             for document_id in sources:
                 _add(hits, self.modes.retrieve(scope.narrowed([document_id]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS])
         timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})

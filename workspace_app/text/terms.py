@@ -107,8 +107,14 @@ class Coverage:
 def _present(term: str, words: frozenset[str], flat: str) -> bool:
     """Chinese terms and longer English stems also match inside the loose text (end-of-line hyphens split words)."""
     if is_cjk_term(term) or len(term) >= 6:
-        return term in flat or term in words
+        return in_loose(term, flat) or term in words
     return term in words
+
+
+def in_loose(key: str, flat: str) -> bool:
+    """Whether a loose key ("musclestrengtheningactivity") is in a loose text, its plural too ("...activities";
+    an "-s" plural contains the key already)."""
+    return key in flat or key.endswith("y") and f"{key[:-1]}ies" in flat
 
 
 def idf_weights(terms: Iterable[str], document_frequency: Callable[[str], int], total: int) -> dict[str, float]:
