@@ -169,7 +169,8 @@ class QueueSettings(_Group):
         description="Longest pause between queue polls of an idle worker (a new job waits at most this long).",
     )
     heartbeat_s: float = Field(
-        1.0, gt=0, description="Seconds between heartbeats of a running job (a cancel is also read between its steps)."
+        1.0, gt=0, description="Seconds between heartbeats of a running job (a cancel is also read between its steps) "
+        "and of each worker (read by /health)."
     )
     lease_timeout_s: float = Field(
         30.0, ge=2,

@@ -6,6 +6,7 @@
     ├── DocumentNotFoundError         (404)
     ├── AmbiguousDocumentError        (409)
     ├── ChatNotFoundError             (404)
+    ├── NoteNotFoundError             (404)
     ├── UnsupportedFileError          (415)
     │   ├── EmptyFileError
     │   ├── CorruptPdfError
@@ -59,7 +60,13 @@ class AmbiguousDocumentError(WorkspaceError):
 
 
 class ChatNotFoundError(WorkspaceError):
-    """The chat or note does not exist (any more)."""
+    """The chat does not exist (any more)."""
+
+    status = 404
+
+
+class NoteNotFoundError(WorkspaceError):
+    """The note is not in the workspace (deleted, or never there)."""
 
     status = 404
 

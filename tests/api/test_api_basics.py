@@ -7,7 +7,7 @@ import subprocess
 
 import httpx
 import pytest
-from api_stack import CLI, HASHED_KEY, Stack, environ
+from api_stack import CLI, HASHED_KEY, Stack, environ, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -24,12 +24,15 @@ def assert_error(response: httpx.Response, status: int, code: str | None = None)
 
 
 def test_health_names_each_part_and_the_version(client: httpx.Client) -> None:
+    wait_until(lambda: client.get("/health").json()["checks"]["worker"]["status"] == "ok", 120,
+               "the worker's heartbeat")  # the worker loads its model while the API starts
     response = client.get("/health")
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["status"] == "ok" and re.fullmatch(r"\d+\.\d+\.\d+.*", body["version"])
     assert set(body["checks"]) == {"catalog", "vectors", "queue", "worker"}
     assert all(check["status"] == "ok" for check in body["checks"].values())
+    assert body["checks"]["worker"]["detail"].startswith("1 alive (last heartbeat ")
 
 
 def test_workspaces_create_list_rename_delete(client: httpx.Client) -> None:

@@ -31,7 +31,7 @@ from workspace_app.answer.reading import QuestionReader
 from workspace_app.answer.sources import CitationExcerpt, EvidenceSource
 from workspace_app.config import Settings
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.errors import ChatNotFoundError, DocumentNotFoundError, WorkspaceError
+from workspace_app.errors import ChatNotFoundError, DocumentNotFoundError, NoteNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, SourceUses, Turn
 from workspace_app.models.documents import Workspace
 from workspace_app.models.graph import Entity
@@ -383,9 +383,9 @@ class AnswerService:
 
     def update_note(self, workspace: str, note_id: str, title: str, body: str) -> Note:
         """Give a note a new title and Markdown text."""
-        self._note(workspace, note_id)
+        self.get_note(workspace, note_id)
         self.notes.update_note(note_id, _clean_title(title, NOTE_TITLE_CHARS, "A note's title"), _clean_body(body))
-        return self._note(workspace, note_id)
+        return self.get_note(workspace, note_id)
 
     def list_notes(self, workspace: str) -> list[Note]:
         """The workspace's notes, newest first."""
@@ -397,17 +397,18 @@ class AnswerService:
 
     def delete_note(self, workspace: str, note_id: str) -> None:
         """Delete a note of the workspace."""
-        self.notes.delete_note(self._note(workspace, note_id).id)
+        self.notes.delete_note(self.get_note(workspace, note_id).id)
 
     def export_notes(self, workspace: str) -> str:
         """All notes of the workspace as one Markdown document."""
         ws = self._workspace(workspace)
         return notes_markdown(ws.name, self.notes.list_notes(ws.id))
 
-    def _note(self, workspace: str, note_id: str) -> Note:
+    def get_note(self, workspace: str, note_id: str) -> Note:
+        """A note of this workspace, or a clear error."""
         found = next((n for n in self.notes.list_notes(self._workspace(workspace).id) if n.id == note_id), None)
         if found is None:
-            raise ChatNotFoundError("This note no longer exists.")
+            raise NoteNotFoundError("This note no longer exists.")
         return found
 
 

@@ -3,9 +3,15 @@
     catalog  the SQLite catalog can be read
     vectors  the vector store answers (a count on the first workspace's collection)
     queue    the ingestion queue can be read
-    worker   no running ingestion has lost its worker (a stalled job's holder stopped sending heartbeats)
-200 with `"status": "ok"` when all pass; 503 with `"status": "unavailable"` and `failing` naming the parts that
-did not. No key is needed: load balancers poll it. `GET /health/live` only says the process answers (what
+    worker   the workers' heartbeats (their beacons in `<data dir>/run/workers/`, see `adapters.liveness`)
+
+The worker rule: "ok" while at least one worker beats and no running ingestion has stalled (its holder stopped
+renewing its lease). With no worker beating (e.g. `workspace-app api` run alone, without `serve`), the check is
+"absent", which does not fail the health: nothing needs a worker while nothing waits. It is "down" (503) when
+jobs are queued or running and no worker beats, or when a running job stalled.
+
+200 with `"status": "ok"` when no check is down; 503 with `"status": "unavailable"` and `failing` naming the parts
+that are. No key is needed: load balancers poll it. `GET /health/live` only says the process answers (what
 `serve` waits for: a stalled job left by a crash must not keep the API from starting).
 """
 
@@ -20,10 +26,16 @@ from fastapi.responses import JSONResponse
 
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.errors import log
+from workspace_app.adapters.liveness import live_workers
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
 
 router = APIRouter(tags=["health"])
+ABSENT = "absent"  # a check's status that is neither ok nor down: the part is not running and nothing needs it
+
+
+class WorkerAbsent(Exception):
+    """No worker beats and no job waits for one: reported as "absent", not as a failure."""
 
 
 def app_version() -> str:
@@ -55,16 +67,25 @@ def _worker(app: App) -> str:
     if stalled:
         raise WorkspaceError(f"{len(stalled)} ingestion(s) stalled: {stalled[0].job_note(0) or 'no heartbeat'}")
     running = sum(d.status == "running" for d in documents)
-    return f"{running} running, {len(documents) - running} queued"
+    jobs = f"{running} running, {len(documents) - running} queued"
+    beats = live_workers(app.settings.storage.data_dir, app.settings.queue.lease_timeout_s)
+    if beats:
+        return f"{len(beats)} alive (last heartbeat {min(b.age_s for b in beats):.0f} s ago); {jobs}"
+    if documents:
+        raise WorkspaceError(f"no worker is running and jobs wait ({jobs}): start `workspace-app worker` or `serve`")
+    raise WorkerAbsent("no worker is running (none needed: no job waits)")
 
 
 CHECKS: dict[str, Callable[[App], str]] = {"catalog": _catalog, "vectors": _vectors, "queue": _queue, "worker": _worker}
 
 
 def run_check(app: App, name: str) -> dict[str, Any]:
-    """One check's result: ok with a detail, or down with what failed (in words for people)."""
+    """One check's result: ok with a detail, absent (not running, not needed), or down with what failed (in words
+    for people)."""
     try:
         return {"status": "ok", "detail": CHECKS[name](app)}
+    except WorkerAbsent as exc:
+        return {"status": ABSENT, "detail": str(exc)}
     except WorkspaceError as exc:
         return {"status": "down", "detail": exc.user_message}
     except Exception as exc:  # noqa: BLE001 - a backend error not mapped to ours still means this part is down
@@ -76,7 +97,7 @@ def run_check(app: App, name: str) -> dict[str, Any]:
 def health(app: AppDep) -> JSONResponse:
     """Whether the API and the parts it needs answer."""
     checks = {name: run_check(app, name) for name in CHECKS}
-    failing = [name for name, result in checks.items() if result["status"] != "ok"]
+    failing = [name for name, result in checks.items() if result["status"] == "down"]
     body: dict[str, Any] = {"status": "unavailable" if failing else "ok", "version": app_version(), "checks": checks}
     if failing:
         body["failing"] = failing

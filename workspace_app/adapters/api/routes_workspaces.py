@@ -1,6 +1,8 @@
 """Routes of workspaces, search, chats and notes: thin calls into `app.workspaces`, `app.search`, `app.answers`.
 
-Routes are plain `def`: FastAPI runs them in its thread pool, so a slow call never blocks the event loop.
+Chats and notes are managed as the Chat and Notes pages do it: create, list, get, rename or edit (PATCH), delete
+(204). An unknown chat or note is a 404 (`chat_not_found`, `note_not_found`); a body with unknown or missing fields
+a 422. Routes are plain `def`: FastAPI runs them in its thread pool, so a slow call never blocks the event loop.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.payloads import chat_payload, message_payload, note_payload, workspace_payload
@@ -94,12 +96,33 @@ class ChatBody(BaseModel):
     title: str = Field("New chat", min_length=1, max_length=200)
 
 
+class ChatTitleBody(BaseModel):
+    """A chat's new title."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(min_length=1, max_length=200, description="1-80 visible characters.")
+
+
 class NoteBody(BaseModel):
     """A note of one's own: a title and Markdown text."""
 
     model_config = ConfigDict(extra="forbid")
     title: str = Field(min_length=1, max_length=400)
     body: str = Field("", max_length=40_000)
+
+
+class NoteEditBody(BaseModel):
+    """A note's new title, Markdown text, or both; what is left out stays as it is."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(None, min_length=1, max_length=400)
+    body: str | None = Field(None, max_length=40_000)
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> NoteEditBody:
+        if self.title is None and self.body is None:
+            raise ValueError("give the note's new title, body, or both")
+        return self
 
 
 @router.post("/workspaces/{workspace}/chats", status_code=201, tags=["chats"])
@@ -112,3 +135,38 @@ def create_chat(workspace: str, body: ChatBody, app: AppDep) -> dict[str, Any]:
 def add_note(workspace: str, body: NoteBody, app: AppDep) -> dict[str, Any]:
     """Add a note of one's own."""
     return note_payload(app.answers.add_note(workspace, body.title, body.body))
+
+
+@router.patch("/workspaces/{workspace}/chats/{chat_id}", tags=["chats"])
+def rename_chat(workspace: str, chat_id: str, body: ChatTitleBody, app: AppDep) -> dict[str, Any]:
+    """Rename a chat."""
+    return chat_payload(app.answers.rename_chat(workspace, chat_id, body.title))
+
+
+@router.delete("/workspaces/{workspace}/chats/{chat_id}", status_code=204, tags=["chats"])
+def delete_chat(workspace: str, chat_id: str, app: AppDep) -> Response:
+    """Delete a chat with its messages (notes saved from it stay)."""
+    app.answers.delete_chat(workspace, chat_id)
+    return Response(status_code=204)
+
+
+@router.get("/workspaces/{workspace}/notes/{note_id}", tags=["notes"])
+def get_note(workspace: str, note_id: str, app: AppDep) -> dict[str, Any]:
+    """One note."""
+    return note_payload(app.answers.get_note(workspace, note_id))
+
+
+@router.patch("/workspaces/{workspace}/notes/{note_id}", tags=["notes"])
+def edit_note(workspace: str, note_id: str, body: NoteEditBody, app: AppDep) -> dict[str, Any]:
+    """Give a note a new title and/or Markdown text (a saved answer keeps its answer and citations)."""
+    note = app.answers.get_note(workspace, note_id)
+    title = note.title if body.title is None else body.title
+    text = note.body if body.body is None else body.body
+    return note_payload(app.answers.update_note(workspace, note_id, title, text))
+
+
+@router.delete("/workspaces/{workspace}/notes/{note_id}", status_code=204, tags=["notes"])
+def delete_note(workspace: str, note_id: str, app: AppDep) -> Response:
+    """Delete a note."""
+    app.answers.delete_note(workspace, note_id)
+    return Response(status_code=204)
