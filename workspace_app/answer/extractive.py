@@ -40,6 +40,7 @@ _NUMERIC_QUESTION = re.compile(
 _HAS_NUMBER = re.compile(r"\d")
 _MIN_CHARS = {"en": 30, "zh": 10}
 _MAX_CHARS = 700
+_TERM_LINE = re.compile(r"[•▪●◦‣\-–]\s*([^.;:。；：]{2,40}?)")
 
 
 @dataclass
@@ -259,10 +260,14 @@ class ExtractiveAnswerer:
                 if not quotable(block.chunk.text, span, own):
                     continue
                 context = " ".join(s.text for s in spans[max(0, i - 1) : i + 2]) + " " + title
+                # An entry of a glossary or definitions table ("• Delayed OH" / "A sustained reduction …") is read
+                # with its term: the sentence says what the term is without naming it.
+                label = _term_label(spans[i - 1].text) if i else None
+                read = f"{label}: {span.text}" if label else span.text
                 found.append(Candidate(
-                    block, span, i, coverage.of(span.text), coverage.of(context), 1.0 / block.n,
+                    block, span, i, coverage.of(read), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(span.text)), context,
-                    grading and _graded(block.chunk.text, span), definition and defines(span.text),
+                    grading and _graded(block.chunk.text, span), definition and defines(read),
                 ))
         return found
 
@@ -343,6 +348,13 @@ def _graded(text: str, span: Span) -> bool:
     """Whether a class or level is stated at the sentence (a recommendation, not its supporting text)."""
     found = grading_in(text, span.start, span.text)
     return bool(found.recommendation_class or found.evidence_level)
+
+
+def _term_label(line: str) -> str | None:
+    """The term of a glossary entry when `line` is one: a bullet with a few words and no sentence ("• Classic OH",
+    "- 阵发性房颤"), or None."""
+    match = _TERM_LINE.fullmatch(line.strip())
+    return match.group(1) if match else None
 
 
 def _is_heading(text: str) -> bool:
