@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import re
 import shutil
-from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 from api_stack import Stack
+from offline_browser import CHROMIUM_ARGS, OutsideRequests
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-CHROMIUM_ARGS = [  # as tests/e2e/browser/served.py launches it
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]
 
 
 def test_docs_page_renders_the_routes_offline(stack: Stack) -> None:
@@ -25,21 +19,13 @@ def test_docs_page_renders_the_routes_offline(stack: Stack) -> None:
         pytest.skip("Debian's chromium is not installed (make setup installs it)")
     from playwright.sync_api import expect, sync_playwright
 
-    outside: list[str] = []
-
-    def local_only(route: Any) -> None:
-        """Let requests to this machine through; abort (and remember) any other."""
-        if urlparse(route.request.url).hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
+    outside = OutsideRequests()
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
-            page.route("**/*", local_only)
+            page.route("**/*", outside)
             response = page.goto(f"{stack.open_url}/docs")
             assert response is not None and response.status == 200
             expect(page.get_by_role("heading", name="Workspace API")).to_be_visible()
@@ -50,4 +36,4 @@ def test_docs_page_renders_the_routes_offline(stack: Stack) -> None:
             page.wait_for_load_state("networkidle")
         finally:
             browser.close()
-    assert outside == [], f"the docs page asked outside hosts: {outside}"
+    assert outside.urls == [], f"the docs page asked outside hosts: {outside.urls}"

@@ -14,12 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from offline_browser import CHROMIUM_ARGS  # noqa: F401 - the browser tests import it from here too
 
 CLI = Path(sys.executable).parent / "workspace-app"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]
 LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 

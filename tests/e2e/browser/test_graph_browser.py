@@ -9,14 +9,13 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
+from offline_browser import OutsideRequests
 from served import CHROMIUM_ARGS, require_chromium, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # Canvas pixels that are not blank: vis-network really drew the network.
 PAINTED_PIXELS = """() => {
   const canvas = document.querySelector('#mynetwork canvas');
@@ -41,21 +40,14 @@ def graph_app(tmp_path: Path, cli: Callable[..., Any], excerpt: Callable[..., Pa
 
 
 def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str, tmp_path: Path) -> None:
-    from playwright.sync_api import Route, expect, sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
-    outside: list[str] = []
-
-    def local_only(route: Route) -> None:
-        if urlparse(route.request.url).hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
+    outside = OutsideRequests()
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1500, "height": 1100})
-        context.route("**/*", local_only)
+        context.route("**/*", outside)
         page = context.new_page()
         page.goto(graph_app)
         page.get_by_role("button", name="Open").click()
@@ -84,5 +76,5 @@ def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str
         page.wait_for_timeout(1000)
         page.screenshot(path=str(tmp_path / "graph.png"), full_page=True)
         browser.close()
-    assert outside == [], f"requests to other hosts were attempted: {outside}"
+    assert outside.urls == [], f"requests to other hosts were attempted: {outside.urls}"
     assert (tmp_path / "graph.png").stat().st_size > 20_000
