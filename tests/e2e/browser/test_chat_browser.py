@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from served import CHROMIUM_ARGS
+from served import CHROMIUM_ARGS, open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -55,8 +55,7 @@ def test_ask_click_citation_and_see_the_highlighted_page(
         page.locator("input[type=file]").set_input_files([str(path) for path in files])
         expect(page.get_by_text("2 sources ·")).to_contain_text("2 ready", timeout=240_000)
 
-        page.get_by_role("link", name="Chat").click()
-        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
+        open_page(page, "Chat", "Chat")
         expect(page.get_by_text("Answering from 2 of 2 ready sources")).to_be_visible()
         frame = ask_and_open_first_citation(page, ENGLISH, 0)
         expect(frame.locator("[id^='chunk-1-']").first).to_be_attached()

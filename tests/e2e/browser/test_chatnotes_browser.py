@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from served import CHROMIUM_ARGS, CLI, require_chromium, serving
+from served import CHROMIUM_ARGS, CLI, open_page, require_chromium, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -144,8 +144,7 @@ def test_reload_and_bookmark_land_in_the_workspace_and_chat(site: tuple[str, Pat
         card.last.get_by_role("button", name="Open").click()
         expect(page.get_by_text(f"Now working in {WORKSPACE}")).to_be_visible()
         assert params(page).get("workspace") == workspace_id(data, WORKSPACE)
-        page.get_by_role("link", name="Chat").click()
-        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
+        open_page(page, "Chat", "Chat")
         ask(page, FIRST, 0)
         expect(page).to_have_url(re.compile(r"[?&]chat=\w+"))
         here = params(page)
