@@ -14,6 +14,7 @@ import pytest
 from workspace_app.answer.phrases import REFUSALS
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
+from workspace_app.retrieval.scope import answer_scope
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"
 CHINESE = "zh-acute-af-ed-2024.pdf"
@@ -140,3 +141,17 @@ def test_bad_questions_and_modes_are_refused_with_a_message(app: App) -> None:
         app.answers.ask("Dev", "   ")
     with pytest.raises(WorkspaceError, match="mode 'deep'"):
         app.answers.ask("Dev", "What is AF?", mode="deep")
+
+
+def test_a_part_naming_a_source_is_read_within_it(app: App) -> None:
+    """A part naming the Chinese guideline weighs its words by their rarity there: its topic (房颤) and the words
+    naming it (急诊, 中国) make no sentence of it look like the answer; what the part asks for does."""
+    scope = answer_scope(app.catalog, "Dev", None)
+    zh = next(d for d, name in scope.searched_names.items() if name == CHINESE)
+    question = "Which comorbidities does the AHA/ACC/HHS paper name, and which drugs does the 2024 Chinese emergency AF guideline advise for rate control?"
+    reading = app.answers.reader.read(question, scope, [])
+    asked = reading.parts[1].coverage
+    assert scope.narrowed([zh]).chunk_total == next(d.chunks for d in app.documents.list("Dev") if d.id == zh) < scope.chunk_total
+    topic_only = "中国急诊医学专家对急性房颤的急诊管理达成共识。"
+    rate_control = "心室率控制的药物首选β受体阻滞剂或非二氢吡啶类钙通道阻滞剂。"
+    assert asked.of(rate_control) > 2 * asked.of(topic_only)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workspace_app.answer.document_names import named_document, named_documents
+from workspace_app.answer.document_names import named_document, named_documents, without_document_names
 from workspace_app.graph.translation import LexiconTranslator
 
 NAMES = {
@@ -34,3 +34,17 @@ def test_a_question_may_name_several_documents() -> None:
     assert sorted(named_documents(question, NAMES)) == ["eckel", "mosca"]
     assert named_documents("What does the syncope guideline say?", NAMES) == ["shen"]
     assert named_documents("What is the INR range for women with atrial fibrillation in 2011?", NAMES) == []
+
+
+def test_what_a_part_asks_of_the_source_it_names() -> None:
+    assert without_document_names(
+        "and does the 2024 Chinese emergency AF guideline allow a lower range for any older patients?"
+    ) == "and does allow a lower range for any older patients?"
+    assert without_document_names("中国急诊房颤指南列出的房颤主要共病有哪些？") == "列出的房颤主要共病有哪些？"
+    assert without_document_names("Does the lifestyle guideline's evidence review show a fall?") == "Does evidence review show a fall?"
+    # A phrase stops at words that do not name a source ("in", "the") and at Chinese particles.
+    assert without_document_names("What does the evidence say about statins in the guideline?") == (
+        "What does the evidence say about statins in ?"
+    )
+    assert without_document_names("房颤患者用华法林时指南推荐的INR目标") == "房颤患者用华法林时指南推荐的INR目标"
+    assert without_document_names("What INR range is recommended?") == "What INR range is recommended?"

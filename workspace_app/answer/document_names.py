@@ -20,10 +20,34 @@ _REFERS_TO_A_DOCUMENT = re.compile(
     r"\b(?:guidelines?|papers?|statements?|consensus|report|document|recommendations)\b|指南|共识|声明|建议",
     re.IGNORECASE,
 )
+# How a question refers to a source by its name: "the 2024 Chinese emergency AF guideline", "the lifestyle
+# guideline's", "中国急诊房颤指南" (the words before 指南 back to a particle or punctuation).
+_FUNCTION_WORDS = r"(?:the|a|an|in|of|for|on|to|about|and|or|with|by|from|what|which|how|does|do|is|are|says?|that|this)"
+_REFERENCE = re.compile(
+    rf"\b(?:the|this|that)\s+(?:(?!{_FUNCTION_WORDS}\b)[\w/&'’.-]+\s+){{0,5}}"
+    r"(?:guidelines?|papers?|statements?|consensus|report|document)(?:['’]s)?\b"
+    r"|[\u4e00-\u9fffA-Za-z0-9]{0,10}?(?<![的在时对])(?:指南|共识|声明)",
+    re.IGNORECASE,
+)
+_CJK_STOP = re.compile(r".*[的在时对和与及]")
 # Words that say a document is meant, and file suffixes: they name no document in particular.
 _FILE_WORDS = evidence_terms(
     "pdf txt md guideline guidelines paper statement consensus report document recommendation recommendations"
 )
+
+
+def without_document_names(text: str) -> str:
+    """The text without the phrases naming a source ("the 2011 women's prevention guideline", "急诊房颤指南"): what a
+    part of a question asks of the source it names."""
+
+    def drop(match: re.Match[str]) -> str:
+        phrase = match.group(0)
+        if phrase[:1].isascii() and phrase[:1].isalpha() and " " in phrase:
+            return " "
+        kept = _CJK_STOP.match(phrase[:-2])  # keep the words up to the last particle: "房颤患者用华法林时"
+        return (kept.group(0) if kept else "") + " "
+
+    return re.sub(r"\s+", " ", _REFERENCE.sub(drop, text)).strip()
 
 
 def named_document(

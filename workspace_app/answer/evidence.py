@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from workspace_app.answer.answerability import question_parts
-from workspace_app.answer.document_names import named_document, named_documents
+from workspace_app.answer.document_names import named_document, named_documents, without_document_names
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.retrieval.modes import ModeHit, ModeRetrieval, ModeRetriever
 from workspace_app.retrieval.scope import Scope
@@ -49,7 +49,12 @@ class EvidenceGatherer:
                 # whole question (a part may leave its subject to the one before: "does it allow a lower range?").
                 named = named_document(part, scope.searched_names, self._translate)
                 if named:
-                    own = self.modes.retrieve(scope.narrowed([named]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
+                    within = scope.narrowed([named])
+                    own = self.modes.retrieve(within, query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
+                    # … and by what the part asks of it: the words naming the source would find its title pages.
+                    asked = without_document_names(part)
+                    if asked:
+                        _add(own, self.modes.retrieve(within, asked, mode, PART_BLOCKS).hits[:PART_BLOCKS])
                 else:
                     own = self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS]
                 part_documents[part] = frozenset([named] if named else (h.chunk.document_id for h in own[:2]))

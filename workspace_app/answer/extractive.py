@@ -18,7 +18,7 @@ anything the sources do not. Weights are measured with `python -m bench.answers`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,10 +67,12 @@ class EitherLanguage(Coverage):
     concepts it mentions: the mean of the names' share found and of the question's weight covered (its own words
     found, such as numbers and abbreviations, plus each name found weighing an average term), discounted."""
 
-    def __init__(self, own: Coverage, names: Sequence[str], discount: float) -> None:
+    def __init__(
+        self, own: Coverage, names: Sequence[str], discount: float, name_weights: Mapping[str, float] | None = None
+    ) -> None:
         super().__init__(own.terms, own.weights)
         self._names = [loose(name) for name in names if loose(name)]
-        self._other = Coverage(self._names, {})
+        self._other = Coverage(self._names, name_weights or {})
         self._discount = discount
 
     def of(self, text: str) -> float:

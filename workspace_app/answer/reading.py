@@ -24,13 +24,24 @@ from workspace_app.answer.answerability import (
     unmet,
     with_concepts,
 )
-from workspace_app.answer.document_names import named_documents
+from workspace_app.answer.document_names import named_document, named_documents, without_document_names
 from workspace_app.answer.extractive import Candidate, EitherLanguage, ExtractiveWeights, Part
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.retrieval.scope import Scope
-from workspace_app.text.terms import Coverage, content_terms, evidence_terms, idf_weights, is_cjk_term, loose, stem
+from workspace_app.text.terms import (
+    Coverage,
+    content_terms,
+    evidence_terms,
+    idf_weights,
+    is_cjk_term,
+    loose,
+    present,
+    stem,
+)
 
 _MEMO_LIMIT = 20_000
+_DOCUMENTS_KEPT = 8
+_BORROWED = 0.5  # weight of the rest of the question's words in a part that names its document
 _TRANSLATED_DISCOUNT = ExtractiveWeights().translated
 
 
@@ -60,6 +71,7 @@ class QuestionReader:
         self.translate = translate
         self._mentions = mentions
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
+        self._documents: dict[tuple[str, int], list[tuple[frozenset[str], str]]] = {}
 
     def read(
         self, question: str, scope: Scope, blocks: Sequence[EvidenceBlock],
@@ -71,7 +83,7 @@ class QuestionReader:
         needs = self._needs(question, scope, idf, forms, blocks)
         parts = question_parts(question)
         read_parts = tuple(
-            self._part(part, scope, forms, blocks, needs, (part_documents or {}).get(part, frozenset()))
+            self._part(part, question, scope, forms, blocks, needs, (part_documents or {}).get(part, frozenset()))
             for part in parts
         ) if len(parts) > 1 else ()
         named = named_documents(question, scope.searched_names, self.translate)
@@ -126,22 +138,72 @@ class QuestionReader:
         return question_needs(question, used, weights, self.rules, forms, concepts)
 
     def _part(
-        self, part: str, scope: Scope, forms: Callable[[str], list[str]], blocks: Sequence[EvidenceBlock],
-        whole: Needs, documents: frozenset[str],
+        self, part: str, question: str, scope: Scope, forms: Callable[[str], list[str]],
+        blocks: Sequence[EvidenceBlock], whole: Needs, documents: frozenset[str],
     ) -> Part:
         """One part of a question in several: its terms and what a sentence must give to answer it."""
         idf = self.idf(part, scope)
         needs = replace(self._needs(part, scope, idf, forms, blocks), absent=whole.absent, unknown=whole.unknown)
-        coverage = Coverage(list(content_terms(part, drop_question_words=True)), idf)
-        names = self.translate(part) if self.translate is not None else ()
-        if names:
-            # A part another language's guideline answers (a cross-document question) is covered in its names too.
-            coverage = EitherLanguage(coverage, names, _TRANSLATED_DISCOUNT)
+        terms = list(content_terms(part, drop_question_words=True))
+        names = self._names(part)
+        named = named_document(part, scope.searched_names, self.translate)
+        if named:
+            coverage = self._coverage_in(named, scope, question, without_document_names(part))
+        else:
+            coverage = Coverage(terms, idf)
+            if names:
+                # A part another language's guideline answers (a cross-document question) is covered in its names too.
+                coverage = EitherLanguage(coverage, names, _TRANSLATED_DISCOUNT)
         return Part(
             coverage,
             lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
             documents,
         )
+
+    def _coverage_in(self, document_id: str, scope: Scope, question: str, asked: str) -> Coverage:
+        """How well a sentence covers a part that names its document, which answers it alone (`asked`: the part
+        without the phrase naming the document).
+
+        The part's words weigh by how rare they are in that document, so its topic's words (房颤 in an AF
+        guideline), found in most of its passages, make no passage look like the answer. The rest of the
+        question's words count at half weight: a part often leaves its subject to the one before ("… and does the
+        AF guideline allow a lower range?").
+        """
+        weigh = self._weights_in(document_id, scope)
+        rest = without_document_names(question)
+        own = weigh(list(content_terms(asked, drop_question_words=True)))
+        own |= {t: w * _BORROWED for t, w in weigh(list(content_terms(rest, drop_question_words=True))).items() if t not in own}
+        names = weigh(self._names(asked))
+        names |= {n: w * _BORROWED for n, w in weigh(self._names(rest)).items() if n not in names}
+        if not own:
+            return Coverage(list(names), names)
+        coverage = Coverage(list(own), own)
+        return EitherLanguage(coverage, list(names), _TRANSLATED_DISCOUNT, names) if names else coverage
+
+    def _names(self, text: str) -> list[str]:
+        """The other language's names of what the text mentions, loose."""
+        names = [loose(name) for name in self.translate(text)] if self.translate is not None else []
+        return list(dict.fromkeys(name for name in names if name))
+
+    def _weights_in(self, document_id: str, scope: Scope) -> Callable[[Sequence[str]], dict[str, float]]:
+        """Smoothed idf of terms among one document's passages (a term it never uses weighs the most)."""
+        passages = self._passages(document_id, scope.chunk_counts.get(document_id, 0))
+
+        def weigh(terms: Sequence[str]) -> dict[str, float]:
+            return idf_weights(terms, lambda term: sum(present(term, words, flat) for words, flat in passages), len(passages))
+
+        return weigh
+
+    def _passages(self, document_id: str, count: int) -> list[tuple[frozenset[str], str]]:
+        """A document's passages as (terms, loose text), remembered for the last few documents asked about."""
+        memo = (document_id, count)
+        if memo not in self._documents:
+            ids = self._chunks.document_chunk_ids(document_id)
+            chunks = self._chunks.get_chunks(ids).values()
+            if len(self._documents) >= _DOCUMENTS_KEPT:
+                self._documents.pop(next(iter(self._documents)))
+            self._documents[memo] = [(evidence_terms(chunk.text), loose(chunk.text)) for chunk in chunks]
+        return self._documents[memo]
 
     def _forms(self, scope: Scope) -> Callable[[str], list[str]]:
         """Other names of a term: its translations, and the workspace's abbreviations of long forms using it."""

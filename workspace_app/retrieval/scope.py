@@ -7,7 +7,7 @@ never look the workspace or its documents up again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from workspace_app.errors import (
@@ -35,6 +35,7 @@ class Scope:
     ready_ids: list[str]
     chunk_total: int
     names: dict[str, str]
+    chunk_counts: dict[str, int] = field(default_factory=dict)  # each document's passages, by id
 
     @property
     def searched_names(self) -> dict[str, str]:
@@ -43,8 +44,10 @@ class Scope:
         return {document_id: self.names[document_id] for document_id in ids if document_id in self.names}
 
     def narrowed(self, document_ids: list[str] | None) -> Scope:
-        """The same scope searching only these documents (routing)."""
-        return replace(self, document_ids=document_ids)
+        """The same scope searching only these documents (routing), its passage count theirs."""
+        ids = document_ids if document_ids is not None else self.ready_ids
+        total = sum(self.chunk_counts.get(document_id, 0) for document_id in ids) or self.chunk_total
+        return replace(self, document_ids=document_ids, chunk_total=total)
 
 
 def find_workspace(catalog: ScopeCatalog, name_or_id: str) -> Workspace:
@@ -112,4 +115,4 @@ def pick_document(ws: Workspace, documents: list[Document], key: str) -> Documen
 
 def _scope(ws: Workspace, documents: list[Document], ids: list[str] | None, counted: list[Document]) -> Scope:
     names = {d.id: d.name for d in documents}
-    return Scope(ws, ids, [d.id for d in counted], sum(d.chunks for d in counted), names)
+    return Scope(ws, ids, [d.id for d in counted], sum(d.chunks for d in counted), names, {d.id: d.chunks for d in documents})

@@ -94,17 +94,17 @@ class Coverage:
             return 0.0
         words = evidence_terms(text)
         flat = loose(text)
-        found = sum(w for t, w in self.weights.items() if _present(t, words, flat))
+        found = sum(w for t, w in self.weights.items() if present(t, words, flat))
         return found / self.total
 
     def missing(self, text: str) -> list[str]:
         """The question's terms the text lacks."""
         words = evidence_terms(text)
         flat = loose(text)
-        return [t for t in self.terms if not _present(t, words, flat)]
+        return [t for t in self.terms if not present(t, words, flat)]
 
 
-def _present(term: str, words: frozenset[str], flat: str) -> bool:
+def present(term: str, words: frozenset[str], flat: str) -> bool:
     """Chinese terms and longer English stems also match inside the loose text (end-of-line hyphens split words)."""
     if is_cjk_term(term) or len(term) >= 6:
         return in_loose(term, flat) or term in words
