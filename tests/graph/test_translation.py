@@ -40,7 +40,7 @@ def test_names_are_distinct(translator: LexiconTranslator) -> None:
 
 def test_text_without_lexicon_concepts_or_only_patterns_translates_to_nothing(translator: LexiconTranslator) -> None:
     assert translator.other_language("") == []
-    assert translator.other_language("What fraction of Medicare beneficiaries were counted?") == []
+    assert translator.other_language("What fraction of the population was counted?") == []
     # "…综合征"-style pattern concepts and English head-noun phrases have no entry in the lexicon.
     assert translator.other_language("家庭访视的频率") == []
 
@@ -75,3 +75,10 @@ def test_everyday_prevention_terms_cross_languages(translator: LexiconTranslator
     assert "lowering blood pressure" in translator.other_language("需要降压的人群")
     assert "muscle strengthening activity" in translator.other_language("女性应多久进行一次肌肉力量训练？")
     assert "力量训练" in translator.other_language("How often should women do strength training?")
+
+
+def test_health_system_words_cross_languages(translator: LexiconTranslator) -> None:
+    """A Chinese question about Medicare beneficiaries with chronic conditions reaches an English paper's words."""
+    names = translator.other_language("联邦医疗保险受益人中同时患有慢性病的比例")
+    assert {"Medicare", "beneficiary", "chronic condition"} <= set(names)
+    assert "共病" in translator.other_language("comorbidity")
