@@ -10,13 +10,10 @@ STAMP   := $(VENV)/.setup-stamp
 TORCH   := torch==2.13.0
 # System packages the tests drive: Chromium (browser tests) and redis-server (the Redis queue backend).
 SYSTEM_PACKAGES := chromium chromium-driver fonts-wqy-microhei redis-server
-# pdf.js inside streamlit-pdf-viewer 0.0.30 is 4.3.136; its CMaps (Chinese pages without embedded fonts) ship
-# only in the npm package of the same version.
-PDFJS := pdfjs-dist@4.3.136
 
-.PHONY: setup run test test-fast system-deps pdf-cmaps
+.PHONY: setup run test test-fast system-deps
 
-setup: $(STAMP) system-deps pdf-cmaps
+setup: $(STAMP) system-deps
 
 $(STAMP): pyproject.toml
 	@test -x $(PYTHON) || python3 -m venv $(VENV)
@@ -33,18 +30,6 @@ system-deps:
 			echo "chromium or redis-server is missing (needed by the browser and Redis queue tests); install them with:"; \
 			echo "  sudo apt-get update && sudo apt-get install -y $(SYSTEM_PACKAGES)"; \
 		fi; \
-	fi
-
-# Idempotent: does nothing once the viewer's frontend/dist/pdfjs-dist/cmaps/ holds the bcmap files.
-pdf-cmaps: $(STAMP)
-	@dist="$$($(PYTHON) -c 'import pathlib, streamlit_pdf_viewer as v; print(pathlib.Path(v.__file__).parent / "frontend" / "dist")' 2>/dev/null)"; \
-	if [ ! -f "$$dist/pdfjs-dist/cmaps/UniGB-UCS2-H.bcmap" ]; then \
-		tmp="$$(mktemp -d)" && \
-		(cd "$$tmp" && npm pack --silent $(PDFJS) >/dev/null) && \
-		tar -xzf "$$tmp"/pdfjs-dist-*.tgz -C "$$tmp" package/cmaps && \
-		mkdir -p "$$dist/pdfjs-dist" && rm -rf "$$dist/pdfjs-dist/cmaps" && \
-		mv "$$tmp/package/cmaps" "$$dist/pdfjs-dist/cmaps" && rm -rf "$$tmp" && \
-		echo "pdf.js CMaps installed in $$dist/pdfjs-dist/cmaps"; \
 	fi
 
 run: setup

@@ -21,7 +21,7 @@ from components.graph_view import (
     neighbourhood,
     render_graph_view,
 )
-from components.pdf_panel import render_pdf_panel
+from components.source_viewer import render_citation_viewer
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
 from workspace_app.app import AnswerService, App, EntityPassage, safe_file_name
@@ -168,11 +168,9 @@ def _entity_side(
         passages = answers.entity_passages(workspace.id, entity, document_ids, PASSAGES)
     opened = _passage_list(passages)
     if opened is not None:
-        citation = answers.passage_citation(opened)
-        excerpt = None
         with report_errors():
-            excerpt = answers.citation_excerpt(workspace.id, citation)
-        render_pdf_panel(citation, excerpt, key="graph-pdf")
+            # The same viewer as in chat: the whole document, the naming sentence boxed on its page.
+            render_citation_viewer(app, workspace.id, answers.passage_citation(opened), key="graph-viewer")
 
 
 def _passage_list(passages: list[EntityPassage]) -> EntityPassage | None:

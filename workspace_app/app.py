@@ -23,7 +23,6 @@ from storage.base import Catalog, VectorIndex
 from workspace_app.answer.export import answer_markdown, escape, grading_text
 from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
-from workspace_app.answer.sources import CitationExcerpt
 from workspace_app.config import Settings
 from workspace_app.documents.guide import GuideService
 from workspace_app.documents.service import DocumentService
@@ -42,7 +41,7 @@ WARM_QUESTIONS = ("What is recommended for patients with atrial fibrillation?", 
 WARM_WORKSPACES = 3
 
 __all__ = [
-    "MODES", "AnswerService", "App", "CitationExcerpt", "EntityPassage", "answer_markdown", "escape", "grading_text",
+    "MODES", "AnswerService", "App", "EntityPassage", "answer_markdown", "escape", "grading_text",
     "safe_file_name",
 ]
 

@@ -1,6 +1,6 @@
 """The Graph page through Streamlit's AppTest on a real workspace (two guideline excerpts with their entity graph):
 the network in an iframe with nothing fetched from outside, filters, colour toggle, entity search, the passages
-of an entity opening the PDF panel, the GraphML download, the empty state and escaping of hostile names."""
+of an entity opening the source viewer, the GraphML download, the empty state and escaping of hostile names."""
 
 from __future__ import annotations
 
@@ -142,7 +142,9 @@ def test_search_centres_on_an_entity_and_its_passages_open_the_pdf(open_graph: C
     assert len(passages) == min(len(mentions), 20) > 0
     passages[0].click().run()
     assert not at.exception
-    assert "the passage is outlined" in captions(at)
+    # The chat's source viewer opens at the passage: its header names the document and the page.
+    header = "\n".join(m.value for m in at.markdown)
+    assert re.search(r"\*\*\\\[1\\\] .+\*\* · pp?\. \d+", header), header
 
 
 def test_centring_keeps_the_type_filter(open_graph: Callable[[str], AppTest], service: Any) -> None:

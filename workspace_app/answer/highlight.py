@@ -111,13 +111,3 @@ def _by_share(chunk: Chunk, quote: str, start: int | None) -> tuple[Rect, ...]:
             chosen.append(rect)
         edge += width
     return tuple(chosen) or chunk.rects
-
-
-def excerpt_pages(pdf: Path, pages: list[int]) -> bytes:
-    """A small PDF of just these 1-based pages, in order (the viewer re-sends its input on every rerun)."""
-    import pymupdf
-
-    with pymupdf.open(pdf) as source, pymupdf.open() as excerpt:
-        for page in pages:
-            excerpt.insert_pdf(source, from_page=page - 1, to_page=page - 1)
-        return bytes(excerpt.tobytes(garbage=3, deflate=True))

@@ -28,10 +28,10 @@ from workspace_app.answer.mentions import EntityPassage, entity_passages, passag
 from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, quoted_in_text, refusal_text
 from workspace_app.answer.quotes import without_source_markers
 from workspace_app.answer.reading import QuestionReader
-from workspace_app.answer.sources import CitationExcerpt, EvidenceSource
+from workspace_app.answer.sources import EvidenceSource
 from workspace_app.config import Settings
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.errors import ChatNotFoundError, DocumentNotFoundError, NoteNotFoundError, WorkspaceError
+from workspace_app.errors import ChatNotFoundError, NoteNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, EvidenceBlock, Note, SourceUses, Turn
 from workspace_app.models.documents import Workspace
 from workspace_app.models.graph import Entity
@@ -279,14 +279,6 @@ class AnswerService:
         )
 
     # The cited page
-
-    def citation_excerpt(self, workspace: str, citation: Citation) -> CitationExcerpt | None:
-        """The cited pages as a small PDF (None for text sources, which have no pages to show)."""
-        ws = self._workspace(workspace)
-        document = self.catalog.find_document(ws.id, citation.document_id)
-        if document is None:
-            raise DocumentNotFoundError(f"There is no document '{citation.document_id}' in workspace '{ws.name}'.")
-        return self.source.excerpt(document, citation)
 
     def source_uses(self, workspace: str, document_id: str) -> SourceUses:
         """How many chats and notes of the workspace cite the document (removal warns with these)."""

@@ -98,8 +98,8 @@ def answer_scope(catalog: ScopeCatalog, workspace: str, wanted: Sequence[str] | 
 def pick_document(ws: Workspace, documents: list[Document], key: str) -> Document:
     """The document `key` names: its id, its sha256, else its name; a name two documents share is refused with
     both listed (never one picked silently)."""
-    for field in ("id", "sha256"):
-        found = next((d for d in documents if getattr(d, field) == key), None)
+    for attribute in ("id", "sha256"):
+        found = next((d for d in documents if getattr(d, attribute) == key), None)
         if found is not None:
             return found
     named = [d for d in documents if d.name == key]

@@ -70,9 +70,10 @@ def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str
         page.get_by_role("option", name="orthostatic hypotension (disease)").click()
         expect(page.get_by_text(re.compile(r"^Centred on "))).to_be_visible()
         page.locator("[class*='st-key-graph-passage-0'] button").click()
-        viewer = page.frame_locator("iframe[src*='streamlit_pdf_viewer'], iframe[title*='streamlit_pdf_viewer']").first
-        expect(viewer.locator("[id^='annotation-quote-1-']").first).to_be_attached(timeout=60_000)
-        expect(page.get_by_text("the passage is outlined")).to_be_visible()
+        # The chat's viewer: the whole document at the passage's page, the naming sentence boxed.
+        viewer = page.frame_locator(".st-key-graph-viewer iframe")
+        expect(viewer.locator("body[data-painted='1'] #quote-1-0")).to_be_attached(timeout=60_000)
+        expect(viewer.locator(".where")).to_contain_text(" · page ")
         page.wait_for_timeout(1000)
         page.screenshot(path=str(tmp_path / "graph.png"), full_page=True)
         browser.close()
