@@ -113,12 +113,16 @@ _INDICATES = re.compile(r"^\s*[A-Za-z][\w\-/]*(?:\s[A-Z][\w\-/]*)?\s+indicates\s
 _KEY_ENTRIES = re.compile(r"(?:\b[A-Z][\w\-/]*(?:\s[A-Z][\w\-/]*)?,\s[^;,]{3,80};\s*){3,}")
 _EQUALS_KEY = re.compile(r"^\s*[A-Z][\w\-]*\s*[=¼]\s*[a-z]")
 _ZH_NOTE = re.compile(r"^\s*注\s*[：:]")
+_ZH_KEY = re.compile(
+    r"^\s*[A-Z][\w\-/]*[A-Z][\w\-/]*\s*[：:]\s*(?![^；;。]*(?:推荐|首选|使用|应|可|禁|避免))[\u4e00-\u9fff][^，。；;,\d]{1,30}[；;]?\s*$"
+)
 
 
 def is_abbreviation_legend(quote: str) -> bool:
-    """The abbreviation key of a table or figure ("CVD indicates ...; DASH, ...;", "POTS ¼ ...", "注：...")."""
+    """The abbreviation key of a table or figure ("CVD indicates ...; DASH, ...;", "POTS ¼ ...", "注：...",
+    "HFrEF：射血分数降低的心力衰竭；")."""
     return bool(_INDICATES.search(quote) or _KEY_ENTRIES.search(quote) or _EQUALS_KEY.search(quote)
-                or _ZH_NOTE.search(quote))
+                or _ZH_NOTE.search(quote) or _ZH_KEY.search(quote))
 
 
 _OUR_RUN = re.compile(r"(?:\[\d{1,3}\])+")

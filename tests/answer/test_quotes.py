@@ -91,6 +91,9 @@ def test_reference_entries_and_captions() -> None:
     assert is_caption("表 8 急性房颤心室率控制的常用药物")
     assert is_caption("CVD indicates cardiovascular disease; DASH, Dietary Approaches to Stop Hypertension.")
     assert is_caption("HF = heart failure")
+    # zh-acute-af-ed-2024 p.7: a table's key, "ABBR：its long form；", is no answer; a row saying what to do is.
+    assert is_caption("HFrEF: 射血分数降低的心力衰竭；") and is_caption("INR ：国际标准化比值；")
+    assert not is_caption("HFrEF：首选β受体阻滞剂；")
     assert not is_caption("This indicates that the risk of recurrence is high in older adults.")
     assert is_caption("2.2. Epidemiology and Demographics . . . . . . e45")
     assert not is_caption("Tables and figures summarise the evidence for each recommendation.")

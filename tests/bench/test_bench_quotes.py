@@ -105,12 +105,13 @@ def test_sentences_are_not_titles(quote: str) -> None:
     "AVB, atrioventricular block; BBB, bundle-branch block; BP, blood pressure; ECG, electrocardiogram.",
     "POTS ¼ postural tachycardia syndrome",
     "注：LVEF ：左心室射血分数",
+    "HFrEF：射血分数降低的心力衰竭；",
 ])
 def test_abbreviation_legends_are_flagged(quote: str) -> None:
     assert is_abbreviation_legend(quote)
 
 
-@pytest.mark.parametrize("quote", COMPLETE)
+@pytest.mark.parametrize("quote", [*COMPLETE, "HFrEF：首选β受体阻滞剂；", "CHA2DS2-VASc：评分≥2分的男性推荐抗凝"])
 def test_sentences_are_not_legends(quote: str) -> None:
     assert not is_abbreviation_legend(quote)
 

@@ -37,6 +37,12 @@ _CAPTION = re.compile(
 # A table's abbreviation legend: "CVD indicates cardiovascular disease;", "HF = heart failure" (an abbreviation:
 # two capitals at least, so "This indicates that ..." is a sentence).
 _LEGEND = re.compile(r"^\s*(?=[\w/-]*[A-Z][\w/-]*[A-Z])[A-Za-z0-9/-]{2,},?\s*(?:indicates\b|[=¼]\s)")
+# … and a Chinese one: "HFrEF：射血分数降低的心力衰竭；", "INR ：国际标准化比值；" (the long form alone; a row such as
+# "HFrEF：首选β受体阻滞剂" says what to do and is kept).
+_ZH_LEGEND = re.compile(
+    r"^\s*(?=[\w/-]*[A-Z][\w/-]*[A-Z])[A-Za-z0-9/-]{2,}\s*[：:]\s*(?![^；;。]*(?:推荐|首选|使用|应|可|禁|避免|\d))"
+    r"[\u4e00-\u9fff][^，。；;,]{1,30}[；;]?\s*$"
+)
 # The source's own citation markers: "(S4.5-33)", "(S2.3-1, S2.3-4)", "[12]", "[6-7]", "［6‑7］", "[12,13]".
 _SOURCE_MARKER = re.compile(
     r"\s?\((?:S\d+(?:\.\d+)*-\d+(?:\s*[,–-]\s*(?:S\d+(?:\.\d+)*-)?\d+)*)(?:\s*[,;]\s*S\d+(?:\.\d+)*-\d+"
@@ -97,7 +103,7 @@ def is_reference_entry(quote: str) -> bool:
 
 def is_caption(quote: str) -> bool:
     """A figure, table or box title, or a table-of-contents line."""
-    return bool(_CAPTION.search(quote) or _LEGEND.search(quote) or _CONTENTS_LEADER.search(quote))
+    return bool(_CAPTION.search(quote) or _LEGEND.search(quote) or _ZH_LEGEND.search(quote) or _CONTENTS_LEADER.search(quote))
 
 
 def quotable(text: str, span: Span, language: str) -> bool:
