@@ -27,6 +27,8 @@ _BULLETS = set("•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩")
 _GRADE_CELLS = r"(?:Ⅰ|Ⅱ\s?[ab]?|Ⅲ)\s+[ABC](?:-[A-Z]{1,2})?"
 _GRADE_CELLS_END = re.compile(rf"[\u4e00-\u9fff）)A-Za-z0-9%]\s*{_GRADE_CELLS}$")
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+# "2.\n0", not "in 2012.\n2. The …" (a numbered item) nor "… 2017.\n3 patients" (a year ends the sentence).
+_WRAPPED_DECIMAL = re.compile(r"(?<![\d.])\d{1,2}\.(?=\n\d(?!\d*\.\s))")
 _GRADE_CELLS_INLINE = re.compile(rf"(?<=[\u4e00-\u9fff）)\s]){_GRADE_CELLS}(?=[\u4e00-\u9fff])")
 
 
@@ -47,7 +49,7 @@ def split_sentences(text: str) -> list[Span]:
     spans: list[Span] = []
     for offset, paragraph in _paragraphs(text):
         flat = paragraph.replace("\n", " ")
-        for start, end in _line_sentences(flat):
+        for start, end in _line_sentences(flat, _wrapped_decimals(paragraph)):
             piece = flat[start:end]
             stripped = piece.strip()
             if stripped:
@@ -72,6 +74,8 @@ def _paragraphs(text: str) -> list[tuple[int, str]]:
 
 def _breaks(before: str, after: str) -> bool:
     before, after = before.rstrip(), after.lstrip()
+    if _WRAPPED_DECIMAL.search(before + "\n" + after[:8]) and before.endswith("."):
+        return False  # a decimal number wrapped onto the next line
     if not before or not after or before[-1] in _TERMINAL or _GRADE_CELLS_END.search(before):
         return True
     if _CJK.match(before[-1]) or _CJK.match(after[0]):
@@ -80,12 +84,18 @@ def _breaks(before: str, after: str) -> bool:
     return first.isupper() or first in _BULLETS
 
 
-def _line_sentences(line: str) -> list[tuple[int, int]]:
+def _wrapped_decimals(paragraph: str) -> set[int]:
+    """Where a number's decimal point ends a line and its digits go on in the next ("1.5~2.\n0 之间"): no
+    sentence ends there."""
+    return {match.end() - 1 for match in _WRAPPED_DECIMAL.finditer(paragraph)}
+
+
+def _line_sentences(line: str, decimals: set[int] = frozenset()) -> list[tuple[int, int]]:  # type: ignore[assignment]
     cuts = [0]
     for match in _ZH_END.finditer(line):
         cuts.append(match.end())
     for match in _EN_END.finditer(line):
-        if not _after_abbreviation(line, match.start()):
+        if match.start() not in decimals and not _after_abbreviation(line, match.start()):
             cuts.append(match.start() + 1 + len(match.group(0)[1:].rstrip()))
     cuts += [match.end() for match in _GRADE_CELLS_INLINE.finditer(line)]
     cuts = sorted(set(cuts + [len(line)]))
