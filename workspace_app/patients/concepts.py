@@ -14,7 +14,9 @@ from workspace_app.models.events import Event
 from workspace_app.patients.lexicon import Lexicon, load_lexicon
 
 # "Potassium 3.1 mmol/L (low; ref 3.5–5.1)" as the importer writes it, or "钾 3.1↓" / "K+ 3.1 ↓" from other systems.
-_LAB = re.compile(r"^(?P<label>.+?)\s+[<>]?=?\s*-?\d[\d.,]*\s*(?P<unit>[^(↑↓]*?)\s*(?:\((?P<flag>low|high|abnormal)|(?P<arrow>[↑↓]))")
+_LAB = re.compile(
+    r"^(?P<label>.+?)\s+[<>]?=?\s*-?\d[\d.,]*\s*[^(↑↓]*?\s*(?:\((?P<flag>low|high|abnormal)?|(?P<arrow>[↑↓])|$)"
+)
 _ARROWS = {"low": "↓", "high": "↑", "abnormal": "!", "↑": "↑", "↓": "↓"}
 # Weights of concept kinds in the overlap (seed 004 §4.2: drugs and abnormal findings count more).
 KIND_WEIGHTS = {"class": 2.0, "abnormal": 2.0, "drug": 1.5, "disease": 1.5, "lab": 1.0, "icd": 1.0, "procedure": 1.0}

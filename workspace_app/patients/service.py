@@ -16,7 +16,7 @@ from typing import Any
 from storage.base import EventStore
 from workspace_app.embedding.embedder import Embedder, text_key
 from workspace_app.errors import EventNotFoundError, PatientNotFoundError, UnsupportedFileError
-from workspace_app.models.events import Event, ImportReport, Patient, RowError
+from workspace_app.models.events import TIME_FORMAT, Event, ImportReport, Patient, RowError, parse_time
 from workspace_app.patients.concepts import extract_concepts
 from workspace_app.patients.events_file import read_events_file
 from workspace_app.patients.lexicon import Lexicon, load_lexicon
@@ -100,7 +100,7 @@ class PatientService:
                 elif not record.timestamp:
                     report.errors.append(RowError(source, record.source_row, "no time (its admission is unknown)."))
                 else:
-                    events.append(_with_concepts(record, lexicon))
+                    events.append(_prepared(record, lexicon))
             report.events += self._store.upsert_events(events)
             report.embedded += self._embed_missing(events)
             if on_progress:
@@ -169,5 +169,7 @@ class PatientService:
         return similar_events(self.memory(patient_id), event_id, top_k)
 
 
-def _with_concepts(event: Event, lexicon: Lexicon) -> Event:
-    return replace(event, concepts=extract_concepts(event, lexicon))
+def _prepared(event: Event, lexicon: Lexicon) -> Event:
+    """The event with its time in one format ('2182-01-09' -> '2182-01-09 00:00:00') and its concepts."""
+    timestamp = parse_time(event.timestamp).strftime(TIME_FORMAT)
+    return replace(event, timestamp=timestamp, concepts=extract_concepts(event, lexicon))
