@@ -14,7 +14,7 @@ def parse_time(text: str) -> datetime:
     """A record's time ('2180-05-07 00:19:00', '2180-05-07', ISO 'T' forms) as an aware UTC datetime.
 
     Raises ValueError for anything else."""
-    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    value = datetime.fromisoformat(text.strip())
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
