@@ -42,8 +42,10 @@ def test_a_bad_jsonl_line_is_reported(tmp_path: Path) -> None:
     records = list(read_events_file(path))
     assert isinstance(records[0], Event)
     assert str(records[1]).startswith("events.jsonl:2: not valid JSON")
-    assert str(records[2]) == "events.jsonl:3: unknown field(s): extra; allowed: " + ", ".join(
-        ["event_id", "patient_id", "timestamp", "event_type", "sub_type", "content"]) + "."
+    assert str(records[2]) == (
+        "events.jsonl:3: unknown field(s): extra; allowed: event_id, patient_id, timestamp, event_type, sub_type, "
+        "content."
+    )
 
 
 def test_a_wrong_header_or_suffix_is_refused(tmp_path: Path) -> None:
