@@ -55,6 +55,7 @@ class PatientMemory:
     concepts: tuple[frozenset[str], ...]
     vectors: NDArray[np.float32]
     index: Mapping[str, int]
+    types: NDArray[np.str_]
 
     @classmethod
     def build(cls, events: Sequence[Event], ids: Sequence[str], matrix: NDArray[np.float32]) -> PatientMemory:
@@ -65,7 +66,8 @@ class PatientMemory:
             if event_id in index:
                 vectors[index[event_id]] = matrix[row]
         hours = np.array([epoch_seconds(e.timestamp) / 3600 for e in events], dtype=np.float64)
-        return cls(tuple(events), hours, tuple(frozenset(e.concepts) for e in events), vectors, index)
+        types = np.array([e.event_type for e in events], dtype=np.str_)
+        return cls(tuple(events), hours, tuple(frozenset(e.concepts) for e in events), vectors, index, types)
 
     def similarities(self, position: int) -> NDArray[np.float32]:
         """Cosine similarity of every event to the one at `position`."""
@@ -85,9 +87,8 @@ def recall(memory: PatientMemory, rules: RuleSet, position: int, window_h: float
         for i in np.flatnonzero(gaps <= window_h):
             found.setdefault(int(i), []).append("window")
     query_type = memory.events[position].event_type
-    types = np.array([e.event_type for e in memory.events])
     for target in (t for t, w in rules.type_prior.get(query_type, {}).items() if w > 0):
-        of_type = np.flatnonzero(types == target)
+        of_type = np.flatnonzero(memory.types == target)
         for i in of_type[np.argsort(gaps[of_type], kind="stable")][:TYPE_PRIOR_N]:
             found.setdefault(int(i), []).append("type_prior")
     found.pop(position, None)
