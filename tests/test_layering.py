@@ -2,7 +2,8 @@
 
     base       workspace_app.{config, errors, models, text, llm, embedding}   (text and models are leaves)
     features   ingest, retrieval, graph (each over the base only)
-               answer (over the base and retrieval), documents (over the base, ingest and retrieval.scope)
+               answer (over the base and retrieval), documents (over the base, ingest and retrieval.scope),
+               patients (over the base)
     the App    app.py, workspaces.py over the features; adapters/ (wiring, cli, worker, supervisor) over all
     storage    only its protocols, plain models, errors and settings of the core
     UI         pages/ import the App module, models and errors, and components/; components/application.py
@@ -29,6 +30,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "graph": BASE,
     "answer": (*BASE, "workspace_app.retrieval"),
     "documents": (*BASE, "workspace_app.ingest", "workspace_app.retrieval.scope"),
+    "patients": BASE,
 }
 STORAGE_ALLOWED = ("workspace_app.models", "workspace_app.errors", "workspace_app.config")
 PAGES_ALLOWED = ("workspace_app.app", "workspace_app.models", "workspace_app.errors", "components")

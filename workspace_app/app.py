@@ -8,6 +8,7 @@
     app.translator  English <-> Chinese names of the lexicon concepts a text mentions (cross-language matching)
     app.guides      each source's guide: summary, key recommendations, main entities (made at ingestion)
     app.suggestions questions a workspace's sources answer, checked with the answerer
+    app.patients    patient records: import (MIMIC-IV or an events file), patients, events, related events
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -29,6 +30,7 @@ from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
+from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES
 from workspace_app.retrieval.search import SearchService
@@ -61,6 +63,7 @@ class App:
     vectors: VectorIndex
     guides: GuideService
     suggestions: SuggestionService
+    patients: PatientService
     translator: Translator = field(default_factory=NoTranslator)
 
     def warm_up(self, mode: str = "hybrid") -> dict[str, float]:

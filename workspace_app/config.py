@@ -241,6 +241,16 @@ class ApiSettings(_Group):
     )
 
 
+class PatientsSettings(_Group):
+    """Patient records: related-event search."""
+
+    rules_file: Path | None = Field(
+        None,
+        description="YAML file of clinical rules and type priors for related-event search (format: "
+        "workspace_app/patients/rules.yaml); unset means the shipped one.",
+    )
+
+
 class Settings(BaseSettings):
     """All settings of the workspace app."""
 
@@ -260,6 +270,7 @@ class Settings(BaseSettings):
     llm: LlmSettings = Field(default_factory=LlmSettings, description="Answer model.")
     ui: UiSettings = Field(default_factory=UiSettings, description="Web UI access.")
     api: ApiSettings = Field(default_factory=ApiSettings, description="HTTP API.")
+    patients: PatientsSettings = Field(default_factory=PatientsSettings, description="Patient records.")
 
     @model_validator(mode="after")
     def _short_names(self) -> Settings:

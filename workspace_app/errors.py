@@ -18,7 +18,10 @@
     ├── ModelUnavailableError         (503)
     ├── EmbeddingModelMismatchError   (409)
     ├── LlmUnavailableError           (503, retryable)
-    └── DataDirBusyError              (409)
+    ├── DataDirBusyError              (409)
+    ├── PatientNotFoundError          (404)
+    ├── EventNotFoundError            (404)
+    └── RulesFileError                (422)
 """
 
 from __future__ import annotations
@@ -135,3 +138,21 @@ class DataDirBusyError(WorkspaceError):
     """Another process owns the data directory (a `serve`, or a process using the embedded vector store)."""
 
     status = 409
+
+
+class PatientNotFoundError(WorkspaceError):
+    """No patient with this id was imported."""
+
+    status = 404
+
+
+class EventNotFoundError(WorkspaceError):
+    """No event with this id for this patient."""
+
+    status = 404
+
+
+class RulesFileError(WorkspaceError):
+    """The related-event rules file is unreadable or invalid (the message names the rule and key)."""
+
+    status = 422

@@ -278,4 +278,45 @@ MIGRATIONS: list[list[Step]] = [
         "ALTER TABLE documents ADD COLUMN next_try_at REAL",
         _rename_shared_names,
     ],
+    # 12: patient records (seed 004): patients, their admissions and clinical events (upserted by `event_id`;
+    # `ts` is epoch seconds for time windows; `links` holds the hospital's own keys as JSON, `concepts` the
+    # concepts found at import), and each event's vector per embedding model (`text_key` is the sha256 of the
+    # embedded text, so an event whose content changed is embedded again and nothing else is).
+    [
+        """CREATE TABLE patients (
+            patient_id TEXT PRIMARY KEY,
+            gender TEXT NOT NULL DEFAULT '',
+            age INTEGER
+        )""",
+        """CREATE TABLE admissions (
+            admission_id TEXT PRIMARY KEY,
+            patient_id TEXT NOT NULL REFERENCES patients(patient_id) ON DELETE CASCADE,
+            admit_time TEXT NOT NULL,
+            discharge_time TEXT NOT NULL,
+            admission_type TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX admissions_patient ON admissions(patient_id)",
+        """CREATE TABLE events (
+            event_id TEXT PRIMARY KEY,
+            patient_id TEXT NOT NULL REFERENCES patients(patient_id) ON DELETE CASCADE,
+            ts REAL NOT NULL,
+            timestamp TEXT NOT NULL,
+            event_type TEXT NOT NULL,
+            sub_type TEXT NOT NULL,
+            content TEXT NOT NULL,
+            source_table TEXT NOT NULL,
+            source_row INTEGER NOT NULL,
+            links TEXT NOT NULL,
+            concepts TEXT NOT NULL,
+            admission_id TEXT NOT NULL
+        )""",
+        "CREATE INDEX events_patient_time ON events(patient_id, ts)",
+        """CREATE TABLE event_vectors (
+            event_id TEXT NOT NULL REFERENCES events(event_id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            text_key TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (event_id, model)
+        ) WITHOUT ROWID""",
+    ],
 ]

@@ -1,5 +1,5 @@
 """Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, documents, cancel, retry, remove, worker,
-api, serve).
+api, serve; patients, events and related for patient records).
 
 JSON printed here is a public contract (benchmarks and scripts rely on it): keys are only ever added.
 """
@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--workspace", "-w", required=True)
     export.add_argument("--out", type=Path, default=None, help="file to write (default: standard output)")
 
+    _add_patient_commands(commands)
+
     worker = commands.add_parser("worker", help="take ingestion jobs from the queue and run them")
     worker.add_argument("--threads", type=int, default=None, help="jobs at once (default: settings)")
 
@@ -104,6 +106,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--chroma-port", type=int, default=None)
     return parser
+
+
+def _add_patient_commands(commands: Any) -> None:
+    patients = commands.add_parser("patients", help="import patient records, list patients")
+    patient_commands = patients.add_subparsers(dest="action", required=True)
+    load = patient_commands.add_parser("import", help="import a MIMIC-IV folder or a .csv/.jsonl events file")
+    load.add_argument("path", type=Path)
+    load.add_argument("--patients", default=None, help="comma-separated patient ids to import (MIMIC-IV; default all)")
+    patient_commands.add_parser("list", help="imported patients with counts").add_argument("--json", action="store_true")
+
+    events = commands.add_parser("events", help="a patient's events in time order")
+    events.add_argument("--patient", "-p", required=True)
+    events.add_argument("--type", "-t", default=None, help="only events of this type (lab, order, nursing, ...)")
+    events.add_argument("--json", action="store_true")
+
+    related = commands.add_parser("related", help="events related to one event of a patient, with the reasons")
+    related.add_argument("--patient", "-p", required=True)
+    related.add_argument("--event", "-e", required=True)
+    related.add_argument("--top-k", type=int, default=20)
+    related.add_argument("--window-h", type=float, default=24.0, help="temporal recall window, ± hours")
+    related.add_argument("--tau-h", type=float, default=6.0, help="time decay constant τ in hours")
+    related.add_argument("--json", action="store_true")
 
 
 def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
@@ -319,6 +343,52 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _patients(args: argparse.Namespace, settings: Settings) -> int:
+    app = _app(settings)
+    if args.action == "list":
+        for patient in app.patients.list():
+            line = f"{patient.patient_id}\t{patient.admissions} admissions\t{patient.events} events"
+            print(json.dumps(patient.to_json()) if args.json else terminal_safe(line))
+        return 0
+    chosen = [p.strip() for p in args.patients.split(",") if p.strip()] if args.patients else None
+
+    def show(source: str, events: int) -> None:
+        print(terminal_safe(f"{source}: {events} events"), file=sys.stderr, flush=True)
+
+    report = app.patients.import_path(args.path, chosen, show)
+    for error in report.errors[:20]:
+        print(terminal_safe(f"skipped {error}"), file=sys.stderr)
+    if len(report.errors) > 20:
+        print(f"... and {len(report.errors) - 20} more skipped rows", file=sys.stderr)
+    print(json.dumps(report.to_json(), ensure_ascii=False))
+    return 0
+
+
+def _events(args: argparse.Namespace, settings: Settings) -> int:
+    for event in _app(settings).patients.events(args.patient, args.type):
+        line = f"{event.timestamp}\t{event.event_type}/{event.sub_type}\t{event.content}\t[{event.event_id}]"
+        print(json.dumps(event.to_json(), ensure_ascii=False) if args.json else terminal_safe(line))
+    return 0
+
+
+def _related(args: argparse.Namespace, settings: Settings) -> int:
+    patients = _app(settings).patients
+    hits = patients.related(args.patient, args.event, args.top_k, args.window_h, tau_h=args.tau_h)
+    if args.json:
+        print(json.dumps(hits, ensure_ascii=False))
+        return 0
+    for hit in hits:
+        event = patients.event(args.patient, hit["event_id"])
+        why = hit["reasons"]
+        rules = f" rules={','.join(why['rule_hits'])}" if why["rule_hits"] else ""
+        print(terminal_safe(
+            f"{hit['score']:.3f}  {event.timestamp}  {event.event_type}/{event.sub_type}  {event.content[:80]}\n"
+            f"       sim={why['sim_vec']:.2f} time={why['time_score']:.2f} concepts={why['concept_overlap']:.2f}"
+            f" rule={why['rule_boost']:.2f}{rules}  [{hit['event_id']}]"
+        ))
+    return 0
+
+
 def _worker(args: argparse.Namespace, settings: Settings) -> int:
     from workspace_app.adapters.worker import run_worker
 
@@ -352,6 +422,9 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "retry": _retry,
     "reindex": _reindex,
     "graph": _graph,
+    "patients": _patients,
+    "events": _events,
+    "related": _related,
     "worker": _worker,
     "api": _api,
     "serve": _serve,

@@ -34,6 +34,7 @@ from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
+from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
@@ -134,7 +135,9 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     workspaces = WorkspaceService(catalog, vectors, documents)
     return App(
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
-        guides=guides, suggestions=SuggestionService(catalog, guides, answers), translator=translator,
+        guides=guides, suggestions=SuggestionService(catalog, guides, answers),
+        patients=PatientService(catalog.patients, embedder, settings.patients.rules_file),
+        translator=translator,
     )
 
 

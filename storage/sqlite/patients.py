@@ -1,0 +1,132 @@
+"""Patient records in the catalog: patients, admissions, events (idempotent by id) and event vectors by model."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from storage.sqlite.database import Database
+from workspace_app.models.events import Admission, Event, Patient, epoch_seconds
+
+_EVENT_COLUMNS = (
+    "event_id, patient_id, timestamp, event_type, sub_type, content, source_table, source_row, links, concepts, "
+    "admission_id"
+)
+
+
+def _event(row: sqlite3.Row) -> Event:
+    return Event(
+        row["event_id"], row["patient_id"], row["timestamp"], row["event_type"], row["sub_type"], row["content"],
+        row["source_table"], row["source_row"], json.loads(row["links"]), tuple(json.loads(row["concepts"])),
+        row["admission_id"],
+    )
+
+
+class SqlitePatientStore:
+    """The `EventStore` over the catalog's database."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def upsert_patients(self, patients: Sequence[Patient]) -> None:
+        """Insert patients; known ones keep their row but take new gender/age when given."""
+        rows = [(p.patient_id, p.gender, p.age) for p in patients]
+        with self.database.transaction() as db:
+            db.executemany(
+                "INSERT INTO patients (patient_id, gender, age) VALUES (?, ?, ?) ON CONFLICT(patient_id) DO UPDATE "
+                "SET gender = CASE WHEN excluded.gender != '' THEN excluded.gender ELSE gender END, "
+                "age = COALESCE(excluded.age, age)",
+                rows,
+            )
+
+    def upsert_admissions(self, admissions: Sequence[Admission]) -> None:
+        """Insert or replace admissions by id."""
+        rows = [(a.admission_id, a.patient_id, a.admit_time, a.discharge_time, a.admission_type) for a in admissions]
+        with self.database.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO admissions VALUES (?, ?, ?, ?, ?)", rows)
+
+    def upsert_events(self, events: Sequence[Event]) -> int:
+        """Insert events, or update the ones whose id is known (their vectors stay until the text changes).
+        Returns how many rows were written."""
+        rows = [
+            (e.event_id, e.patient_id, epoch_seconds(e.timestamp), e.timestamp, e.event_type, e.sub_type, e.content,
+             e.source_table, e.source_row, json.dumps(dict(e.links), sort_keys=True), json.dumps(list(e.concepts)),
+             e.admission_id)
+            for e in events
+        ]
+        with self.database.transaction() as db:
+            db.executemany(
+                "INSERT INTO patients (patient_id) VALUES (?) ON CONFLICT(patient_id) DO NOTHING",
+                sorted({(e.patient_id,) for e in events}),
+            )
+            db.executemany(
+                "INSERT INTO events (event_id, patient_id, ts, timestamp, event_type, sub_type, content, source_table, "
+                "source_row, links, concepts, admission_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(event_id) DO UPDATE SET patient_id = excluded.patient_id, ts = excluded.ts, "
+                "timestamp = excluded.timestamp, event_type = excluded.event_type, sub_type = excluded.sub_type, "
+                "content = excluded.content, source_table = excluded.source_table, source_row = excluded.source_row, "
+                "links = excluded.links, concepts = excluded.concepts, admission_id = excluded.admission_id",
+                rows,
+            )
+        return len(rows)
+
+    def list_patients(self) -> list[Patient]:
+        """Every patient with counts of admissions and events and the span of their events."""
+        rows = self.database.query(
+            "SELECT p.patient_id, p.gender, p.age, "
+            "(SELECT COUNT(*) FROM admissions a WHERE a.patient_id = p.patient_id) AS admissions, "
+            "COUNT(e.event_id) AS events, MIN(e.timestamp) AS first, MAX(e.timestamp) AS last "
+            "FROM patients p LEFT JOIN events e ON e.patient_id = p.patient_id GROUP BY p.patient_id "
+            "ORDER BY p.patient_id"
+        )
+        return [
+            Patient(r["patient_id"], r["gender"], r["age"], r["admissions"], r["events"], r["first"] or "", r["last"] or "")
+            for r in rows
+        ]
+
+    def events(self, patient_id: str, event_type: str | None = None) -> list[Event]:
+        """A patient's events in time order, of one type if given."""
+        where, params = "patient_id = ?", [patient_id]
+        if event_type:
+            where, params = where + " AND event_type = ?", [patient_id, event_type]
+        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE {where} ORDER BY ts, event_id"
+        return [_event(row) for row in self.database.query(sql, params)]
+
+    def get_event(self, event_id: str) -> Event | None:
+        """The event with this id, if any."""
+        rows = self.database.query(f"SELECT {_EVENT_COLUMNS} FROM events WHERE event_id = ?", (event_id,))
+        return _event(rows[0]) if rows else None
+
+    def vector_keys(self, model: str, event_ids: Sequence[str]) -> dict[str, str]:
+        """The text key of each event's stored vector for this model (events without one are left out)."""
+        found: dict[str, str] = {}
+        for start in range(0, len(event_ids), 500):
+            batch = list(event_ids[start : start + 500])
+            rows = self.database.query(
+                f"SELECT event_id, text_key FROM event_vectors WHERE model = ? AND event_id IN "
+                f"({','.join('?' * len(batch))})",
+                (model, *batch),
+            )
+            found.update((r["event_id"], r["text_key"]) for r in rows)
+        return found
+
+    def put_vectors(self, model: str, vectors: Mapping[str, tuple[str, NDArray[np.float32]]]) -> None:
+        """Store (text key, vector) per event id for this model, replacing older ones."""
+        rows = [(eid, model, key, np.asarray(v, dtype=np.float32).tobytes()) for eid, (key, v) in vectors.items()]
+        with self.database.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO event_vectors VALUES (?, ?, ?, ?)", rows)
+
+    def patient_vectors(self, patient_id: str, model: str) -> tuple[list[str], NDArray[np.float32]]:
+        """The event ids of a patient that have a vector for this model, and those vectors as one matrix."""
+        rows = self.database.query(
+            "SELECT v.event_id, v.vector FROM event_vectors v JOIN events e ON e.event_id = v.event_id "
+            "WHERE e.patient_id = ? AND v.model = ? ORDER BY e.ts, v.event_id",
+            (patient_id, model),
+        )
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r["event_id"] for r in rows], np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows])

@@ -1,0 +1,32 @@
+"""Fixtures for patient records: the MIMIC-IV demo (read-only, never copied) and one small patient imported once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DEMO = Path(__file__).resolve().parents[2] / ".." / "shared" / "clinical" / "mimic-iv-demo"
+# The demo's smallest patient (the tests name it too) with administrations, infusions and prescriptions (197 events): quick to embed.
+PATIENT = "10019917"
+
+
+@pytest.fixture(scope="session")
+def demo() -> Path:
+    """The MIMIC-IV Clinical Database Demo folder."""
+    if not (DEMO / "hosp" / "admissions.csv.gz").is_file():
+        pytest.skip(f"the MIMIC-IV demo is not at {DEMO.resolve()}")
+    return DEMO
+
+
+@pytest.fixture(scope="session")
+def imported(
+    demo: Path, build: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Any, Any, Any]:
+    """(app, first report, second report): one demo patient imported twice into a fresh data dir."""
+    app = build(tmp_path_factory.mktemp("patients") / "data")
+    first = app.patients.import_path(demo, [PATIENT])
+    second = app.patients.import_path(demo, [PATIENT])
+    return app, first, second

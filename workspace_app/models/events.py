@@ -1,0 +1,117 @@
+"""Plain data of patient records (seed 004): patients, admissions, clinical events and import reports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def parse_time(text: str) -> datetime:
+    """A record's time ('2180-05-07 00:19:00', '2180-05-07', ISO 'T' forms) as an aware UTC datetime.
+
+    Raises ValueError for anything else."""
+    value = datetime.fromisoformat(text.strip())
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def epoch_seconds(text: str) -> float:
+    """Seconds since the epoch of a record's time (MIMIC dates are shifted into the 2100s: still fine)."""
+    return parse_time(text).timestamp()
+
+
+@dataclass(frozen=True)
+class Event:
+    """One clinical event of one patient, with where it came from and the hospital's own link keys."""
+
+    event_id: str
+    patient_id: str
+    timestamp: str
+    event_type: str
+    sub_type: str
+    content: str
+    source_table: str = ""
+    source_row: int = 0
+    links: Mapping[str, str] = field(default_factory=dict)
+    concepts: tuple[str, ...] = ()
+    admission_id: str = ""
+
+    @property
+    def embedding_text(self) -> str:
+        """What is embedded: a short type label, then the content (seed 004 §3; no id, no time)."""
+        return f"[{self.event_type}/{self.sub_type}] {self.content}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as JSON (a public contract: keys are only ever added)."""
+        return {
+            "event_id": self.event_id, "patient_id": self.patient_id, "timestamp": self.timestamp,
+            "event_type": self.event_type, "sub_type": self.sub_type, "content": self.content,
+            "source_table": self.source_table, "source_row": self.source_row, "links": dict(self.links),
+            "concepts": list(self.concepts), "admission_id": self.admission_id,
+        }
+
+
+@dataclass(frozen=True)
+class Admission:
+    """One hospital stay of a patient."""
+
+    admission_id: str
+    patient_id: str
+    admit_time: str
+    discharge_time: str
+    admission_type: str = ""
+
+
+@dataclass(frozen=True)
+class Patient:
+    """A patient with what the catalog holds about them."""
+
+    patient_id: str
+    gender: str = ""
+    age: int | None = None
+    admissions: int = 0
+    events: int = 0
+    first_time: str = ""
+    last_time: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The patient as JSON."""
+        return {
+            "patient_id": self.patient_id, "gender": self.gender, "age": self.age, "admissions": self.admissions,
+            "events": self.events, "first_time": self.first_time, "last_time": self.last_time,
+        }
+
+
+@dataclass(frozen=True)
+class RowError:
+    """A row of an input file that was not imported, and why."""
+
+    source: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.message}"
+
+
+@dataclass
+class ImportReport:
+    """What an import did: rows read and kept, vectors made, rows refused."""
+
+    source: str
+    patients: int = 0
+    admissions: int = 0
+    events: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+    errors: list[RowError] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON (errors as 'file:line: message')."""
+        return {
+            "source": self.source, "patients": self.patients, "admissions": self.admissions, "events": self.events,
+            "embedded": self.embedded, "seconds": round(self.seconds, 2), "errors": [str(e) for e in self.errors],
+        }

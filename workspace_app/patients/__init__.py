@@ -1,0 +1,12 @@
+"""Patient records (seed 004, ICUMemoryAgent): clinical events per patient imported from MIMIC-IV or a generic
+events file, concepts found at import, and explained related-event search.
+
+    models/events.py  Event, Admission, Patient, ImportReport (plain data, shared with storage)
+    mimic.py          the MIMIC-IV tables as events (streamed gzipped CSVs)
+    events_file.py    a generic CSV / JSON Lines events file, bad rows reported by line
+    lexicon.py        drug classes, lab aliases, disease words (lexicon/*.tsv, English and Chinese)
+    concepts.py       concepts of an event (drugs, classes, diseases, labs, abnormal ↑/↓)
+    rules.py          clinical rules and type priors from YAML (rules.yaml shipped), validated
+    related.py        recall + weighted rerank with reasons; plain vector search as the baseline
+    service.py        PatientService: import, list, events, related (what the App exposes as app.patients)
+"""

@@ -1,0 +1,175 @@
+"""The patients service: import records (a MIMIC-IV folder or a generic events file), list patients and their
+events, and find an event's related events. The one way pages, the CLI and the benchmarks reach patient records.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from storage.base import EventStore
+from workspace_app.embedding.embedder import Embedder, text_key
+from workspace_app.errors import EventNotFoundError, PatientNotFoundError, UnsupportedFileError
+from workspace_app.models.events import TIME_FORMAT, Event, ImportReport, Patient, RowError, parse_time
+from workspace_app.patients.concepts import extract_concepts
+from workspace_app.patients.events_file import read_events_file
+from workspace_app.patients.lexicon import Lexicon, load_lexicon
+from workspace_app.patients.mimic import MimicReader, is_mimic_dir
+from workspace_app.patients.related import TOP_N, PatientMemory, related_events, similar_events
+from workspace_app.patients.rules import RuleSet, load_rules
+
+ImportProgress = Callable[[str, int], None]
+"""Called with (table or file name, events stored so far) after each batch."""
+
+BATCH = 2000
+MEMORIES = 8  # patient memories kept in this process (each a few MB at most)
+
+
+class PatientService:
+    """Patient records over an event store, the app's embedder and a rule set."""
+
+    def __init__(self, store: EventStore, embedder: Embedder, rules: RuleSet | Path | None = None) -> None:
+        """`rules`: a rule set, or the YAML file to read it from on first use (None: the shipped rules.yaml), so
+        a broken user file fails related-event search with its message, not the whole application."""
+        self._store = store
+        self._embedder = embedder
+        self._rules = rules if isinstance(rules, RuleSet) else None
+        self._rules_file = None if isinstance(rules, RuleSet) else rules
+        self._memories: dict[str, PatientMemory] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def rules(self) -> RuleSet:
+        """The rules and type priors (read and validated once). Raises RulesFileError."""
+        if self._rules is None:
+            self._rules = load_rules(self._rules_file)
+        return self._rules
+
+    # Import
+
+    def import_path(
+        self, path: Path, patients: Iterable[str] | None = None, on_progress: ImportProgress | None = None
+    ) -> ImportReport:
+        """Import a MIMIC-IV folder (only some patients, if given) or a generic events file; idempotent by event id.
+        Raises UnsupportedFileError for anything else."""
+        started = time.perf_counter()
+        report = ImportReport(str(path))
+        if path.is_dir() and is_mimic_dir(path):
+            self._import_mimic(path, set(patients) if patients is not None else None, report, on_progress)
+        elif path.is_file():
+            self._store_records(read_events_file(path), path.name, report, on_progress)
+        else:
+            raise UnsupportedFileError(
+                f"{path} is neither a MIMIC-IV folder (with hosp/admissions.csv.gz) nor a .csv/.jsonl events file."
+            )
+        with self._lock:
+            self._memories.clear()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _import_mimic(
+        self, folder: Path, patients: set[str] | None, report: ImportReport, on_progress: ImportProgress | None
+    ) -> None:
+        reader = MimicReader(folder, patients)
+        people = reader.read_patients()
+        self._store.upsert_patients(people)
+        admissions, admission_events = reader.read_admissions()
+        self._store.upsert_admissions(admissions)
+        report.patients, report.admissions = len(people), len(admissions)
+        self._store_records(admission_events, "admissions", report, on_progress)
+        for table, read in reader.event_tables():
+            self._store_records(read(), table, report, on_progress)
+
+    def _store_records(
+        self, records: Iterable[Event | RowError], source: str, report: ImportReport,
+        on_progress: ImportProgress | None,
+    ) -> None:
+        lexicon = load_lexicon()
+        iterator = iter(records)
+        while batch := list(itertools.islice(iterator, BATCH)):
+            events = []
+            for record in batch:
+                if isinstance(record, RowError):
+                    report.errors.append(record)
+                elif not record.timestamp:
+                    report.errors.append(RowError(source, record.source_row, "no time (its admission is unknown)."))
+                else:
+                    events.append(_prepared(record, lexicon))
+            report.events += self._store.upsert_events(events)
+            report.embedded += self._embed_missing(events)
+            if on_progress:
+                on_progress(source, report.events)
+
+    def _embed_missing(self, events: builtins.list[Event]) -> int:
+        """Embed the events with no vector for this model (or one of an older text); returns how many."""
+        model = self._embedder.model_id
+        stored = self._store.vector_keys(model, [e.event_id for e in events])
+        todo = [(e, text_key(e.embedding_text)) for e in events]
+        todo = [(e, key) for e, key in todo if stored.get(e.event_id) != key]
+        if not todo:
+            return 0
+        vectors = self._embedder.embed_passages([e.embedding_text for e, _ in todo])
+        self._store.put_vectors(model, {e.event_id: (key, v) for (e, key), v in zip(todo, vectors, strict=True)})
+        return len(todo)
+
+    # Reading
+
+    def list(self) -> list[Patient]:
+        """Every imported patient with counts."""
+        return self._store.list_patients()
+
+    def events(self, patient_id: str, event_type: str | None = None) -> builtins.list[Event]:
+        """A patient's events in time order (of one type if given). Raises PatientNotFoundError."""
+        events = self._store.events(patient_id, event_type)
+        if not events and not any(p.patient_id == patient_id for p in self._store.list_patients()):
+            raise PatientNotFoundError(f"No patient {patient_id!r}. `workspace-app patients list` shows them.")
+        return events
+
+    def event(self, patient_id: str, event_id: str) -> Event:
+        """One event of a patient. Raises EventNotFoundError."""
+        event = self._store.get_event(event_id)
+        if event is None or event.patient_id != patient_id:
+            raise EventNotFoundError(f"Patient {patient_id!r} has no event {event_id!r}.")
+        return event
+
+    def memory(self, patient_id: str) -> PatientMemory:
+        """The patient's events and vectors, built once and kept (until the next import)."""
+        with self._lock:
+            found = self._memories.get(patient_id)
+        if found is not None:
+            return found
+        ids, matrix = self._store.patient_vectors(patient_id, self._embedder.model_id)
+        memory = PatientMemory.build(self.events(patient_id), ids, matrix)
+        with self._lock:
+            if len(self._memories) >= MEMORIES:
+                self._memories.pop(next(iter(self._memories)))
+            self._memories[patient_id] = memory
+        return memory
+
+    # Related events
+
+    def related(
+        self, patient_id: str, event_id: str, top_k: int = 20, window_h: float | None = 24,
+        weights: Mapping[str, float] | None = None, tau_h: float = 6, top_n: int = TOP_N,
+    ) -> builtins.list[dict[str, Any]]:
+        """Events related to one event of a patient, best first, each with its score and reasons (seed 004 §4).
+        Raises EventNotFoundError."""
+        self.event(patient_id, event_id)
+        return related_events(self.memory(patient_id), self.rules, event_id, top_k, window_h, weights, tau_h, top_n)
+
+    def similar(self, patient_id: str, event_id: str, top_k: int = 20) -> builtins.list[dict[str, Any]]:
+        """Plain vector search among the patient's events (the baseline related() is measured against)."""
+        self.event(patient_id, event_id)
+        return similar_events(self.memory(patient_id), event_id, top_k)
+
+
+def _prepared(event: Event, lexicon: Lexicon) -> Event:
+    """The event with its time in one format ('2182-01-09' -> '2182-01-09 00:00:00') and its concepts."""
+    timestamp = parse_time(event.timestamp).strftime(TIME_FORMAT)
+    return replace(event, timestamp=timestamp, concepts=extract_concepts(event, lexicon))
