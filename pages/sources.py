@@ -86,7 +86,7 @@ def rerun_list() -> None:
 
 
 def render_live_sources(app: App, workspace: Workspace) -> None:
-    """Table and rows; re-run every POLL_S seconds when the page was drawn with something in progress."""
+    """Table, rows and the preview; re-run every POLL_S seconds when the page was drawn with something in progress."""
     documents = None
     with report_errors():
         documents = app.documents.list(workspace.id)
@@ -106,10 +106,12 @@ def render_live_sources(app: App, workspace: Workspace) -> None:
     action = render_source_rows(documents, guides, key=ROWS_KEY)
     if action:
         apply_action(app, workspace, action)
+    with report_errors():  # here, not after the fragment: a source that became ready can be previewed at once
+        render_source_preview(app, workspace.id, documents, key="sources-preview")
 
 
 def render_page(app: App) -> None:
-    """The whole page: header, drop zone, refused uploads, live list."""
+    """The whole page: header, drop zone, refused uploads, live list and preview."""
     st.title("Sources")
     workspace = render_workspace_gate(app.workspaces.get, purpose="its sources are managed here")
     if workspace is None:
@@ -128,8 +130,6 @@ def render_page(app: App) -> None:
     with report_errors():
         polling = any(d.is_active for d in app.documents.list(workspace.id))
     st.fragment(render_live_sources, run_every=POLL_S if polling else None)(app, workspace)
-    with report_errors():
-        render_source_preview(app, workspace.id, app.documents.list(workspace.id), key="sources-preview")
 
 
 render_page(current_app())
