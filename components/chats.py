@@ -77,19 +77,24 @@ def _render_list(chats: list[Chat], current: Chat | None, *, key: str) -> ChatAc
 
 
 def _render_manage(chat: Chat, export: str | None, *, key: str) -> None:
-    """Rename and delete popovers for this chat. Each button carries the chat it was drawn for, so a second click
-    can never reach the chat shown next; its callback starts a new generation of popover keys, which draws new,
-    closed popovers (Streamlit keeps a popover open across reruns while its identity stays the same)."""
+    """Rename and delete popovers for this chat.
+
+    The popovers and the name box keep one identity whatever chat is shown: Streamlit's frontend reuses a block drawn
+    at the same place and keeps the widgets it no longer gets as hidden "retained" copies, so per-chat keys left one
+    hidden "Chat name" box per chat visited in the popover, and a popover opened during a chat switch was swapped for
+    a new, closed one. Only the buttons carry the chat they were drawn for, so a second click can never reach the chat
+    shown next; their callback starts a new generation of popover keys, which draws new, closed popovers (Streamlit
+    keeps a popover open across reruns while its identity stays the same)."""
     generation = st.session_state.get(_generation_key(key), 0)
-    rename_pop, delete_pop = f"{key}-rename-pop-{chat.id}-{generation}", f"{key}-delete-pop-{chat.id}-{generation}"
-    with st.popover("Rename", icon=":material/edit:", width="stretch", key=rename_pop):
-        name_key = f"{key}-rename-{chat.id}"
-        st.text_input("Chat name", value=chat.title, max_chars=80, key=name_key)
+    name_key = f"{key}-rename-name"
+    _fill_name_box(chat, name_key, key=key)
+    with st.popover("Rename", icon=":material/edit:", width="stretch", key=f"{key}-rename-pop-{generation}"):
+        st.text_input("Chat name", max_chars=80, key=name_key)
         st.button(
             "Save name", key=f"{key}-rename-save-{chat.id}", type="primary",
             on_click=_request, args=(key, "rename", chat.id, name_key),
         )
-    with st.popover("Delete", icon=":material/delete:", width="stretch", key=delete_pop):
+    with st.popover("Delete", icon=":material/delete:", width="stretch", key=f"{key}-delete-pop-{generation}"):
         st.markdown(f"Delete **{escape_markdown(chat.title)}** and all its answers?")
         st.button(
             "Delete chat", key=f"{key}-delete-confirm-{chat.id}", type="primary",
@@ -100,6 +105,15 @@ def _render_manage(chat: Chat, export: str | None, *, key: str) -> None:
             "Export to Markdown", export.encode("utf-8"), file_name=safe_file_name(chat.title, "md", "chat"),
             mime="text/markdown", key=f"{key}-export", icon=":material/download:", width="stretch", on_click="ignore",
         )
+
+
+def _fill_name_box(chat: Chat, name_key: str, *, key: str) -> None:
+    """Put the chat's title in the name box when another chat (or a new title) is shown, or the box was dropped
+    (Streamlit forgets a widget's value on a run that does not draw it); what the user typed stays otherwise."""
+    filled_key = f"{key}-rename-filled"
+    if st.session_state.get(filled_key) != (chat.id, chat.title) or name_key not in st.session_state:
+        st.session_state[name_key] = chat.title
+        st.session_state[filled_key] = (chat.id, chat.title)
 
 
 def _request(key: str, kind: ChatActionKind, chat_id: str, title_key: str | None) -> None:

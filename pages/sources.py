@@ -2,7 +2,11 @@
 
 Uploading only stores the files and queues them; the worker ingests them. The one list below (a row per source:
 state, progress, error, use in chat, actions, source guide) re-reads the documents every second (a fragment)
-while any of them is queued or running, and stops when none is.
+when the page is drawn while any of them is queued or running, until the page is drawn again (any click, another
+page). The list never reruns the whole page itself when the last job ends: that run coincided with the user's next
+click (the "ready" they waited for), and a click on a page link that reached the server during that run was lost
+now and then under load: the page stayed Sources (Streamlit replaces the running run with the click's; both share
+the session's page state).
 """
 
 from __future__ import annotations
@@ -81,8 +85,8 @@ def rerun_list() -> None:
         st.rerun()
 
 
-def render_live_sources(app: App, workspace: Workspace, polling: bool) -> None:
-    """Table and rows; re-run every POLL_S seconds while something is in progress."""
+def render_live_sources(app: App, workspace: Workspace) -> None:
+    """Table, rows and the preview; re-run every POLL_S seconds when the page was drawn with something in progress."""
     documents = None
     with report_errors():
         documents = app.documents.list(workspace.id)
@@ -102,12 +106,12 @@ def render_live_sources(app: App, workspace: Workspace, polling: bool) -> None:
     action = render_source_rows(documents, guides, key=ROWS_KEY)
     if action:
         apply_action(app, workspace, action)
-    if polling and not any(d.is_active for d in documents):
-        st.rerun()  # the last job finished: render once more without polling
+    with report_errors():  # here, not after the fragment: a source that became ready can be previewed at once
+        render_source_preview(app, workspace.id, documents, key="sources-preview")
 
 
 def render_page(app: App) -> None:
-    """The whole page: header, drop zone, refused uploads, live list."""
+    """The whole page: header, drop zone, refused uploads, live list and preview."""
     st.title("Sources")
     workspace = render_workspace_gate(app.workspaces.get, purpose="its sources are managed here")
     if workspace is None:
@@ -125,9 +129,7 @@ def render_page(app: App) -> None:
     polling = False
     with report_errors():
         polling = any(d.is_active for d in app.documents.list(workspace.id))
-    st.fragment(render_live_sources, run_every=POLL_S if polling else None)(app, workspace, polling)
-    with report_errors():
-        render_source_preview(app, workspace.id, app.documents.list(workspace.id), key="sources-preview")
+    st.fragment(render_live_sources, run_every=POLL_S if polling else None)(app, workspace)
 
 
 render_page(current_app())

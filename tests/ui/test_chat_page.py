@@ -120,7 +120,7 @@ def test_chats_can_be_started_renamed_deleted_and_exported(app: AppTest, answers
     app.selectbox(key="chats-pick").set_value(chat.id).run()
     app.run()
     assert app.session_state["chat"] == chat.id and app.selectbox(key="chats-pick").value == chat.id
-    app.text_input(key=f"chats-rename-{chat.id}").set_value("Tilt <b>testing</b>").run()
+    app.text_input(key="chats-rename-name").set_value("Tilt <b>testing</b>").run()
     app.button(key=f"chats-rename-save-{chat.id}").click().run()
     assert not app.exception
     assert answers.get_chat("Cardiology", chat.id).title == "Tilt <b>testing</b>"
