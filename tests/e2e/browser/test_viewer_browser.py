@@ -161,7 +161,8 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         idle(page)
         last = page.get_by_test_id("stChatMessage").last
         last.get_by_role("button", name="[1]", exact=True).first.click()
-        expect(page.get_by_text("This source was removed from the workspace")).to_be_visible()
+        # The chat page's rerun draws the viewer; on two busy cores that takes longer than expect()'s 5 s default.
+        expect(page.get_by_text("This source was removed from the workspace")).to_be_visible(timeout=30_000)
         expect(page.locator(".st-key-source-viewer blockquote")).to_contain_text("carotid sinus")
         expect(page.get_by_text("There is no document")).to_have_count(0)
         page.wait_for_timeout(500)
