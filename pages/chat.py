@@ -54,16 +54,19 @@ def render_page(app: App, answers: AnswerService) -> None:
     if action:
         apply_chat_action(answers, workspace, action)
     messages = answers.chat_messages(workspace.id, current.id) if current else []
+    # The question box first: it can be typed in while the greeting checks its suggested questions (up to 16
+    # answers on a new workspace), and a question typed skips the greeting.
+    typed = st.chat_input("Ask a question about your sources", key=INPUT_KEY, max_chars=2000)
     talk, panel = st.columns([1, 1], gap="large")
     picked = None
     with talk:
-        if not messages:
+        if not messages and not typed:
             st.caption(f"Ask a question about the sources of **{escape_markdown(workspace.name)}**.")
             picked = _render_greeting(app, workspace)
         saved = answers.saved_messages(workspace.id) if messages else {}
         for message in messages:
             _render_exchange(answers, workspace, message, message.id in saved)
-    question = st.chat_input("Ask a question about your sources", key=INPUT_KEY, max_chars=2000) or picked
+    question = typed or picked
     if question:
         with talk:
             ask(answers, workspace, current, question)
