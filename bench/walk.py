@@ -61,8 +61,8 @@ class Walk:
             traceback.print_exc(limit=2)
             try:
                 self.shoot(f"fail-{name}")
-            except Exception:  # noqa: BLE001
-                pass
+            except Exception as shot_error:  # noqa: BLE001 - a page that cannot be shot any more
+                print(f"no screenshot of {name}: {shot_error}", file=sys.stderr)
         self.checks[name]["seconds"] = round(time.monotonic() - started, 1)
         print(f"[{time.strftime('%H:%M:%S')}] {name}: {self.checks[name]}", file=sys.stderr, flush=True)
         return self.checks[name]
@@ -183,7 +183,7 @@ def run(walk: Walk, browser: Any, url: str, ready_at: float) -> None:
     def one_list() -> dict[str, Any]:
         frames = page.locator("[data-testid='stDataFrame']").count()
         failed = page.locator("[class*='st-key-sources-row-']").filter(has_text=CORRUPT)
-        error_in_row = failed.get_by_text(re.compile("not a readable PDF|could not|failed", re.I)).count()
+        error_in_row = failed.get_by_text(re.compile("not a readable PDF|could not|failed", re.IGNORECASE)).count()
         retry = failed.get_by_role("button", name="Retry").count()
         checked = failed.get_by_role("checkbox").is_checked() if failed.get_by_role("checkbox").count() else None
         return {"passed": frames == 0 and error_in_row > 0 and retry == 0 and checked is not True,
@@ -265,7 +265,7 @@ def run(walk: Walk, browser: Any, url: str, ready_at: float) -> None:
         last = messages(page).last
         chips = last.get_by_role("button", name=re.compile(r"^\[\d+\]$")).count()
         text = " ".join(last.inner_text().split())[:400]
-        refused = chips == 0 and bool(re.search(r"(not|cannot|can't|don't|no) .*(source|answer|find|cover)", text, re.I))
+        refused = chips == 0 and bool(re.search(r"(not|cannot|can't|don't|no) .*(source|answer|find|cover)", text, re.IGNORECASE))
         answers.append({"question": NEAR_MISS, "seconds": round(seconds, 1), "chips": chips})
         walk.shoot("08-chat-refusal", full=False)
         return {"passed": refused, "chips": chips, "answer": text}
