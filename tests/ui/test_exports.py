@@ -71,7 +71,7 @@ def test_chat_and_notes_exports_read_as_plain_text_under_safe_names(app: AppTest
     assert not app.exception
     name, data = downloads["chats-export"]
     text = data.decode("utf-8")
-    assert name == "In women with high triglycerides or cholesterol, can omega.md", "the chat's title, shortened"
+    assert name == "In women with high triglycerides or cholesterol, can.md", "the chat's title, shortened at a word"
     assert "mosca-2011-women-cvd.pdf, p. " in text, "document names as written"
     assert "Class IIb" in text and "(Class IIb" in text and "\\(" not in text and "\\-" not in text and "\\." not in text
     next(b for b in app.button if b.key and b.key.endswith("-save")).click().run()
@@ -95,6 +95,7 @@ def test_chat_and_notes_exports_read_as_plain_text_under_safe_names(app: AppTest
         "mosca-2011-women-cvd.pdf (Class IIa, LOE B) p<0.05, 1.5 mg",
         "*not bold* _nor this_ `code` [link](http://x) <script>x</script> &amp; snake_case",
         "# not a heading\n1. not a list\n- nor this\n> nor a quote",
+        "[a][b] ![img](x.png) [ref]: http://x\n[1]: http://y",
     ],
 )
 def test_escaped_text_renders_exactly_as_written(text: str) -> None:
@@ -102,6 +103,13 @@ def test_escaped_text_renders_exactly_as_written(text: str) -> None:
     assert html.unescape(re.sub(r"<[^>]+>", "", shown)).split() == text.split()
     for tag in ("<em>", "<a ", "<code>", "<h1>", "<ol>", "<ul>", "<blockquote>", "<script>"):
         assert tag not in shown
+
+
+def test_a_sources_own_bracketed_markers_are_not_escaped() -> None:
+    """Plain-text readers of the export see the source's "[56]" as printed; only a bracket that would form a link
+    is escaped."""
+    assert escape("Rates fell [56] (S4.5-33) and [S4, S5].") == "Rates fell [56] (S4.5-33) and [S4, S5]."
+    assert escape("see [this](http://x)") == "see \\[this](http://x)"
 
 
 def test_file_names_are_readable_and_safe() -> None:

@@ -67,10 +67,11 @@ def grading_text(citation: Citation) -> str:
 
 
 # Markdown syntax the exported text could form by accident, and nothing else: a reader of the .md file as plain
-# text sees "mosca-2011-women-cvd.pdf" and "(Class IIa, LOE B)", not "mosca\-2011" or "\(Class IIa\)".
+# text sees "mosca-2011-women-cvd.pdf", "(Class IIa, LOE B)" and "[56]", not "mosca\-2011", "\(Class IIa\)" or "\[56\]".
 _INLINE = re.compile(
     r"\\(?=[!-/:-@\[-`{-~])"  # a backslash that would escape what follows
-    r"|[`*\[\]]|~~"  # code, emphasis, links and images, strikethrough
+    r"|[`*]|~~"  # code, emphasis, strikethrough
+    r"|\[(?=[^\[\]\n]*\][(\[:])"  # a link, image or reference definition (a source's "[56]" forms none)
     r"|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])"  # emphasis: an underscore inside a word (snake_case) forms none
     r"|<(?=[A-Za-z/!?])"  # raw HTML and autolinks (a "<40%" stays as it is)
     r"|&(?=#?[0-9A-Za-z]+;)"  # character references
