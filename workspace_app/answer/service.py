@@ -423,7 +423,11 @@ def _clean_title(title: str, limit: int = 80, what: str = "A chat name") -> str:
     cleaned = re.sub(r"\s+", " ", "".join(ch for ch in title if ch.isprintable())).strip()
     if not cleaned:
         raise WorkspaceError(f"{what} needs at least one visible character.")
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+    if len(cleaned) <= limit:
+        return cleaned
+    cut = cleaned[: limit - 1]
+    # At a word's end where there is one in the second half (a chat named "… the class of evid…" reads badly).
+    return (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut).rstrip(" ,;:") + "…"
 
 
 def _clean_body(body: str) -> str:
