@@ -15,7 +15,7 @@ from typing import BinaryIO, Literal
 import streamlit as st
 
 from components.guide import render_source_guide
-from components.text import escape_markdown, format_date, plural
+from components.text import escape_markdown, escape_mid_line, format_date, plural
 from workspace_app.models.documents import Document
 from workspace_app.models.guides import SourceGuide
 
@@ -195,7 +195,7 @@ def _render_checkbox(document: Document, *, key: str) -> SourceAction | None:
     if failed:
         st.session_state[widget] = False  # the widget keeps its last state otherwise (ticked while it ran)
     included = st.checkbox(
-        f"Use {escape_markdown(document.name)} in chat", value=document.included and not failed,
+        f"Use {escape_mid_line(document.name)} in chat", value=document.included and not failed,
         key=widget, label_visibility="collapsed", disabled=failed,
         help="This source failed: it cannot be used in chat" if failed else "Use this source in chat answers",
     )

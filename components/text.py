@@ -18,6 +18,16 @@ def escape_markdown(text: str) -> str:
     return html.escape(escaped, quote=True).replace("\n", " ")
 
 
+# What forms Markdown (or a Streamlit directive) in the middle of a line; "-", ".", "(" and the like form nothing there.
+_INLINE_SPECIAL = set("\\`*_[]<>&:$~|")
+
+
+def escape_mid_line(text: str) -> str:
+    """Text for a widget label that does not begin a line of Markdown: only what would form Markdown mid-line is
+    escaped, so a collapsed label, which is also the widget's accessible name, reads "Use arnett-2014.pdf in chat"."""
+    return "".join("\\" + ch if ch in _INLINE_SPECIAL else ch for ch in text.replace("\n", " "))
+
+
 def format_date(iso: str) -> str:
     """An ISO timestamp as a short date ("22 Nov 2025"); the input unchanged when it is not ISO."""
     try:

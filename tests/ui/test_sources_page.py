@@ -189,6 +189,8 @@ def test_ready_source_can_be_left_out_of_chat(app: AppTest, service: Any, worksp
     assert row_states(app) == ["Ready"]
     assert service.documents.included_ids(workspace.id) == [document.id]
     assert app.expander and app.expander[0].label == "Source guide"
+    # The collapsed label is the checkbox's accessible name: read as written, not "syncope\\.pdf".
+    assert app.checkbox(key=f"{ROWS}-include-{document.id}").label == "Use syncope.pdf in chat"
 
     app.checkbox(key=f"{ROWS}-include-{document.id}").uncheck().run()
 
