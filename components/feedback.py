@@ -29,13 +29,15 @@ def report_errors() -> Iterator[None]:
         st.error(GENERIC_ERROR, icon=":material/error:")
 
 
-def flash(message: str) -> None:
-    """Remember a confirmation (plain text) to show after the next rerun."""
-    st.session_state[_FLASH_KEY] = message
+def flash(message: str, icon: str = ":material/check_circle:") -> None:
+    """Remember a confirmation (plain text) to show after the next rerun, with a ✓ unless another icon is given
+    (":material/info:" for something that was not done, such as a file already in the workspace)."""
+    st.session_state[_FLASH_KEY] = (message, icon)
 
 
 def show_flash() -> None:
     """Show and forget the remembered confirmation, if any."""
-    message = st.session_state.pop(_FLASH_KEY, None)
-    if message:
-        st.toast(escape_markdown(message), icon=":material/check_circle:")
+    remembered = st.session_state.pop(_FLASH_KEY, None)
+    if remembered:
+        message, icon = remembered
+        st.toast(escape_markdown(message), icon=icon)

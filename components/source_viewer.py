@@ -185,9 +185,10 @@ def render_removal_warning(name: str, uses: SourceUses) -> None:
     if not uses.chats and not uses.notes:
         return
     cited_by = " and ".join(part for part in (_count(uses.chats, "chat"), _count(uses.notes, "note")) if part)
-    verb = "cites" if uses.chats + uses.notes == 1 else "cite"
+    one = uses.chats + uses.notes == 1
+    verb, whose = ("cites", "its") if one else ("cite", "their")
     st.warning(
-        f"{cited_by} {verb} **{escape_markdown(name)}**. After removal their citations show the saved quotes only.",
+        f"{cited_by} {verb} **{escape_markdown(name)}**. After removal {whose} citations show the saved quotes only.",
         icon=":material/link_off:",
     )
 

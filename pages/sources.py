@@ -54,7 +54,7 @@ def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> Non
     parts += [f"{plural(len(checked_out), 'file')} could not be read (the reason is shown in the list)"] if checked_out else []
     parts += [f"{plural(len(duplicates), 'file')} already in this workspace"] if duplicates else []
     if parts:
-        flash("; ".join(parts) + ".")
+        flash("; ".join(parts) + ".", ":material/check_circle:" if queued else ":material/info:")
     clear_uploader(key=UPLOAD_KEY)
     st.rerun()
 
