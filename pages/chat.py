@@ -29,6 +29,7 @@ log = logging.getLogger("workspace_app.ui")
 CHAT = "chat"
 CHAT_PARAM = "chat"
 CITED = "cited"
+PENDING = "chat-pending"
 INPUT_KEY = "chat-input"
 VIEWER_KEY = "source-viewer"
 MODE_KEY = "chat-mode"
@@ -60,16 +61,16 @@ def render_page(app: App, answers: AnswerService) -> None:
     talk, panel = st.columns([1, 1], gap="large")
     picked = None
     with talk:
-        if not messages and not typed:
+        if not messages and not typed and not pending_questions(workspace):
             st.caption(f"Ask a question about the sources of **{escape_markdown(workspace.name)}**.")
             picked = _render_greeting(app, workspace)
         saved = answers.saved_messages(workspace.id) if messages else {}
         for message in messages:
             _render_exchange(answers, workspace, message, message.id in saved)
-    question = typed or picked
-    if question:
+    queue_question(workspace, typed or picked)
+    if pending_questions(workspace):
         with talk:
-            ask(answers, workspace, current, question)
+            answer_pending(answers, workspace, current)
     with panel:
         sticky_viewer_style(VIEWER_KEY)
         citation, marks = _cited(messages)
@@ -143,23 +144,55 @@ def _delete_chat(answers: AnswerService, workspace: Workspace, chat_id: str) -> 
     flash("Chat deleted.")
 
 
-def ask(answers: AnswerService, workspace: Workspace, chat: Chat | None, question: str) -> None:
-    """Show the question, stream the answer, keep it in the chat (a failed answer keeps the chat usable)."""
+def queue_question(workspace: Workspace, question: str | None) -> None:
+    """Keep a question until its answer is in the chat: a question typed while another answer streams reruns the
+    page and stops that answer, which is then given again before the new one (not lost)."""
+    if question:
+        st.session_state[PENDING] = [*st.session_state.get(PENDING, []), (workspace.id, question)]
+
+
+def pending_questions(workspace: Workspace) -> list[str]:
+    """The workspace's questions asked but not yet answered in a chat, oldest first."""
+    return [question for owner, question in st.session_state.get(PENDING, []) if owner == workspace.id]
+
+
+def answer_pending(answers: AnswerService, workspace: Workspace, chat: Chat | None) -> None:
+    """Answer the pending questions in order, each kept in the chat, then rerun to show them as the chat's own."""
+    for question in pending_questions(workspace):
+        chat = ask(answers, workspace, chat, question)
+        if chat is None:
+            return
+    st.rerun()
+
+
+def ask(answers: AnswerService, workspace: Workspace, chat: Chat | None, question: str) -> Chat | None:
+    """Show the question, stream the answer, keep it in the chat; the chat it is in, or None when it failed (the
+    error is shown; the chat stays usable)."""
     with st.chat_message("user"):
         st.markdown(escape_markdown(question))
     with st.chat_message("assistant"):
         answer = _answer(answers, workspace, chat, question)
     if answer is None:
-        return
+        _forget_pending(workspace, question)  # failed, with its message shown: not asked again
+        return None
     try:
         chat = chat or answers.create_chat(workspace.id)
         answers.record_answer(workspace.id, chat.id, answer)
-        st.session_state[CHAT] = chat.id
-        set_url_param(CHAT_PARAM, chat.id)
     except WorkspaceError as exc:
         st.error(exc.user_message, icon=":material/error:")
-        return
-    st.rerun()
+        return None
+    finally:
+        _forget_pending(workspace, question)  # before anything Streamlit draws (a rerun could stop us there)
+    st.session_state[CHAT] = chat.id
+    set_url_param(CHAT_PARAM, chat.id)
+    return chat
+
+
+def _forget_pending(workspace: Workspace, question: str) -> None:
+    queue = list(st.session_state.get(PENDING, []))
+    if (workspace.id, question) in queue:
+        queue.remove((workspace.id, question))
+    st.session_state[PENDING] = queue
 
 
 def _answer(answers: AnswerService, workspace: Workspace, chat: Chat | None, question: str) -> Answer | None:

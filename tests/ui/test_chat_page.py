@@ -254,3 +254,19 @@ def test_chats_with_the_same_title_open_each_their_own(app: AppTest, answers: An
     app.chat_input(key="chat-input").set_value(QUESTION).run()
     assert [m.question for m in answers.chat_messages("Cardiology", first.id)] == [QUESTION]
     assert answers.chat_messages("Cardiology", newest) == []
+
+
+def test_a_question_stopped_by_the_next_one_is_still_answered_first(app: AppTest, answers: Any) -> None:
+    """A question typed while an answer streams reruns the page and stops that answer; the stopped question is
+    kept and answered before the new one, both in the same chat, in the order asked."""
+    workspace = answers.catalog.find_workspace("Cardiology").id
+    stopped = "How long should the tilt-table test last?"
+    app.session_state["chat-pending"] = [(workspace, stopped)]  # what a stopped run leaves behind
+    ask(app, QUESTION)
+    chats = answers.list_chats("Cardiology")
+    assert len(chats) == 1
+    asked = [m.question for m in answers.chat_messages("Cardiology", chats[0].id)]
+    assert asked == [stopped, QUESTION]
+    assert app.session_state["chat-pending"] == []
+    app.run()  # nothing is asked twice
+    assert len(answers.chat_messages("Cardiology", chats[0].id)) == 2
