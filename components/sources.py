@@ -130,7 +130,9 @@ def status_text(document: Document) -> str:
         text += f" {counts}"
     if document.cancel_requested:
         return f"Cancelling… ({text})"
-    if document.eta_s is not None and document.status == "running":
+    if document.waiting_turn:
+        text += " · waiting for the model (another source is using it)"
+    elif document.eta_s is not None and document.status == "running":
         text += f" · {format_eta(document.eta_s)}"
     return f"{text} · {note}" if note else text
 

@@ -234,6 +234,21 @@ def test_running_job_shows_stage_counts_and_eta(app: AppTest, service: Any, work
     assert "Cancelling" in app.get("progress")[0].proto.text
 
 
+def test_a_job_waiting_for_the_model_says_so_instead_of_a_time_left(app: AppTest, service: Any, workspace: Any) -> None:
+    upload(app, ("notes.md", b"# Notes\n\nBeta blockers."))
+    document = service.documents.list(workspace.id)[0]
+    assert service.catalog.claim_document(document.id, "test@nowhere:1:x", 30)
+    service.catalog.update_document(
+        document.id, stage="embedding", progress=0.25, chunks_embedded=0, chunks_total=167, stage_done=0,
+        stage_total=167, eta_s=None,
+    )
+    app.run()
+
+    text = app.get("progress")[0].proto.text.replace("\\", "")
+    assert "Embedding passages 0/167 · waiting for the model (another source is using it)" in text
+    assert "left" not in text
+
+
 def test_the_source_guide_shows_the_documents_text_escaped(app: AppTest, service: Any, workspace: Any) -> None:
     hostile = (
         "# Anticoagulation\n\nFor women with atrial fibrillation, warfarin <img src=x onerror=alert(1)> **bold** "

@@ -44,6 +44,9 @@ _PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.8
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25
+# A stage whose count has not moved for this long is waiting (for the embedding model, held by another job): its
+# time left is unknown, not extrapolated (which made the ETA rise while nothing happened).
+_STILL_S = 2.0
 _INDEX_ATTEMPTS = 3
 
 
@@ -84,6 +87,7 @@ class _Tracker:
         self._started = time.monotonic()
         self._last_write = 0.0
         self._last_stage = ""
+        self._moved: tuple[str, int, float] = ("", -1, self._started)  # stage, done and when it last changed
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self._should_stop:
@@ -91,10 +95,13 @@ class _Tracker:
         # A registered stage without its own share runs in the graph's (the last) share.
         start, end = _PREVIOUS.get(stage, _PREVIOUS["graph"]), _STAGE_END.get(stage, 1.0)
         overall = start + (end - start) * (done / total if total else 1.0)
-        elapsed = time.monotonic() - self._started
-        eta = elapsed * (1 - overall) / overall if overall > 0.05 else None
-        progress = Progress(stage, done, total, round(overall, 4), round(eta, 1) if eta is not None else None)
         now = time.monotonic()
+        if self._moved[:2] != (stage, done):
+            self._moved = (stage, done, now)
+        still = now - self._moved[2] >= _STILL_S and done < total
+        elapsed = now - self._started
+        eta = elapsed * (1 - overall) / overall if overall > 0.05 and not still else None
+        progress = Progress(stage, done, total, round(overall, 4), round(eta, 1) if eta is not None else None)
         # A new stage is written at once: a stage that waits (for the model, held by another job) shows as itself.
         if now - self._last_write > _WRITE_EVERY_S or done == total or stage != self._last_stage:
             counts = dict(zip(_COUNTS[stage], (done, total), strict=True)) if stage in _COUNTS else {}

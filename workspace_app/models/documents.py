@@ -83,6 +83,15 @@ class Document:
         """Queued again after a passing failure, waiting for its next try."""
         return self.status == "queued" and self.next_try_at is not None
 
+    @property
+    def waiting_turn(self) -> bool:
+        """Running, but embedding has not moved for a while: another job holds the model (the pipeline then drops
+        the time left, which it would otherwise extrapolate upwards)."""
+        return (
+            self.status == "running" and self.stage == "embedding" and self.eta_s is None
+            and self.stage_done < self.stage_total
+        )
+
     def job_note(self, now: float) -> str | None:
         """What a waiting or stuck job is doing, for people: "retrying (2 of 9) — next try in 8 s", "stalled:
         worker@host:1234 stopped answering at 10:02:13 UTC; a worker will take it over", or None."""
