@@ -100,7 +100,7 @@ def render_source_viewer(document: Document, load_page: PageLoader, *, focus: Ci
     _render_navigation(document, page, total, file, key)
     shown = [ShownPage(image, _media_url(image.png, "image/png", f"{key}-page-{i}")) for i, image in enumerate(window)]
     where = f"{document.name} · page {page} of {total}"
-    st.iframe(viewer_html(shown, focus, marks, where), height=FRAME_HEIGHT)
+    st.iframe(viewer_html(shown, focus, marks, where, document.id), height=FRAME_HEIGHT)
 
 
 def has_page_images(document: Document) -> bool:

@@ -53,10 +53,16 @@ function passageZoom(){if(!passage.length)return 1;
  const rights=passage.map(function(b){return parseFloat(b.style.left)+parseFloat(b.style.width);});
  const span=Math.max.apply(null,rights)-Math.min.apply(null,lefts);
  return Math.min(2.5,Math.max(1,92/Math.max(span,1)));}
-let zoom=passageZoom();
+const focus=document.body.dataset.focus,doc=document.body.dataset.doc;
+function kept(){try{return JSON.parse(sessionStorage.getItem('viewer-zoom')||'null');}catch(e){return null;}}
+function keep(){try{sessionStorage.setItem('viewer-zoom',JSON.stringify({doc:doc,focus:focus,zoom:zoom}));}catch(e){}}
+// A zoom the reader chose stays while they page through the same document (and its citation stays open);
+// a newly opened citation starts with its passage across the panel.
+const last=kept();
+let zoom=last&&last.doc===doc&&(last.focus===focus||!passage.length)?last.zoom:passageZoom();
 const label=document.getElementById('zoom-label');
 function apply(){zoom=Math.min(4,Math.max(0.5,zoom));document.documentElement.style.setProperty('--zoom',zoom);
- label.textContent=Math.round(zoom*100)+'%';}
+ label.textContent=Math.round(zoom*100)+'%';keep();}
 function target(){return document.querySelector('.quote')||document.querySelector('.chunk')||document.querySelector('.page');}
 function reveal(){const t=target();if(!t)return;const r=t.getBoundingClientRect();const bar=40;
  const boxes=passage.length?passage.map(function(b){return b.getBoundingClientRect();}):[r];
@@ -78,13 +84,16 @@ loaded.then(function(){return img&&img.decode?img.decode().catch(function(){}):n
 """
 
 
-def viewer_html(pages: Sequence[ShownPage], focus: Citation | None, marks: Sequence[Citation], where: str) -> str:
-    """The frame's document: a zoom bar, the pages, the focused citation's boxes and the other citations' marks."""
+def viewer_html(pages: Sequence[ShownPage], focus: Citation | None, marks: Sequence[Citation], where: str,
+                document_id: str = "") -> str:
+    """The frame's document: a zoom bar, the pages, the focused citation's boxes and the other citations' marks.
+    `document_id` lets a zoom chosen on one page stay on the next."""
     body = "".join(_page_html(shown, focus, marks) for shown in pages)
     focus_id = f"{focus.chunk_id}-{focus.n}" if focus else ""
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><style>{_STYLE}</style></head>"
-        f"<body data-painted='0' data-focus='{html.escape(focus_id, quote=True)}'><div class='bar'>"
+        f"<body data-painted='0' data-focus='{html.escape(focus_id, quote=True)}' "
+        f"data-doc='{html.escape(document_id, quote=True)}'><div class='bar'>"
         "<button id='zoom-out' title='Zoom out'>−</button><span id='zoom-label'>100%</span>"
         "<button id='zoom-in' title='Zoom in'>+</button><button id='zoom-fit' title='The whole page width in the panel'>Page</button>"
         "<button id='zoom-passage' title='The cited passage across the panel'>Passage</button>"

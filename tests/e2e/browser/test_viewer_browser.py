@@ -121,8 +121,10 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "viewer.png"))
 
+        zoomed = frame.locator("#zoom-label").inner_text()
         page.locator(".st-key-source-viewer-doc-next button").first.click()
         expect(frame.locator(".where")).to_have_text(f"mosca-2011-women-cvd.pdf · page {cited_page + 1} of 20")
+        expect(frame.locator("#zoom-label")).to_have_text(zoomed)  # the reader's zoom stays on the next page
         assert page.evaluate(SCROLLER) == before, "turning the page does not move the chat"
         box = page.locator(".st-key-source-viewer-doc-page-input input").first
         box.fill("20")
