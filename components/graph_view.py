@@ -56,21 +56,55 @@ _REMOTE_TAG = re.compile(
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>")
 # Marks when vis-network first drew and when its layout settled (the browser test and bench.graph read them); once
 # settled, physics stops and the whole graph is fitted to the frame (it drifted past the edges before), and again
-# whenever the frame is resized.
+# whenever the frame is resized. After each fit the named entities' labels are sized to read at LABEL_PX on screen
+# whatever the fitted scale (they were ~7 px with 150 nodes), and a label that would overlap a better-connected
+# one's label or dot is left off (its dot keeps the tooltip), except the centre's; zooming in enlarges them.
 _DRAWN_MARKER = """<script>
 (function () {
   if (typeof network === "undefined") { return; }
+  var ranked = %(ranked)s, centred = %(centred)s, texts = {};
+  ranked.forEach(function (id) { var node = nodes.get(id); if (node) { texts[id] = node.label; } });
+  function overlaps(a, b) { return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b; }
+  function placeLabels() {
+    var scale = network.getScale(), size = %(px)d / scale;
+    nodes.update(ranked.map(function (id) {
+      return {id: id, label: texts[id], font: {size: size, strokeWidth: 4, strokeColor: "#ffffff"}};
+    }));
+    network.once("afterDrawing", function () {
+      var kept = [], hidden = [], gap = 3 / scale, all = network.body.nodes;
+      // The named entities' dots too, so that a label is not drawn across one of them.
+      var dots = ranked.filter(function (id) { return all[id] && all[id].shape && all[id].shape.radius; }).map(function (id) {
+        var n = all[id], r = n.shape.radius;
+        return {id: id, l: n.x - r, t: n.y - r, r: n.x + r, b: n.y + r};
+      });
+      ranked.forEach(function (id) {
+        var node = all[id];
+        if (!node || !node.labelModule) { return; }
+        var s = node.labelModule.size;
+        var box = {l: s.left - gap, t: s.top - gap, r: s.left + s.width + gap, b: s.top + s.height + gap};
+        var blocked = kept.some(function (k) { return overlaps(box, k); }) ||
+          dots.some(function (d) { return d.id !== id && overlaps(box, d); });
+        if (blocked && !(centred && id === ranked[0])) { hidden.push(id); } else { kept.push(box); }
+      });
+      nodes.update(hidden.map(function (id) { return {id: id, label: " "}; }));
+      document.body.dataset.labels = String(kept.length);
+      document.body.dataset.labelPx = String(Math.round(size * scale));
+    });
+    network.redraw();
+  }
   network.once("afterDrawing", function () { document.body.dataset.drawnMs = String(performance.now()); });
   network.once("stabilizationIterationsDone", function () {
     network.setOptions({ physics: false });
     network.fit({ animation: false });
+    placeLabels();
     document.body.dataset.fitted = "1";
     document.body.dataset.stableMs = String(performance.now());
   });
-  window.addEventListener("resize", function () { network.fit({ animation: false }); });
+  window.addEventListener("resize", function () { network.fit({ animation: false }); placeLabels(); });
 })();
 </script>
 """
+LABEL_PX = 13
 
 
 @dataclass(frozen=True)
@@ -228,7 +262,12 @@ def build_network_html(
     for source, target, weight in shown.edges(data="weight", default=1.0):
         net.add_edge(str(source), str(target), width=round(1 + 4 * float(weight) / heaviest, 2), title=f"weight {float(weight):g}")
     page = strip_remote_resources(net.generate_html())
-    page = page.replace("</body>", _DRAWN_MARKER + "</body>", 1)
+    # Placed in this order: the centre's label first, then by degree (a label overlapping an earlier one is left off).
+    ranked = [str(n) for n in sorted(kept.nodes, key=lambda n: (n != centre, -degrees[n])) if str(n) in named]
+    marker = _DRAWN_MARKER % {
+        "ranked": json.dumps(ranked).replace("</", "<\\/"), "px": LABEL_PX, "centred": json.dumps(centre in kept),
+    }
+    page = page.replace("</body>", marker + "</body>", 1)
     legend = legend_items(shown, colour_by, community_titles or {}, palette, centre is not None)
     return GraphView(
         page, shown.number_of_nodes(), shown.number_of_edges(), graph.number_of_nodes(), kept.number_of_edges(),

@@ -39,6 +39,23 @@ def graph_app(tmp_path: Path, cli: Callable[..., Any], excerpt: Callable[..., Pa
         yield url
 
 
+# The drawn labels' boxes (canvas units) and their size on screen, from vis-network's own layout.
+LABEL_BOXES = """() => {
+  const boxes = [];
+  for (const node of nodes.get()) {
+    const drawn = network.body.nodes[node.id];
+    if (!node.label || !node.label.trim() || !drawn) continue;
+    const s = drawn.labelModule.size;
+    boxes.push([s.left, s.top, s.left + s.width, s.top + s.height]);
+  }
+  return {px: Number(document.body.dataset.labelPx), boxes: boxes};
+}"""
+
+
+def overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
 def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -63,6 +80,12 @@ def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str
         painted = network.locator("body").evaluate(f"() => ({PAINTED_PIXELS})()")
         assert painted > 2_000, f"only {painted} pixels drawn on the canvas"
         expect(page.get_by_text("relations").first).to_be_visible()
+        # Labels sized to read at the fitted scale, none drawn over another.
+        expect(network.locator("body[data-labels]")).to_be_attached(timeout=30_000)
+        placed = network.locator("body").evaluate(f"() => ({LABEL_BOXES})()")
+        assert placed["px"] >= 12 and len(placed["boxes"]) >= 5, placed
+        boxes = placed["boxes"]
+        assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if overlap(a, b)], "labels overlap"
 
         page.locator(".st-key-graph-search input").fill("orthostatic hypotension")
         page.locator(".st-key-graph-search input").press("Enter")
