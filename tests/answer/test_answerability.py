@@ -254,3 +254,21 @@ def test_a_translated_name_matches_its_plural_in_the_quote() -> None:
     quote = "Women should be advised to engage in muscle-strengthening activities on ≥2 d/wk (Class I; Level of Evidence B)."
     assert unmet(needs, [quote], "", RULES, translate) == []
     assert unmet(needs, ["Women should be advised to walk daily."], "", RULES, translate)
+
+
+def test_a_question_about_a_special_population_needs_evidence_about_it() -> None:
+    """The adult dose does not answer a question about children, in either language; naming the group does."""
+    question = "What dose of midodrine is recommended for children with recurrent vasovagal syncope?"
+    needs = question_needs(question, frequency(question), {}, RULES, no_translation)
+    assert needs.populations == ("children",)
+    adults = ["Midodrine 5 mg three times daily is reasonable in recurrent VVS."]
+    assert "population:children" in unmet(needs, adults, "", RULES, no_translation)
+    paediatric = ["In pediatric patients, midodrine 2.5 mg daily may be considered for recurrent VVS."]
+    assert not [m for m in unmet(needs, paediatric, "", RULES, no_translation) if m.startswith("population")]
+    assert not [m for m in unmet(needs, adults, "Syncope in adolescents", RULES, no_translation) if m.startswith("population")]
+    zh = question_needs("妊娠期高血压应首选哪种药物？", lambda key: 1, {}, RULES, no_translation)
+    assert zh.populations == ("pregnancy",)
+    assert "population:pregnancy" in unmet(zh, ["高血压患者首选ACEI。"], "", RULES, no_translation)
+    assert not [m for m in unmet(zh, ["For hypertension in pregnancy, labetalol is first-line."], "", RULES, no_translation)
+                if m.startswith("population")]
+    assert question_needs("What is recommended for syncope?", frequency("syncope"), {}, RULES).populations == ()

@@ -81,10 +81,36 @@ class Needs:
     # language by the concept's names there ("房颤"): its own translation is usually nothing.
     phrase_forms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     chinese: bool = False  # the question is asked in Chinese
+    populations: tuple[str, ...] = ()  # special populations it is about ("children"): the evidence must be too
 
     def describe(self) -> str:
         """A short account for logs and calibration."""
-        return f"specific={list(self.specific)} absent={list(self.absent)} unknown={list(self.unknown)} wants={self.wants}"
+        return (
+            f"specific={list(self.specific)} absent={list(self.absent)} unknown={list(self.unknown)} "
+            f"wants={self.wants} populations={list(self.populations)}"
+        )
+
+
+# Populations whose care differs from that of the adults most guidelines are written for: a question about one
+# ("the apixaban dose for children") is not answered by a sentence that does not name it (the adult dose), however
+# close its other words are. Everyday words, so `is_technical` never makes them specific terms on their own.
+_POPULATIONS = {
+    "children": re.compile(
+        r"\b(?:child(?:ren|hood)?|pa?ediatric\w*|infants?|infancy|neonat\w*|newborns?|adolescen\w*|teenagers?|"
+        r"youths?|boys|girls|juvenile)\b|儿童|小儿|儿科|幼儿|婴儿|婴幼儿|新生儿|青少年|未成年",
+        re.IGNORECASE,
+    ),
+    "pregnancy": re.compile(
+        r"\b(?:pregnan\w*|gestation\w*|antenatal|prenatal|peripartum|postpartum|obstetric\w*|pre-?eclampsia|"
+        r"lactat\w*|breast-?feeding)\b|妊娠|孕|产妇|产后|围产|哺乳",
+        re.IGNORECASE,
+    ),
+}
+
+
+def named_populations(text: str) -> tuple[str, ...]:
+    """The special populations a text names (keys of `_POPULATIONS`)."""
+    return tuple(name for name, pattern in _POPULATIONS.items() if pattern.search(text))
 
 
 @dataclass(frozen=True)
@@ -137,7 +163,7 @@ def question_needs(
     weights = {key: idf.get(key, 1.0) for key in [*specific, *unknown]}
     return Needs(
         tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights, bounds(question),
-        _phrase_forms(specific, concepts, translate), is_mostly_cjk(question),
+        _phrase_forms(specific, concepts, translate), is_mostly_cjk(question), named_populations(question),
     )
 
 
@@ -230,6 +256,8 @@ def unmet(
         missing += [f"absent:{t}" for t in needs.unknown if t in named and not named[t]]
     if needs.wants and not _gives(needs.wants, text):
         missing.append(f"wants:{needs.wants}")
+    found = named_populations(around)
+    missing += [f"population:{name}" for name in needs.populations if name not in found]
     return missing
 
 
