@@ -112,6 +112,21 @@ def render_source_rows(
     return action
 
 
+def take_early_action(*, key: str) -> SourceAction | None:
+    """The cancel or include/exclude asked for by a click on the rows rendered with `key`, once. Their widgets
+    record it in a callback, which runs before the next run: the page applies it before it lists the sources,
+    so that run already shows "Cancelling…" or the new tick (no second rerun, which took seconds under load)."""
+    return st.session_state.pop(f"{key}-early", None)
+
+
+def _remember(key: str, action: SourceAction) -> None:
+    st.session_state[f"{key}-early"] = action
+
+
+def _remember_include(key: str, widget: str, document_id: str) -> None:
+    _remember(key, SourceAction("include" if st.session_state.get(widget) else "exclude", document_id))
+
+
 def close_remove_confirmation(*, key: str) -> None:
     """Close the open "remove?" confirmation of the rows rendered with `key`."""
     st.session_state.pop(f"{key}-confirm", None)
@@ -169,14 +184,14 @@ def _stage_counts(document: Document) -> str:
 def _render_row(document: Document, guide: SourceGuide | None, *, key: str) -> SourceAction | None:
     check_col, info_col, state_col, button_col = st.columns([0.4, 4, 3.2, 2.4], vertical_alignment="center")
     with check_col:
-        action = _render_checkbox(document, key=key)
+        _render_checkbox(document, key=key)
     with info_col:
         st.markdown(f"**{escape_markdown(document.name)}**")
         st.caption(_facts(document))
     with state_col:
         _render_state(document)
     with button_col:
-        action = _render_buttons(document, key=key) or action
+        action = _render_buttons(document, key=key)
     if document.status == "failed" and document.error:
         hint = "" if document.retryable else " Remove it, or fix the file and add it again."
         st.error(escape_markdown(document.error + hint), icon=":material/error:")
@@ -191,19 +206,17 @@ def _render_row(document: Document, guide: SourceGuide | None, *, key: str) -> S
     return action
 
 
-def _render_checkbox(document: Document, *, key: str) -> SourceAction | None:
+def _render_checkbox(document: Document, *, key: str) -> None:
     failed = document.status == "failed"  # a failed source has nothing to answer with: never shown as used
     widget = f"{key}-include-{document.id}"
     if failed:
         st.session_state[widget] = False  # the widget keeps its last state otherwise (ticked while it ran)
-    included = st.checkbox(
+    st.checkbox(
         f"Use {escape_mid_line(document.name)} in chat", value=document.included and not failed,
         key=widget, label_visibility="collapsed", disabled=failed,
         help="This source failed: it cannot be used in chat" if failed else "Use this source in chat answers",
+        on_change=_remember_include, args=(key, widget, document.id),
     )
-    if failed or included == document.included:
-        return None
-    return SourceAction("include" if included else "exclude", document.id)
 
 
 def _facts(document: Document) -> str:
@@ -224,11 +237,11 @@ def _render_state(document: Document) -> None:
 def _render_buttons(document: Document, *, key: str) -> SourceAction | None:
     first, second = st.columns(2)
     clicked = None
-    if document.is_active and first.button(
-        "Cancel", key=f"{key}-cancel-{document.id}", icon=":material/stop_circle:", width="stretch",
-        disabled=document.cancel_requested,
-    ):
-        clicked = SourceAction("cancel", document.id)
+    if document.is_active:
+        first.button(
+            "Cancel", key=f"{key}-cancel-{document.id}", icon=":material/stop_circle:", width="stretch",
+            disabled=document.cancel_requested, on_click=_remember, args=(key, SourceAction("cancel", document.id)),
+        )
     elif (document.status == "cancelled" or (document.status == "failed" and document.retryable)) and first.button(
         "Retry", key=f"{key}-retry-{document.id}", icon=":material/refresh:", width="stretch"
     ):

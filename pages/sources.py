@@ -12,7 +12,6 @@ the session's page state).
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
@@ -26,6 +25,7 @@ from components.sources import (
     render_summary,
     render_upload_problems,
     render_uploader,
+    take_early_action,
 )
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
@@ -59,34 +59,31 @@ def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> Non
     st.rerun()
 
 
-def apply_action(app: App, workspace: Workspace, action: SourceAction) -> None:
-    """Carry out what the user asked for on one source, then rerun: only the list for cancel and include (its
-    row shows the outcome at once: "Cancelling…", the tick), the whole page for the rest (a message follows)."""
+def apply_early_action(app: App, workspace: Workspace, action: SourceAction) -> None:
+    """Cancel, include or exclude a source before the list is drawn, which then shows it ("Cancelling…", the tick)."""
     with report_errors():
         if action.kind == "cancel":
             app.documents.cancel(workspace.id, action.document_id)
-            rerun_list()
-        elif action.kind == "retry":
+        else:
+            app.documents.set_included(workspace.id, action.document_id, action.kind == "include")
+
+
+def apply_action(app: App, workspace: Workspace, action: SourceAction) -> None:
+    """Retry or remove a source, then rerun the whole page (a message follows)."""
+    with report_errors():
+        if action.kind == "retry":
             flash(f"Queued {app.documents.retry(workspace.id, action.document_id).name} again.")
         elif action.kind == "remove":
             flash(f"Removed {app.documents.remove(workspace.id, action.document_id).name}.")
             close_remove_confirmation(key=ROWS_KEY)
-        else:
-            app.documents.set_included(workspace.id, action.document_id, action.kind == "include")
-            rerun_list()
-        st.rerun()
-
-
-def rerun_list() -> None:
-    """Rerun just the list (a fragment) when this run is the fragment's own; the whole page otherwise."""
-    try:
-        st.rerun(scope="fragment")
-    except StreamlitAPIException:  # a full-page run: Streamlit reruns fragments only from their own runs
         st.rerun()
 
 
 def render_live_sources(app: App, workspace: Workspace) -> None:
     """Table, rows and the preview; re-run every POLL_S seconds when the page was drawn with something in progress."""
+    early = take_early_action(key=ROWS_KEY)
+    if early:
+        apply_early_action(app, workspace, early)
     documents = None
     with report_errors():
         documents = app.documents.list(workspace.id)
