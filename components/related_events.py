@@ -26,7 +26,7 @@ def render_event(event: Event, *, key: str) -> None:
     """The event's content, time, type, source (table and row), admission and concepts."""
     with st.container(border=True, key=key):
         st.markdown(f"**{escape_markdown(event.content)}**")
-        facts = [event.timestamp, f"{event.event_type} / {event.sub_type}", f"{event.source_table}, row {event.source_row}"]
+        facts = [event.timestamp, f"{event.event_type} / {event.sub_type}", f"from {event.source_table}, row {event.source_row}"]
         if event.admission_id:
             facts.append(f"admission {event.admission_id}")
         st.caption(" · ".join(escape_markdown(f) for f in facts))
@@ -47,17 +47,15 @@ def render_related(query: Event, hits: Sequence[RelatedEvent], *, key: str) -> s
     clicked = None
     for hit in hits:
         with st.container(border=True, key=f"{key}-{hit.event.event_id}"):
-            text_col, open_col = st.columns([6, 1], vertical_alignment="center")
-            text_col.markdown(
-                f"**{hit.score:.2f}** · {escape_markdown(hit.event.event_type)} · "
+            st.markdown(
+                f"**score {hit.score:.2f}** · {escape_markdown(hit.event.event_type)} · "
                 f"{escape_markdown(hit.event.timestamp[:16])} · {escape_markdown(hit.event.content)}"
             )
-            text_col.caption(escape_markdown(
-                f"score {hit.score:.2f}: {reason_text(query, hit.event, hit.reasons)} "
-                f"({hit.event.source_table}, row {hit.event.source_row})"
+            st.caption(escape_markdown(
+                f"{reason_text(query, hit.event, hit.reasons)} (from {hit.event.source_table}, row {hit.event.source_row})"
             ))
-            if open_col.button("Show", key=f"{key}-open-{hit.event.event_id}", icon=":material/arrow_forward:",
-                               type="tertiary", help="Make this the chosen event"):
+            if st.button("Show this event", key=f"{key}-open-{hit.event.event_id}", icon=":material/arrow_forward:",
+                         type="tertiary"):
                 clicked = hit.event.event_id
     return clicked
 

@@ -29,11 +29,13 @@ from workspace_app.patients.rules import load_rules
 DEMO = REPO / ".." / "shared" / "clinical" / "mimic-iv-demo"
 PATIENT = "10019917"
 HOSTILE_PATIENT = "P-hostile"
+LONE_PATIENT = "P-one-event"
 HOSTILE = "<b>x</b> **y** :red[z] [link](http://example.com)"
 EVENTS_CSV = (
     "event_id,patient_id,timestamp,event_type,sub_type,content\n"
     f'h1,{HOSTILE_PATIENT},2150-01-01 08:00:00,lab,Chemistry,"{HOSTILE}"\n'
     f"h2,{HOSTILE_PATIENT},2150-01-01 10:00:00,order,Medication,Potassium chloride 20 mEq PO\n"
+    f"a1,{LONE_PATIENT},2150-02-01 09:00:00,nursing,Vital signs,Blood pressure 120/80 mmHg\n"
 )
 
 
@@ -54,7 +56,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any]
     events_file = folder / "hostile.csv"
     events_file.write_text(EVENTS_CSV, encoding="utf-8")
     report = app.patients.import_path(events_file)
-    assert report.events == 2 and not report.errors
+    assert report.events == 3 and not report.errors
     return folder / "data"
 
 
@@ -107,26 +109,26 @@ def choose(at: AppTest, key: str, value: Any) -> AppTest:
     return at
 
 
-def potassium_event(service: Any) -> tuple[Event, list[dict[str, Any]]]:
-    """A low potassium result with related events (a rule hit among them if the patient has one)."""
-    lows = [e for e in service.patients.events(PATIENT, "lab") if "potassium" in e.content.lower()]
-    found = [(e, service.patients.related(PATIENT, e.event_id, top_k=10)) for e in lows[:20]]
-    found = [(e, hits) for e, hits in found if hits]
-    assert found, "some potassium result of the demo patient has related events"
-    return next(((e, h) for e, h in found if any(x["reasons"]["rule_hits"] for x in h)), found[0])
+def linked_event(service: Any) -> tuple[Event, list[dict[str, Any]]]:
+    """The demo patient's first event with a related event linked by a clinical rule, and its related events."""
+    for event in service.patients.events(PATIENT):
+        hits = service.patients.related(PATIENT, event.event_id, top_k=10)
+        if any(hit["reasons"]["rule_hits"] for hit in hits):
+            return event, hits
+    raise AssertionError("some event of the demo patient is linked to another by a rule")
 
 
 def test_the_list_shows_each_patient_with_its_counts(open_patients: Callable[..., AppTest], data_dir: Path,
                                                      service: Any) -> None:
     at = open_patients(data_dir)
     listed = tables(at)[0].set_index("patient")
-    assert set(listed.index) == {PATIENT, HOSTILE_PATIENT}
+    assert set(listed.index) == {PATIENT, HOSTILE_PATIENT, LONE_PATIENT}
     [patient] = [p for p in service.patients.list() if p.patient_id == PATIENT]
     row = listed.loc[PATIENT]
     assert (row["events"], row["admissions"], row["gender"]) == (patient.events, patient.admissions, patient.gender)
     assert (row["first event"], row["last event"]) == (patient.first_time, patient.last_time)
     assert patient.events > 100 and patient.admissions >= 1
-    assert at.selectbox(key="patients-patient").value is None, "two patients: none chosen for the user"
+    assert at.selectbox(key="patients-patient").value is None, "several patients: none chosen for the user"
     assert len(tables(at)) == 1 and "patient" not in at.query_params
 
 
@@ -155,21 +157,23 @@ def test_the_type_filter_and_admission_zoom_restrict_the_events(open_patients: C
 
 def test_an_event_shows_its_related_events_with_their_reasons(open_patients: Callable[..., AppTest], data_dir: Path,
                                                               service: Any) -> None:
-    event, hits = potassium_event(service)
+    event, hits = linked_event(service)
     at = choose(open_patients(data_dir), "patients-patient", PATIENT)
     choose(at, "patients-event", event.event_id)
     assert at.query_params == {"patient": PATIENT, "event": event.event_id}
     shown = markdown(at)
-    assert escape_markdown(event.content) in shown and escape_markdown(f"{event.source_table}, row {event.source_row}") in shown
+    assert escape_markdown(event.content) in shown and escape_markdown(f"from {event.source_table}, row {event.source_row}") in shown
     opens = [b for b in at.button if b.key and b.key.startswith("patients-related-open-")]
     assert [b.key for b in opens] == [f"patients-related-open-{h['event_id']}" for h in hits], "best first, as related()"
     first = hits[0]
     candidate = service.patients.event(PATIENT, first["event_id"])
-    assert escape_markdown(f"score {first['score']:.2f}: {reason_text(event, candidate, first['reasons'])}") in shown
+    first_type = escape_markdown(candidate.event_type)
+    assert f"**score {first['score']:.2f}** · {first_type}" in shown
+    assert escape_markdown(reason_text(event, candidate, first["reasons"])) in shown
     assert escape_markdown(f"similarity {first['reasons']['sim_vec']:.2f}") in shown
     assert escape_markdown(time_phrase(first["reasons"]["dt_h"])) in shown
-    for name in {n for h in hits for n in h["reasons"]["rule_hits"]}:
-        assert escape_markdown(f"rule: {rule_phrase(name)}") in shown
+    rules = {n for h in hits for n in h["reasons"]["rule_hits"]}
+    assert rules and all(escape_markdown(f"rule: {rule_phrase(name)}") in shown for name in rules)
     opens[0].click().run()
     assert not at.exception, at.exception
     assert at.selectbox(key="patients-event").value == first["event_id"]
@@ -178,7 +182,7 @@ def test_an_event_shows_its_related_events_with_their_reasons(open_patients: Cal
 
 def test_the_url_brings_back_the_patient_and_the_event(open_patients: Callable[..., AppTest], data_dir: Path,
                                                        service: Any) -> None:
-    event, hits = potassium_event(service)
+    event, hits = linked_event(service)
     at = choose(open_patients(data_dir), "patients-patient", PATIENT)
     choose(at, "patients-event", event.event_id)
     bookmark = dict(at.query_params)
@@ -190,6 +194,14 @@ def test_the_url_brings_back_the_patient_and_the_event(open_patients: Callable[.
     assert dict(again.query_params) == bookmark
     stale = open_patients(data_dir, patient=PATIENT, event="no-such-event")
     assert stale.selectbox(key="patients-event").value is None and "event" not in stale.query_params
+
+
+def test_an_event_with_no_related_events_says_so(open_patients: Callable[..., AppTest], data_dir: Path) -> None:
+    at = choose(open_patients(data_dir), "patients-patient", LONE_PATIENT)
+    assert not at.info and at.selectbox(key="patients-event").value is None
+    choose(at, "patients-event", "a1")
+    assert [i.value for i in at.info if i.value.startswith("No related events")], [i.value for i in at.info]
+    assert not [b for b in at.button if b.key and b.key.startswith("patients-related-open-")]
 
 
 def test_no_patients_says_how_to_import(open_patients: Callable[..., AppTest], empty_dir: Path) -> None:
