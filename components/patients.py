@@ -47,7 +47,7 @@ def patient_table(patients: Sequence[Patient]) -> pd.DataFrame:
             for p in patients
         ],
         columns=["patient", "gender", "age", "admissions", "events", "first event", "last event"],
-    )
+    ).astype({"age": "Int64"})  # an unknown age is blank, not "None"
 
 
 def render_patients(patients: Sequence[Patient], *, key: str) -> str | None:

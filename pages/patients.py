@@ -50,7 +50,11 @@ def render_page(app: App) -> None:
     shown = render_timeline_filter(events, admissions, key=TIMELINE_KEY).apply(events)
     if GOTO in st.session_state:
         st.session_state[EVENT_KEY] = st.session_state.pop(GOTO)
-    current = by_id.get(st.session_state.get(EVENT_KEY) or "")
+    wanted = st.session_state.get(EVENT_KEY)
+    if wanted and wanted not in by_id:
+        st.warning("The event in this link is not among this patient's events.", icon=":material/link_off:")
+        st.session_state.pop(EVENT_KEY)
+    current = by_id.get(wanted or "")
     render_timeline(shown, current, key=TIMELINE_KEY)
     event_id = render_event_picker(shown, current, key=EVENT_KEY)
     set_url_param(EVENT_PARAM, event_id)
@@ -66,20 +70,21 @@ def _seed_patient(patients: list[Patient]) -> None:
     ids = [p.patient_id for p in patients]
     if wanted in ids:
         st.session_state[PATIENT_KEY] = wanted
-    elif len(ids) == 1:
+        return
+    if wanted:
+        st.warning("The patient in this link is not imported here.", icon=":material/link_off:")
+    if len(ids) == 1:
         st.session_state[PATIENT_KEY] = ids[0]
 
 
 def _follow_patient(patient_id: str | None) -> None:
     """A newly chosen patient starts with no filters and no event (but the event the URL names for them)."""
-    if st.session_state.get(SHOWN) == patient_id:
-        return
-    st.session_state[SHOWN] = patient_id
-    for key in (EVENT_KEY, GOTO, f"{TIMELINE_KEY}-types", f"{TIMELINE_KEY}-admission"):
-        st.session_state.pop(key, None)
-    if patient_id is not None and st.query_params.get(PATIENT_PARAM) == patient_id:
+    if st.session_state.get(SHOWN) != patient_id:
+        st.session_state[SHOWN] = patient_id
+        for key in (EVENT_KEY, GOTO, f"{TIMELINE_KEY}-types", f"{TIMELINE_KEY}-admission"):
+            st.session_state.pop(key, None)
         wanted = st.query_params.get(EVENT_PARAM)
-        if wanted:
+        if patient_id is not None and st.query_params.get(PATIENT_PARAM) == patient_id and wanted:
             st.session_state[EVENT_KEY] = wanted
     set_url_param(PATIENT_PARAM, patient_id)
     if patient_id is None:

@@ -194,6 +194,10 @@ def test_the_url_brings_back_the_patient_and_the_event(open_patients: Callable[.
     assert dict(again.query_params) == bookmark
     stale = open_patients(data_dir, patient=PATIENT, event="no-such-event")
     assert stale.selectbox(key="patients-event").value is None and "event" not in stale.query_params
+    assert [w.value for w in stale.warning] == ["The event in this link is not among this patient's events."]
+    gone = open_patients(data_dir, patient="nobody")
+    assert [w.value for w in gone.warning] == ["The patient in this link is not imported here."]
+    assert gone.selectbox(key="patients-patient").value is None and "patient" not in gone.query_params
 
 
 def test_an_event_with_no_related_events_says_so(open_patients: Callable[..., AppTest], data_dir: Path) -> None:
