@@ -29,6 +29,7 @@ PAGES = [
     st.Page("pages/chat.py", title="Chat", icon=":material/forum:"),
     st.Page("pages/graph.py", title="Graph", icon=":material/hub:"),
     st.Page("pages/notes.py", title="Notes", icon=":material/bookmark:"),
+    st.Page("pages/patients.py", title="Patients", icon=":material/patient_list:"),
 ]
 
 

@@ -88,6 +88,18 @@ class SqlitePatientStore:
             for r in rows
         ]
 
+    def admissions(self, patient_id: str) -> list[Admission]:
+        """A patient's admissions in time order."""
+        rows = self.database.query(
+            "SELECT admission_id, patient_id, admit_time, discharge_time, admission_type FROM admissions "
+            "WHERE patient_id = ? ORDER BY admit_time, admission_id",
+            (patient_id,),
+        )
+        return [
+            Admission(r["admission_id"], r["patient_id"], r["admit_time"], r["discharge_time"], r["admission_type"])
+            for r in rows
+        ]
+
     def events(self, patient_id: str, event_type: str | None = None) -> list[Event]:
         """A patient's events in time order, of one type if given."""
         where, params = "patient_id = ?", [patient_id]

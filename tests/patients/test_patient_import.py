@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from workspace_app.errors import PatientNotFoundError
 from workspace_app.patients.mimic import MimicReader, lab_content, lab_direction
 
 
@@ -67,3 +70,13 @@ def test_reading_a_few_patients_filters_every_table(demo: Path) -> None:
     diagnoses = list(reader.diagnoses())
     assert diagnoses and all(e.patient_id == "10019917" and e.timestamp for e in diagnoses)
     assert all(e.content.startswith("Diagnosis: ") and "(ICD-" in e.content for e in diagnoses)
+
+
+def test_admissions_are_listed_per_patient(imported: tuple[Any, Any, Any]) -> None:
+    app, first, _ = imported
+    admissions = app.patients.admissions("10019917")
+    assert len(admissions) == first.admissions >= 1
+    assert all(a.patient_id == "10019917" and a.admit_time <= a.discharge_time for a in admissions)
+    assert {e.admission_id for e in app.patients.events("10019917", "admission")} <= {a.admission_id for a in admissions}
+    with pytest.raises(PatientNotFoundError):
+        app.patients.admissions("nobody")

@@ -35,3 +35,15 @@ def test_events_upsert_by_id_and_survive_reopening(tmp_path: Path) -> None:
     [patient] = again.list_patients()
     assert (patient.gender, patient.age, patient.admissions, patient.events) == ("F", 70, 1, 2)
     assert again.events("p1", "order") == []
+
+
+def test_admissions_of_a_patient_in_time_order(tmp_path: Path) -> None:
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+    store = catalog.patients
+    store.upsert_patients([Patient("p1"), Patient("p2")])
+    later = Admission("h2", "p1", "2150-03-01 00:00:00", "2150-03-02 00:00:00", "URGENT")
+    earlier = Admission("h1", "p1", "2150-01-01 00:00:00", "2150-01-05 00:00:00")
+    store.upsert_admissions([later, earlier, Admission("h3", "p2", "2150-01-01 00:00:00", "2150-01-02 00:00:00")])
+    assert store.admissions("p1") == [earlier, later]
+    assert store.admissions("nobody") == []
+    catalog.close()

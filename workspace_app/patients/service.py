@@ -16,7 +16,7 @@ from typing import Any
 from storage.base import EventStore
 from workspace_app.embedding.embedder import Embedder, text_key
 from workspace_app.errors import EventNotFoundError, PatientNotFoundError, UnsupportedFileError
-from workspace_app.models.events import TIME_FORMAT, Event, ImportReport, Patient, RowError, parse_time
+from workspace_app.models.events import TIME_FORMAT, Admission, Event, ImportReport, Patient, RowError, parse_time
 from workspace_app.patients.concepts import extract_concepts
 from workspace_app.patients.events_file import read_events_file
 from workspace_app.patients.lexicon import Lexicon, load_lexicon
@@ -124,12 +124,23 @@ class PatientService:
         """Every imported patient with counts."""
         return self._store.list_patients()
 
+    def admissions(self, patient_id: str) -> builtins.list[Admission]:
+        """A patient's hospital stays in time order. Raises PatientNotFoundError."""
+        admissions = self._store.admissions(patient_id)
+        if not admissions:
+            self._check_known(patient_id)
+        return admissions
+
     def events(self, patient_id: str, event_type: str | None = None) -> builtins.list[Event]:
         """A patient's events in time order (of one type if given). Raises PatientNotFoundError."""
         events = self._store.events(patient_id, event_type)
-        if not events and not any(p.patient_id == patient_id for p in self._store.list_patients()):
-            raise PatientNotFoundError(f"No patient {patient_id!r}. `workspace-app patients list` shows them.")
+        if not events:
+            self._check_known(patient_id)
         return events
+
+    def _check_known(self, patient_id: str) -> None:
+        if not any(p.patient_id == patient_id for p in self._store.list_patients()):
+            raise PatientNotFoundError(f"No patient {patient_id!r}. `workspace-app patients list` shows them.")
 
     def event(self, patient_id: str, event_id: str) -> Event:
         """One event of a patient. Raises EventNotFoundError."""

@@ -1,0 +1,114 @@
+"""Patients page: the imported patient records (app-wide: no workspace needed).
+
+Choosing a patient draws their timeline (events by type over time, filtered by type, zoomed to an admission) over
+the table of those events; choosing an event shows it and its related events, each with its score and its reasons
+in plain words. The patient and the event are kept in the URL (`?patient=…&event=…`) for reloads and bookmarks.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.application import current_app
+from components.feedback import report_errors
+from components.patients import render_event_picker, render_patients, render_timeline, render_timeline_filter
+from components.related_events import RelatedEvent, render_event, render_related
+from components.workspace_gate import set_url_param
+from workspace_app.app import App
+from workspace_app.models.events import Admission, Event, Patient
+
+PATIENT_KEY = "patients-patient"
+EVENT_KEY = "patients-event"
+TIMELINE_KEY = "patients-timeline"
+RELATED_KEY = "patients-related"
+SHOWN = "patients-shown"  # the patient whose widgets (filters, event) the session holds
+GOTO = "patients-goto"  # an event chosen from the related list, applied before the picker is drawn next run
+PATIENT_PARAM, EVENT_PARAM = "patient", "event"
+RELATED = 10
+
+
+def render_page(app: App) -> None:
+    """The patient list, then the chosen patient's timeline and events, then the chosen event and its relations."""
+    st.title("Patients")
+    patients: list[Patient] | None = None
+    with report_errors():
+        patients = app.patients.list()
+    if patients is None:
+        return
+    _seed_patient(patients)
+    patient_id = render_patients(patients, key=PATIENT_KEY)
+    _follow_patient(patient_id)
+    if patient_id is None:
+        return
+    events: list[Event] = []
+    admissions: list[Admission] = []
+    with report_errors():
+        events = app.patients.events(patient_id)
+        admissions = app.patients.admissions(patient_id)
+    by_id = {e.event_id: e for e in events}
+    st.subheader("Timeline")
+    shown = render_timeline_filter(events, admissions, key=TIMELINE_KEY).apply(events)
+    if GOTO in st.session_state:
+        st.session_state[EVENT_KEY] = st.session_state.pop(GOTO)
+    wanted = st.session_state.get(EVENT_KEY)
+    if wanted and wanted not in by_id:
+        st.warning("The event in this link is not among this patient's events.", icon=":material/link_off:")
+        st.session_state.pop(EVENT_KEY)
+    current = by_id.get(wanted or "")
+    render_timeline(shown, current, key=TIMELINE_KEY)
+    event_id = render_event_picker(shown, current, key=EVENT_KEY)
+    set_url_param(EVENT_PARAM, event_id)
+    if event_id is not None:
+        _event_panel(app, by_id[event_id], by_id)
+
+
+def _seed_patient(patients: list[Patient]) -> None:
+    """On a session's first visit, the patient the URL names (or the only one) is the chosen one."""
+    if PATIENT_KEY in st.session_state:
+        return
+    wanted = st.query_params.get(PATIENT_PARAM)
+    ids = [p.patient_id for p in patients]
+    if wanted in ids:
+        st.session_state[PATIENT_KEY] = wanted
+        return
+    if wanted:
+        st.warning("The patient in this link is not imported here.", icon=":material/link_off:")
+    if len(ids) == 1:
+        st.session_state[PATIENT_KEY] = ids[0]
+
+
+def _follow_patient(patient_id: str | None) -> None:
+    """A newly chosen patient starts with no filters and no event (but the event the URL names for them)."""
+    if st.session_state.get(SHOWN) != patient_id:
+        st.session_state[SHOWN] = patient_id
+        for key in (EVENT_KEY, GOTO, f"{TIMELINE_KEY}-types", f"{TIMELINE_KEY}-admission"):
+            st.session_state.pop(key, None)
+        wanted = st.query_params.get(EVENT_PARAM)
+        if patient_id is not None and st.query_params.get(PATIENT_PARAM) == patient_id and wanted:
+            st.session_state[EVENT_KEY] = wanted
+    set_url_param(PATIENT_PARAM, patient_id)
+    if patient_id is None:
+        set_url_param(EVENT_PARAM, None)
+
+
+def _event_panel(app: App, event: Event, by_id: dict[str, Event]) -> None:
+    """The chosen event beside its related events (reasons spelled out); a click on one makes it the chosen event."""
+    detail, related = st.columns([2, 3], gap="large")
+    with detail:
+        st.subheader("Event")
+        render_event(event, key="patients-event-card")
+    with related:
+        hits: list[RelatedEvent] | None = None
+        with report_errors():
+            found = app.patients.related(event.patient_id, event.event_id, top_k=RELATED)
+            hits = [RelatedEvent(by_id[h["event_id"]], h["score"], h["reasons"]) for h in found if h["event_id"] in by_id]
+        if hits is None:
+            return
+        chosen = render_related(event, hits, key=RELATED_KEY)
+    if chosen is not None:
+        st.session_state[GOTO] = chosen
+        st.rerun()
+
+
+app = current_app()
+render_page(app)
