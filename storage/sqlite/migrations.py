@@ -281,22 +281,23 @@ MIGRATIONS: list[list[Step]] = [
     # 12: patient records (seed 004): patients, their admissions and clinical events (upserted by `event_id`;
     # `ts` is epoch seconds for time windows; `links` holds the hospital's own keys as JSON, `concepts` the
     # concepts found at import), and each event's vector per embedding model (`text_key` is the sha256 of the
-    # embedded text, so an event whose content changed is embedded again and nothing else is).
+    # embedded text, so an event whose content changed is embedded again and nothing else is). Written to run again
+    # harmlessly (IF NOT EXISTS), as a test re-applies the migrations from 11 on.
     [
-        """CREATE TABLE patients (
+        """CREATE TABLE IF NOT EXISTS patients (
             patient_id TEXT PRIMARY KEY,
             gender TEXT NOT NULL DEFAULT '',
             age INTEGER
         )""",
-        """CREATE TABLE admissions (
+        """CREATE TABLE IF NOT EXISTS admissions (
             admission_id TEXT PRIMARY KEY,
             patient_id TEXT NOT NULL REFERENCES patients(patient_id) ON DELETE CASCADE,
             admit_time TEXT NOT NULL,
             discharge_time TEXT NOT NULL,
             admission_type TEXT NOT NULL DEFAULT ''
         )""",
-        "CREATE INDEX admissions_patient ON admissions(patient_id)",
-        """CREATE TABLE events (
+        "CREATE INDEX IF NOT EXISTS admissions_patient ON admissions(patient_id)",
+        """CREATE TABLE IF NOT EXISTS events (
             event_id TEXT PRIMARY KEY,
             patient_id TEXT NOT NULL REFERENCES patients(patient_id) ON DELETE CASCADE,
             ts REAL NOT NULL,
@@ -310,8 +311,8 @@ MIGRATIONS: list[list[Step]] = [
             concepts TEXT NOT NULL,
             admission_id TEXT NOT NULL
         )""",
-        "CREATE INDEX events_patient_time ON events(patient_id, ts)",
-        """CREATE TABLE event_vectors (
+        "CREATE INDEX IF NOT EXISTS events_patient_time ON events(patient_id, ts)",
+        """CREATE TABLE IF NOT EXISTS event_vectors (
             event_id TEXT NOT NULL REFERENCES events(event_id) ON DELETE CASCADE,
             model TEXT NOT NULL,
             text_key TEXT NOT NULL,
