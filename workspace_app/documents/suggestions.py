@@ -21,9 +21,10 @@ from workspace_app.models.answers import Answer, Turn
 from workspace_app.models.documents import Document
 from workspace_app.models.guides import SourceGuide, SuggestedQuestion
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.text.cjk import has_cjk
 from workspace_app.text.language import detect_language
 
-SUGGESTIONS_VERSION = "suggest-v1"
+SUGGESTIONS_VERSION = "suggest-v2"
 MAX_SUGGESTIONS = 5
 MAX_CHECKS = 16  # answers asked at most per workspace (each ~0.1-1 s): the rest of the candidates are left
 _EN_POPULATION = re.compile(r"^(?:In|For|Among)\s+(?P<who>[^,;:()]{6,110}?),\s")
@@ -31,11 +32,39 @@ _EN_SUBJECT = re.compile(
     r"^(?P<what>[A-Z][^,;:()]{3,70}?)\s+(?:is|are|should|may|can)\s+(?:not\s+)?(?:be\s+)?"
     r"(?:recommended|indicated|reasonable|considered|used|useful|beneficial|performed|initiated|prescribed)\b"
 )
+# "... should be used in women with CHD unless contraindicated": the population after the advice.
+_EN_POPULATION_AFTER = re.compile(
+    r"\b(?:recommended|indicated|reasonable|considered|used|useful|beneficial|performed|initiated|prescribed)\s+"
+    r"(?:in|for)\s+(?P<who>(?:adults|children|patients|women|men|people|individuals|persons)\b[^,;:()]{3,80}?)"
+    r"(?=\s+(?:unless|if|when|who|to|for|with|because|as|since|and\s+(?:is|are|should))\b|[,;.(]|$)"
+)
+_PARENTHESES = re.compile(r"\s*[(（][^()（）]*[)）]")
+_DOSE = re.compile(r"\s+\d[\d.,–-]*\s*(?:mg|g|µg|mcg|mmol|units?|IU)\b(?:/\w+)?", re.IGNORECASE)
 _ZH_POPULATION = re.compile(r"^(?:对于|对)(?P<who>[^，,。；]{2,30})[，,]")
+_ZH_PATIENTS = re.compile(r"^(?P<who>[^，,。；]{2,25}?患者)[，,]")
+_ZH_FIRST_CHOICE = re.compile(r"^(?P<what>[^，,。；\s]{4,30}?)(?:应?首选|优先选择)")
 _ZH_SUBJECT = re.compile(r"^(?:推荐|建议)?(?P<what>[^，,。；]{2,20}?)(?:推荐|建议|应)")
 _ACRONYM = re.compile(r"^[A-Z0-9]{2,}")
 _TITLE_LIKE = re.compile(r"guideline|consensus|statement|scientific|update|共识|指南|声明|\d{4}$", re.IGNORECASE)
 _DANGLING = re.compile(r"\b(of|for|and|or|the|in|with|to|a|an)$|[-–—:：,，]$", re.IGNORECASE)
+# How a guideline was made, not what it says: nobody asks their sources about these.
+_PROCESS = re.compile(
+    r"\b(?:review|approval|committee|panel|work(?:ing)? group|members?|reviewers?|ownership|speakers|bureau|"
+    r"literature search|search yield|inclusion|exclusion criteria|selection of|scope|organi[sz]ation|"
+    r"CQ-based|approach|rationale|class of recommendation|level of evidence|evidence statements?)\b"
+    r"|\breferences?\b|参考文献|撰写|成员|执笔|专家组|工作组|推荐意见$",
+    re.IGNORECASE,
+)
+# A table row or figure label read as a heading: counts ("N = 8,678,060"), footnote marks inside.
+_TABLE_LABEL = re.compile(r"\bN\s*=|\d{1,3}(?:,\d{3})+|\d{4,}|\*\s*\S")
+# A sentence cut at the end of its line, read as a heading: "Rationale: Reducing saturated fat intake lowers both".
+_SENTENCE_CUT = re.compile(r":\s+[A-Z][a-z]+ing\b|\b(?:lowers|reduces|increases|improves|is|are|was|were)\s+\w+$")
+# A clinical question's or section's label before its title: "CQ2—Sodium and Potassium", "S4.1: Syncope".
+_LABEL = re.compile(r"^[A-Z]{1,4}\d+(?:\.\d+)*\s*[—–:-]\s*(?=\S)")
+_RECOMMENDATIONS_FOR = re.compile(r"^recommendations?\s+(?:for|on)\s+(?P<what>.+)$", re.IGNORECASE)
+_SMALL_WORDS = frozenset("and or of the for in with to a an on at by vs".split())
+_GENERIC_SUBJECTS = frozenset("pharmacotherapy therapy treatment it this these they such".split())
+MAX_QUESTION_CHARS = 100
 
 
 class Asker(Protocol):
@@ -52,46 +81,96 @@ class SuggestionCatalog(ScopeCatalog, GuideRepository, Protocol):
 
 
 def candidate_questions(document: Document, guide: SourceGuide) -> list[SuggestedQuestion]:
-    """Questions one source's guide suggests, recommendations first, without repeats."""
-    drafts = [(recommendation_question(r.text), "recommendation") for r in guide.recommendations]
+    """Questions one source's guide suggests, recommendations first, without repeats or overlong ones."""
+    drafts = [(recommendation_question(r.text, r.section), "recommendation") for r in guide.recommendations]
     drafts += [(heading_question(h), "heading") for h in guide.headings]
     seen: set[str] = set()
     found = []
     for question, origin in drafts:
-        if question and question.lower() not in seen:
+        if question and len(question) <= MAX_QUESTION_CHARS and question.lower() not in seen:
             seen.add(question.lower())
             found.append(SuggestedQuestion(question, document.id, document.name, origin))
     return found
 
 
-def recommendation_question(statement: str) -> str | None:
-    """A question a recommendation answers: who it is for, else what it is about."""
+def recommendation_question(statement: str, section: str = "") -> str | None:
+    """A question a recommendation answers: who it is for, else what it is about (with its section's topic when
+    the subject alone says nothing, e.g. "pharmacotherapy" under "Blood pressure: pharmacotherapy")."""
     if detect_language(statement) == "zh":
-        who = _ZH_POPULATION.match(statement)
-        if who:
-            return f"对于{who['who'].strip()}，推荐什么？"
-        what = _ZH_SUBJECT.match(statement)
-        return f"关于{what['what'].strip()}，有什么推荐？" if what else None
-    who = _EN_POPULATION.match(statement)
+        return _zh_recommendation_question(statement)
+    plain = _DOSE.sub("", _PARENTHESES.sub("", statement))
+    who = _EN_POPULATION.match(plain) or _EN_POPULATION_AFTER.search(plain)
     if who:
         return f"What is recommended for {_lower_first(who['who'].strip())}?"
-    what = _EN_SUBJECT.match(statement)
-    return f"When is {_lower_first(what['what'].strip())} recommended?" if what else None
+    what = _EN_SUBJECT.match(plain)
+    if not what:
+        return None
+    subject = _lower_first(what["what"].strip())
+    topic = _section_topic(section)
+    if subject.lower() in _GENERIC_SUBJECTS and topic and topic.lower() not in subject.lower():
+        return f"When is {subject} recommended for {topic}?"
+    return f"When is {subject} recommended?"
+
+
+def _zh_recommendation_question(statement: str) -> str | None:
+    who = _ZH_POPULATION.match(statement) or _ZH_PATIENTS.match(statement)
+    if who:
+        return f"对于{who['who'].strip()}，推荐什么？"
+    first = _ZH_FIRST_CHOICE.match(statement)
+    if first:
+        return f"{first['what'].strip()}首选什么？"
+    what = _ZH_SUBJECT.match(statement)
+    return f"关于{what['what'].strip()}，有什么推荐？" if what else None
+
+
+def _section_topic(section: str) -> str:
+    """The topic a section title names: "Blood pressure: pharmacotherapy" -> "blood pressure"."""
+    title = section.split(" > ")[-1].strip()
+    topic = title.split(":")[0].strip() if ":" in title else ""
+    return _lower_first(topic) if 3 <= len(topic) <= 40 else ""
 
 
 def heading_question(heading: str) -> str | None:
-    """A question a section answers, from its title (not from a cut-off title or the document's own title)."""
-    title = heading.strip().rstrip("?？*†‡ ")
-    if _TITLE_LIKE.search(title) or _DANGLING.search(title):
+    """A question a section answers, from its title; None for a cut-off title, the document's own title, how the
+    guideline was made, a table row or a sentence read as a heading."""
+    title = _LABEL.sub("", _unfused(heading.strip().rstrip("?？*†‡ ")))
+    if (_TITLE_LIKE.search(title) or _DANGLING.search(title) or _PROCESS.search(title)
+            or _TABLE_LABEL.search(title) or _SENTENCE_CUT.search(title)):
         return None
     if detect_language(title) == "zh":
         return f"关于{title}，资料中怎么说？"
     words = title.split()
     if len(words) < 2:
         return None
-    if sum(w[:1].isupper() for w in words) * 2 > len(words):  # Title Case: lower the words that are not acronyms
-        title = " ".join(w if _ACRONYM.match(w) else w.lower() for w in words)
-    return f"What do the sources say about {_lower_first(title)}?"
+    recommended = _RECOMMENDATIONS_FOR.match(title)
+    if recommended:
+        return f"What is recommended for {_plain_case(recommended['what'])}?"
+    return f"What do the sources say about {_lower_first(_plain_case(title))}?"
+
+
+def _unfused(title: str) -> str:
+    """A Chinese heading without the body text run into it ("症状与体征 心悸是房颤的主要症状，…" -> "症状与体征") and
+    without the spaces of a letter-spaced one ("参 考 文 献" -> "参考文献")."""
+    if not has_cjk(title):
+        return title
+    parts = title.split()
+    if len(parts) > 2 and all(len(part) == 1 for part in parts):
+        return "".join(parts)
+    head = parts[0] if parts else title
+    if len(parts) > 1 and len(head) >= 4 and has_cjk(head[-1]):
+        return head
+    return title
+
+
+def _plain_case(title: str) -> str:
+    """Title Case or ALL CAPS in sentence case, acronyms kept: "AEROBIC EXERCISE TRAINING AND BP" -> "aerobic
+    exercise training and BP"."""
+    words = title.split()
+    if all(w.isupper() for w in words if any(c.isalpha() for c in w)):
+        return " ".join(w if len(w) <= 3 and w.lower() not in _SMALL_WORDS else w.lower() for w in words)
+    if sum(w[:1].isupper() for w in words) * 2 > len(words):
+        return " ".join(w if _ACRONYM.match(w) else w.lower() for w in words)
+    return title
 
 
 class SuggestionService:
