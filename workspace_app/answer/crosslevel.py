@@ -23,7 +23,7 @@ from typing import Protocol
 
 from workspace_app.answer.patient_evidence import PatientEvidence, choose_events, event_sentence, score_events
 from workspace_app.errors import WorkspaceError
-from workspace_app.models.answers import Answer, Citation, EntityRef
+from workspace_app.models.answers import Answer, Citation, EntityRef, Turn
 from workspace_app.models.events import ConceptName, Event, VocabularyEntry
 from workspace_app.text.language import detect_language
 
@@ -50,7 +50,7 @@ class GuidelineAnswerer(Protocol):
     """The workspace's answerer (AnswerService.ask)."""
 
     def ask(
-        self, workspace: str, question: str, history: Sequence[object] = (), documents: Sequence[str] | None = None,
+        self, workspace: str, question: str, history: Sequence[Turn] = (), documents: Sequence[str] | None = None,
         mode: str = "naive",
     ) -> Answer: ...
 
