@@ -95,7 +95,7 @@ class PatientAnswerService:
         documents: Sequence[str] | None, mode: str,
     ) -> Answer | None:
         """The answer of the workspace's sources to the patient-free question (None when they do not answer)."""
-        tried = dict.fromkeys(q for q in (patient_free(question, concepts, language), without_patient(question)) if q)
+        tried = dict.fromkeys(q for q in (patient_free(concepts, language), without_patient(question)) if q)
         for asked in tried:
             answer = self.answers.ask(workspace, asked, documents=documents, mode=mode)
             if not answer.refused and answer.citations:
@@ -126,7 +126,7 @@ class PatientAnswerService:
         ]
 
 
-def patient_free(question: str, concepts: Sequence[ConceptName], language: str) -> str:
+def patient_free(concepts: Sequence[ConceptName], language: str) -> str:
     """The question as the guidelines can answer it: 'What is recommended for anticoagulation in patients with
     atrial fibrillation?' ('' when it names no concept)."""
     name = (lambda c: c.name_zh or c.name) if language == "zh" else (lambda c: c.name)
