@@ -145,3 +145,12 @@ def test_cli_ask_about_a_patient(cli: Callable[..., subprocess.CompletedProcess[
     assert any(c["level"] == "guideline" and c["page_start"] in (1, 2) for c in answer["citations"])
     shown = cli(data, "ask", "--workspace", "af", "--patient", "p1", QUESTION)
     assert "(patient) Patient p1" in shown.stdout and "Patient record:" in shown.stdout
+
+
+def test_lab_results_cite_their_lab_item_definition(crossed: Any) -> None:
+    answer = crossed.patient_answers.ask("af", AF_PATIENT, "Was this patient's INR in range on warfarin?")
+    levels = _levels(answer)
+    assert any(c.quote.startswith("INR(PT) ") for c in levels["patient"])
+    inr = next(c for c in levels["vocabulary"] if c.quote == "INR(PT)")
+    assert inr.section.startswith("MIMIC-IV lab item ") and inr.document == "MIMIC-IV d_labitems"
+    assert "INR(PT) (Blood, Hematology)." in answer.text
