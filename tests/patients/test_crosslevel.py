@@ -154,3 +154,10 @@ def test_lab_results_cite_their_lab_item_definition(crossed: Any) -> None:
     inr = next(c for c in levels["vocabulary"] if c.quote == "INR(PT)")
     assert inr.section.startswith("MIMIC-IV lab item ") and inr.document == "MIMIC-IV d_labitems"
     assert "INR(PT) (Blood, Hematology)." in answer.text
+
+
+def test_unknown_patient_is_a_clear_error(crossed: Any) -> None:
+    from workspace_app.errors import PatientNotFoundError
+
+    with pytest.raises(PatientNotFoundError, match="No patient 'nobody'"):
+        crossed.patient_answers.ask("af", "nobody", QUESTION)
