@@ -322,9 +322,9 @@ MIGRATIONS: list[list[Step]] = [
     ],
     # 13: the standard vocabulary of imported records (seed 002 QUERY-003's bottom level): each code the records use
     # with its dictionary's title, e.g. ('icd9', '42731', 'Atrial fibrillation') from MIMIC's d_icd_diagnoses or
-    # ('labitem', '51237', 'INR(PT)') from d_labitems; upserted by (system, code) at import.
+    # ('labitem', '51237', 'INR(PT)') from d_labitems; upserted by (system, code) at import. Runs again harmlessly.
     [
-        """CREATE TABLE vocabulary (
+        """CREATE TABLE IF NOT EXISTS vocabulary (
             system TEXT NOT NULL,
             code TEXT NOT NULL,
             title TEXT NOT NULL,
