@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
 from workspace_app.models.documents import Chunk, Document, JobAttempt, JobState, Workspace
-from workspace_app.models.events import Admission, Event, Patient
+from workspace_app.models.events import Admission, Event, Patient, VocabularyEntry
 from workspace_app.models.graph import (
     ChunkInfo,
     CommunityReport,
@@ -210,3 +210,10 @@ class EventStore(Protocol):
     def vector_keys(self, model: str, event_ids: Sequence[str]) -> dict[str, str]: ...
     def put_vectors(self, model: str, vectors: Mapping[str, tuple[str, NDArray[np.float32]]]) -> None: ...
     def patient_vectors(self, patient_id: str, model: str) -> tuple[list[str], NDArray[np.float32]]: ...
+
+
+class VocabularyStore(Protocol):
+    """Standard definitions of the codes imported records use (ICD titles, lab item labels), by system and code."""
+
+    def upsert_vocabulary(self, entries: Sequence[VocabularyEntry]) -> int: ...
+    def vocabulary(self, system: str, codes: Sequence[str] | None = None) -> list[VocabularyEntry]: ...

@@ -9,6 +9,7 @@
     app.guides      each source's guide: summary, key recommendations, main entities (made at ingestion)
     app.suggestions questions a workspace's sources answer, checked with the answerer
     app.patients    patient records: import (MIMIC-IV or an events file), patients, events, related events
+    app.patient_answers  questions about one patient answered across levels: its events, the guidelines, the vocabulary
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -21,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 
 from storage.base import Catalog, VectorIndex
+from workspace_app.answer.crosslevel import PatientAnswerService
 from workspace_app.answer.export import answer_markdown, escape, grading_text
 from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
@@ -64,6 +66,7 @@ class App:
     guides: GuideService
     suggestions: SuggestionService
     patients: PatientService
+    patient_answers: PatientAnswerService
     translator: Translator = field(default_factory=NoTranslator)
 
     def warm_up(self, mode: str = "hybrid") -> dict[str, float]:

@@ -1,7 +1,7 @@
 """The SQLite catalog: one `Database` (WAL, foreign keys, migrations) with its repositories on top.
 
 Each repository is an attribute (`catalog.workspaces`, `.documents`, `.chunks`, `.leases`, `.chats`, `.notes`,
-`.guides`, `.patients`);
+`.guides`, `.patients`, `.vocabulary`);
 the catalog also answers every repository method itself, so it satisfies the `Catalog`, `ChatRepository` and
 `NoteRepository` protocols as one object.
 """
@@ -19,6 +19,7 @@ from storage.sqlite.guides import SqliteGuides
 from storage.sqlite.leases import SqliteJobLeases
 from storage.sqlite.migrations import MIGRATIONS
 from storage.sqlite.patients import SqlitePatientStore
+from storage.sqlite.vocabulary import SqliteVocabularyStore
 from storage.sqlite.workspaces import SqliteWorkspaces
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
 from workspace_app.models.documents import Chunk, Document, JobState, Workspace
@@ -39,6 +40,7 @@ class SqliteCatalog:
         self.notes = SqliteNotes(self.database)
         self.guides = SqliteGuides(self.database)
         self.patients = SqlitePatientStore(self.database)
+        self.vocabulary = SqliteVocabularyStore(self.database)
 
     def close(self) -> None:
         """Close the connection."""

@@ -320,4 +320,17 @@ MIGRATIONS: list[list[Step]] = [
             PRIMARY KEY (event_id, model)
         ) WITHOUT ROWID""",
     ],
+    # 13: the standard vocabulary of imported records (seed 002 QUERY-003's bottom level): each code the records use
+    # with its dictionary's title, e.g. ('icd9', '42731', 'Atrial fibrillation') from MIMIC's d_icd_diagnoses or
+    # ('labitem', '51237', 'INR(PT)') from d_labitems; upserted by (system, code) at import. Runs again harmlessly.
+    [
+        """CREATE TABLE IF NOT EXISTS vocabulary (
+            system TEXT NOT NULL,
+            code TEXT NOT NULL,
+            title TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (system, code)
+        ) WITHOUT ROWID""",
+    ],
 ]

@@ -105,7 +105,7 @@ def test_answer_json_has_the_public_shape(app: App) -> None:
     citation = data["citations"][0]
     assert list(citation) == [
         "n", "chunk_id", "document", "document_id", "page_start", "page_end", "section", "quote", "rects", "score",
-        "recommendation_class", "evidence_level",
+        "recommendation_class", "evidence_level", "level", "patient_id", "event_id",
     ]
     assert set(citation["rects"][0]) == {"page", "x0", "y0", "x1", "y1"}
     assert {"retrieve", "answer", "total"} <= set(data["timings_ms"])

@@ -16,7 +16,7 @@ KEYS = [
 ]
 CITATION_KEYS = [
     "n", "chunk_id", "document", "document_id", "page_start", "page_end", "section", "quote", "rects", "score",
-    "recommendation_class", "evidence_level",
+    "recommendation_class", "evidence_level", "level", "patient_id", "event_id",
 ]
 
 

@@ -59,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode", choices=("naive", "local", "global", "hybrid"), default="naive",
         help="query mode: naive (text search), local (the question's entities), global (community reports), hybrid",
     )
+    ask.add_argument(
+        "--patient", "-p", default=None,
+        help="a patient id: answer from the patient's records, the workspace's guidelines and the vocabulary",
+    )
 
     documents = commands.add_parser("documents", help="list a workspace's documents")
     documents.add_argument("--workspace", "-w", required=True)
@@ -263,11 +267,13 @@ def _print_hits(result: Any) -> None:
 
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
-    
-    answers = _app(settings).answers
+    app = _app(settings)
     documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
     for question in _queries(args):
-        answer = answers.ask(args.workspace, question, documents=documents, mode=args.mode)
+        if args.patient:
+            answer = app.patient_answers.ask(args.workspace, args.patient, question, documents, args.mode)
+        else:
+            answer = app.answers.ask(args.workspace, question, documents=documents, mode=args.mode)
         if args.json:
             print(json.dumps(answer.to_json(), ensure_ascii=False), flush=True)
         else:
@@ -280,6 +286,9 @@ def _print_answer(answer: Any) -> None:
 
     print(terminal_safe(f"# {answer.question}\n\n{answer.text}\n"))
     for c in answer.citations:
+        if c.level != "guideline":
+            print(terminal_safe(f"[{c.n}] ({c.level}) {c.document}, {c.section}: {c.quote[:160]!r}"))
+            continue
         pages = f"p.{c.page_start}" + (f"-{c.page_end}" if c.page_end != c.page_start else "")
         grading = f" ({grading_text(c)})" if grading_text(c) else ""
         print(terminal_safe(f"[{c.n}] {c.document} {pages}{grading}: {c.quote[:160]!r}"))

@@ -16,6 +16,7 @@ from storage.sqlite.graph import SqliteGraphStore
 from storage.vector_set import VectorIndexSet
 from workspace_app.adapters.ownership import claim_data_dir
 from workspace_app.adapters.process import make_private
+from workspace_app.answer.crosslevel import PatientAnswerService
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
@@ -34,6 +35,7 @@ from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
+from workspace_app.patients.records import PatientRecordSource
 from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
@@ -133,10 +135,11 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
         multilingual=crosslingual.embedder if crosslingual else None,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
+    patients = PatientService(catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary)
     return App(
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
         guides=guides, suggestions=SuggestionService(catalog, guides, answers),
-        patients=PatientService(catalog.patients, embedder, settings.patients.rules_file),
+        patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients)),
         translator=translator,
     )
 

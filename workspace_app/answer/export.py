@@ -48,8 +48,11 @@ def answer_markdown(answer: Answer) -> str:
 
 
 def citation_line(citation: Citation) -> str:
-    """`[n] document, p. X, section — "quote" (Class I, LOE A)`."""
+    """`[n] document, p. X, section — "quote" (Class I, LOE A)`; a patient event or a definition has its level
+    instead of pages."""
     pages = f"p. {citation.page_start}" + (f"–{citation.page_end}" if citation.page_end != citation.page_start else "")
+    if citation.level != "guideline":
+        pages = f"({citation.level})"
     grading = grading_text(citation)
     tail = f" ({escape(grading)})" if grading else ""
     section = f", {escape(citation.section)}" if citation.section else ""

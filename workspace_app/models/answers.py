@@ -36,7 +36,11 @@ class EvidenceBlock:
 
 @dataclass(frozen=True)
 class Citation:
-    """One `[n]` of an answer: the block it points to and the sentence that supports the claim."""
+    """One `[n]` of an answer: the block it points to and the sentence that supports the claim.
+
+    `level` says which level of knowledge it cites (seed 002 QUERY-003): 'guideline' (a passage of a source,
+    the default), 'patient' (an event of `patient_id`'s record: `event_id`) or 'vocabulary' (a standard
+    definition of a code, e.g. an ICD title; `section` names the code)."""
 
     n: int
     chunk_id: str
@@ -51,6 +55,9 @@ class Citation:
     score: float
     recommendation_class: str | None = None
     evidence_level: str | None = None
+    level: str = "guideline"
+    patient_id: str | None = None
+    event_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON shape of a citation (CLI `ask --json`)."""
@@ -59,6 +66,7 @@ class Citation:
             "page_start": self.page_start, "page_end": self.page_end, "section": self.section, "quote": self.quote,
             "rects": [rect.to_json() for rect in self.rects], "score": round(self.score, 4),
             "recommendation_class": self.recommendation_class, "evidence_level": self.evidence_level,
+            "level": self.level, "patient_id": self.patient_id, "event_id": self.event_id,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -76,6 +84,7 @@ class Citation:
             quote=data["quote"], rects=tuple(_rect(r) for r in data.get("rects", [])),
             chunk_rects=tuple(_rect(r) for r in data.get("chunk_rects", [])), score=float(data.get("score", 0.0)),
             recommendation_class=data.get("recommendation_class"), evidence_level=data.get("evidence_level"),
+            level=data.get("level", "guideline"), patient_id=data.get("patient_id"), event_id=data.get("event_id"),
         )
 
 

@@ -55,6 +55,35 @@ class Event:
 
 
 @dataclass(frozen=True)
+class VocabularyEntry:
+    """A standard definition of a code the records use: an ICD diagnosis title, a lab item's label.
+
+    `system` is 'icd9', 'icd10' or 'labitem'; `detail` says more where the dictionary does (a lab's fluid and
+    category); `source` names the dictionary it was read from."""
+
+    system: str
+    code: str
+    title: str
+    detail: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class ConceptName:
+    """A concept of the patients lexicon as a text names it: its key ('class:anticoagulant') and its names in
+    English and Chinese ('anticoagulant', '抗凝药')."""
+
+    key: str
+    name: str
+    name_zh: str = ""
+
+    @property
+    def kind(self) -> str:
+        """The concept's kind: 'class', 'drug', 'disease', 'lab'..."""
+        return self.key.split(":", 1)[0]
+
+
+@dataclass(frozen=True)
 class Admission:
     """One hospital stay of a patient."""
 

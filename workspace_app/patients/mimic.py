@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workspace_app.models.events import Admission, Event, Patient
+from workspace_app.models.events import Admission, Event, Patient, VocabularyEntry
 
 Row = dict[str, str]
 
@@ -55,6 +55,8 @@ class MimicReader:
     folder: Path
     patients: set[str] | None = None
     admit_times: dict[str, str] = field(default_factory=dict)
+    used_icd: set[tuple[str, str]] = field(default_factory=set)  # (version, code) of the diagnoses read
+    used_items: set[str] = field(default_factory=set)  # lab item ids of the results read
 
     def _rows(self, table: str) -> Iterator[tuple[int, Row]]:
         path = self.folder / f"{table}.csv.gz"
@@ -110,6 +112,7 @@ class MimicReader:
                          lambda r: r["long_title"])
         for line, row in self._rows("hosp/diagnoses_icd"):
             code = f"{row['icd_version']}:{row['icd_code']}"
+            self.used_icd.add((row["icd_version"], row["icd_code"]))
             content = f"Diagnosis: {titles.get(code, 'unknown code')} (ICD-{row['icd_version']} {row['icd_code']})"
             yield Event(f"diagnoses_icd:{row['hadm_id']}:{row['seq_num']}", row["subject_id"],
                         self.admit_times.get(row["hadm_id"], ""), "history", "diagnosis", content, "diagnoses_icd",
@@ -133,6 +136,7 @@ class MimicReader:
             items[row["itemid"]] = (row["label"], row["category"])
         for line, row in self._rows("hosp/labevents"):
             label, category = items.get(row["itemid"], (f"lab item {row['itemid']}", "Lab"))
+            self.used_items.add(row["itemid"])
             yield Event(f"labevents:{row['labevent_id']}", row["subject_id"], row["charttime"], "lab", category,
                         lab_content(label, row), "labevents", line, admission_id=row["hadm_id"])
 
@@ -184,6 +188,26 @@ class MimicReader:
                        f"{row['amountuom']}{rate} ({category})")
             yield Event(event_id, row["subject_id"], row["starttime"], "nursing", "infusion", content, "inputevents",
                         line, _links(row, "orderid", "linkorderid"), admission_id=row["hadm_id"])
+
+
+    def vocabulary(self) -> list[VocabularyEntry]:
+        """The dictionaries' entries for the codes the events read so far use: ICD diagnosis long titles
+        (d_icd_diagnoses) and lab item labels with fluid and category (d_labitems)."""
+        entries = [
+            VocabularyEntry(f"icd{row['icd_version']}", row["icd_code"], row["long_title"],
+                            source="MIMIC-IV d_icd_diagnoses")
+            for _, row in _read_if_present(self.folder / "hosp/d_icd_diagnoses.csv.gz")
+            if (row["icd_version"], row["icd_code"]) in self.used_icd
+        ]
+        for _, row in _read_if_present(self.folder / "hosp/d_labitems.csv.gz"):
+            if row["itemid"] in self.used_items:
+                detail = ", ".join(p for p in (row["fluid"], row["category"]) if p)
+                entries.append(VocabularyEntry("labitem", row["itemid"], row["label"], detail, "MIMIC-IV d_labitems"))
+        return entries
+
+
+def _read_if_present(path: Path) -> Iterator[tuple[int, Row]]:
+    return read_rows(path) if path.is_file() else iter(())
 
 
 def _links(row: Row, *keys: str) -> dict[str, str]:

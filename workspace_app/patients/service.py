@@ -8,15 +8,24 @@ import builtins
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from storage.base import EventStore
+from storage.base import EventStore, VocabularyStore
 from workspace_app.embedding.embedder import Embedder, text_key
 from workspace_app.errors import EventNotFoundError, PatientNotFoundError, UnsupportedFileError
-from workspace_app.models.events import TIME_FORMAT, Admission, Event, ImportReport, Patient, RowError, parse_time
+from workspace_app.models.events import (
+    TIME_FORMAT,
+    Admission,
+    Event,
+    ImportReport,
+    Patient,
+    RowError,
+    VocabularyEntry,
+    parse_time,
+)
 from workspace_app.patients.concepts import extract_concepts
 from workspace_app.patients.events_file import read_events_file
 from workspace_app.patients.lexicon import Lexicon, load_lexicon
@@ -34,11 +43,15 @@ MEMORIES = 8  # patient memories kept in this process (each a few MB at most)
 class PatientService:
     """Patient records over an event store, the app's embedder and a rule set."""
 
-    def __init__(self, store: EventStore, embedder: Embedder, rules: RuleSet | Path | None = None) -> None:
-        """`rules`: a rule set, or the YAML file to read it from on first use (None: the shipped rules.yaml), so
+    def __init__(
+        self, store: EventStore, embedder: Embedder, rules: RuleSet | Path | None = None,
+        vocabulary: VocabularyStore | None = None,
+    ) -> None:
+        """`vocabulary`: where the dictionaries' definitions of imported codes are kept (none: not kept). `rules`: a rule set, or the YAML file to read it from on first use (None: the shipped rules.yaml), so
         a broken user file fails related-event search with its message, not the whole application."""
         self._store = store
         self._embedder = embedder
+        self._vocabulary = vocabulary
         self._rules = rules if isinstance(rules, RuleSet) else None
         self._rules_file = None if isinstance(rules, RuleSet) else rules
         self._memories: dict[str, PatientMemory] = {}
@@ -85,6 +98,8 @@ class PatientService:
         self._store_records(admission_events, "admissions", report, on_progress)
         for table, read in reader.event_tables():
             self._store_records(read(), table, report, on_progress)
+        if self._vocabulary is not None:
+            self._vocabulary.upsert_vocabulary(reader.vocabulary())
 
     def _store_records(
         self, records: Iterable[Event | RowError], source: str, report: ImportReport,
@@ -162,6 +177,21 @@ class PatientService:
                 self._memories.pop(next(iter(self._memories)))
             self._memories[patient_id] = memory
         return memory
+
+    def definitions(self, system: str, codes: Sequence[str] | None = None) -> builtins.list[VocabularyEntry]:
+        """The stored standard definitions of a code system ('icd9', 'icd10', 'labitem'), of some codes if given."""
+        return self._vocabulary.vocabulary(system, codes) if self._vocabulary is not None else []
+
+    def similarity(self, patient_id: str, text: str) -> dict[str, float]:
+        """Cosine similarity of a text (a question) to each of the patient's embedded events, by event id."""
+        memory = self.memory(patient_id)
+        if not memory.events or not memory.vectors.any():
+            return {}
+        query = self._embedder.embed_query(text)
+        if query.shape[0] != memory.vectors.shape[1]:
+            return {}
+        scores = memory.vectors @ query
+        return {event.event_id: float(score) for event, score in zip(memory.events, scores, strict=True)}
 
     # Related events
 

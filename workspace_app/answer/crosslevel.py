@@ -1,0 +1,231 @@
+"""Questions across levels (seed 002 QUERY-003): a question about one patient answered from three levels, each
+cited and labelled.
+
+    patient     the patient's own events the question is about (patient_evidence.py), quoted with their time
+    guideline   what the workspace's sources say, by the usual answerer on a patient-free form of the question
+    vocabulary  the standard definitions of the coded items cited (ICD titles, lab item labels)
+
+The answer's text groups its sentences under 'Patient record:', 'Guideline:' and 'Definition:', every sentence
+with its [n]; a level with nothing to say says so rather than being filled with anything else. `Answer.entities`
+lists the concepts crossed: those the cited events share with the cited guideline passages.
+
+The patient's record is read through `PatientRecords` (implemented by workspace_app/patients/records.py and given
+by the wiring), so this package does not import the patients package.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from workspace_app.answer.patient_evidence import PatientEvidence, choose_events, event_sentence, score_events
+from workspace_app.errors import WorkspaceError
+from workspace_app.models.answers import Answer, Citation, EntityRef, Turn
+from workspace_app.models.events import ConceptName, Event, VocabularyEntry
+from workspace_app.text.language import detect_language
+
+HEADINGS = {
+    "en": {"patient": "Patient record:", "guideline": "Guideline:", "vocabulary": "Definition:"},
+    "zh": {"patient": "患者记录：", "guideline": "指南：", "vocabulary": "定义："},
+}
+_PATIENT_WORDS = re.compile(
+    r"\b(?:this|the|my|our|that) patient(?:'s|’s)?\s*|\bpatient \d+(?:'s)?\s*|(?:该|这位|此|这个)?患者的?", re.IGNORECASE
+)
+_VOCABULARY_NAMES = {"icd9": "ICD-9", "icd10": "ICD-10", "labitem": "MIMIC-IV lab item"}
+
+
+class PatientRecords(Protocol):
+    """What the cross-level answer reads of a patient's record."""
+
+    def concepts(self, text: str) -> list[ConceptName]: ...
+    def events(self, patient_id: str) -> list[Event]: ...
+    def similarity(self, patient_id: str, text: str) -> dict[str, float]: ...
+    def definitions(self, events: Sequence[Event]) -> list[tuple[str, VocabularyEntry]]: ...
+
+
+class GuidelineAnswerer(Protocol):
+    """The workspace's answerer (AnswerService.ask)."""
+
+    def ask(
+        self, workspace: str, question: str, history: Sequence[Turn] = (), documents: Sequence[str] | None = None,
+        mode: str = "naive",
+    ) -> Answer: ...
+
+
+class PatientAnswerService:
+    """Answers about one patient that cite the patient's events, the guidelines and the standard vocabulary."""
+
+    def __init__(self, answers: GuidelineAnswerer, records: PatientRecords) -> None:
+        self.answers = answers
+        self.records = records
+
+    def ask(
+        self, workspace: str, patient_id: str, question: str, documents: Sequence[str] | None = None,
+        mode: str = "naive",
+    ) -> Answer:
+        """Answer a question about a patient across the three levels. Raises PatientNotFoundError, WorkspaceError."""
+        started = time.perf_counter()
+        question = re.sub(r"\s+", " ", question).strip()
+        if not question:
+            raise WorkspaceError("Type a question first.")
+        language = "zh" if detect_language(question) == "zh" else "en"
+        concepts = self.records.concepts(question)
+        chosen = self._patient_level(patient_id, question, concepts)
+        guideline = self._guideline_level(workspace, question, concepts, language, documents, mode)
+        definitions = self.records.definitions([p.event for p in chosen])
+        answer = _assemble(question, language, patient_id, concepts, chosen, guideline, definitions)
+        answer.entities = self._crossed(workspace, chosen, answer.citations, language)
+        answer.mode = mode
+        answer.timings_ms = {**(guideline.timings_ms if guideline else {}), "total": _ms(started)}
+        return answer
+
+    def _patient_level(self, patient_id: str, question: str, concepts: Sequence[ConceptName]) -> list[PatientEvidence]:
+        events = self.records.events(patient_id)
+        keys = [c.key for c in concepts]
+        if not keys or not events:
+            return []
+        scored = score_events(events, keys, self.records.similarity(patient_id, question))
+        return choose_events(scored, keys)
+
+    def _guideline_level(
+        self, workspace: str, question: str, concepts: Sequence[ConceptName], language: str,
+        documents: Sequence[str] | None, mode: str,
+    ) -> Answer | None:
+        """The answer of the workspace's sources to the patient-free question (None when they do not answer)."""
+        tried = dict.fromkeys(q for q in (patient_free(concepts, language), without_patient(question)) if q)
+        for asked in tried:
+            answer = self.answers.ask(workspace, asked, documents=documents, mode=mode)
+            if not answer.refused and answer.citations:
+                answer.standalone_question = asked
+                return answer
+        return None
+
+    def _crossed(
+        self, workspace: str, chosen: Sequence[PatientEvidence], citations: Sequence[Citation], language: str
+    ) -> list[EntityRef]:
+        """The concepts the cited events share with the cited guideline passages, with the citations naming them."""
+        in_events = {c for p in chosen for c in p.event.concepts}
+        refs: dict[str, tuple[ConceptName, set[int]]] = {}
+        for citation in citations:
+            if citation.level != "guideline":
+                continue
+            for concept in self.records.concepts(citation.quote):
+                if concept.key in in_events:
+                    refs.setdefault(concept.key, (concept, set()))[1].add(citation.n)
+        for citation in citations:
+            event = next((p.event for p in chosen if p.event.event_id == citation.event_id), None)
+            for key in set(event.concepts if event and citation.level == "patient" else ()) & set(refs):
+                refs[key][1].add(citation.n)
+        return [
+            EntityRef(key, (concept.name_zh if language == "zh" and concept.name_zh else concept.name), concept.kind,
+                      workspace, workspace, tuple(sorted(numbers)))
+            for key, (concept, numbers) in refs.items()
+        ]
+
+
+def patient_free(concepts: Sequence[ConceptName], language: str) -> str:
+    """The question as the guidelines can answer it: 'What is recommended for anticoagulation in patients with
+    atrial fibrillation?' ('' when it names no concept)."""
+    name = (lambda c: c.name_zh or c.name) if language == "zh" else (lambda c: c.name)
+    diseases = [name(c) for c in concepts if c.kind == "disease"]
+    treatments = [name(c) for c in concepts if c.kind != "disease"][:2]
+    joiner = "和" if language == "zh" else " and "
+    disease, treatment = joiner.join(diseases[:2]), joiner.join(treatments)
+    if language == "zh":
+        if disease and treatment:
+            return f"{disease}患者的{treatment}推荐什么？"
+        return f"{disease}患者推荐什么治疗？" if disease else (f"{treatment}的推荐是什么？" if treatment else "")
+    if disease and treatment:
+        return f"What is recommended for {treatment} in patients with {disease}?"
+    if disease:
+        return f"What is recommended for patients with {disease}?"
+    return f"What is recommended for {treatment}?" if treatment else ""
+
+
+def without_patient(question: str) -> str:
+    """The question without the words that point at the patient ('this patient's anticoagulation' -> ...)."""
+    return re.sub(r"\s+", " ", _PATIENT_WORDS.sub("", question)).strip()
+
+
+def _assemble(
+    question: str, language: str, patient_id: str, concepts: Sequence[ConceptName], chosen: Sequence[PatientEvidence],
+    guideline: Answer | None, definitions: Sequence[tuple[str, VocabularyEntry]],
+) -> Answer:
+    citations: list[Citation] = []
+    heads = HEADINGS[language]
+    lines = [heads["patient"]]
+    for evidence in chosen:
+        citations.append(_event_citation(len(citations) + 1, evidence, patient_id))
+        lines.append(f"{event_sentence(evidence, language)} [{len(citations)}]")
+    if not chosen:
+        lines.append(_missing_patient(language, patient_id, concepts))
+    lines.append(heads["guideline"])
+    if guideline is not None:
+        offset = len(citations)
+        citations += [replace(c, n=c.n + offset, level="guideline") for c in guideline.citations]
+        lines.append(re.sub(r"\[(\d+)\]", lambda m: f"[{int(m[1]) + offset}]", guideline.text))
+    else:
+        lines.append(_missing_guideline(language))
+    lines.append(heads["vocabulary"])
+    for event_id, entry in definitions:
+        if any(c.level == "vocabulary" and c.chunk_id == _code_id(entry) for c in citations):
+            continue
+        citations.append(_definition_citation(len(citations) + 1, entry, patient_id, event_id))
+        lines.append(f"{_code_name(entry)}: {entry.title}{f' ({entry.detail})' if entry.detail else ''}. [{len(citations)}]")
+    if not definitions:
+        lines.append("所引用的记录没有带标准定义的编码。" if language == "zh"
+                     else "None of the cited records carries a code with a standard definition.")
+    return Answer(
+        question=question, text="\n\n".join(lines), citations=citations,
+        grounded=guideline.grounded if guideline else True, refused=not chosen and guideline is None,
+        confidence=guideline.confidence if guideline else 0.0, language=language,
+        disclaimer=guideline.disclaimer if guideline else "", answerer="extractive",
+        standalone_question=guideline.standalone_question if guideline else None,
+    )
+
+
+def _missing_patient(language: str, patient_id: str, concepts: Sequence[ConceptName]) -> str:
+    named = ", ".join((c.name_zh or c.name) if language == "zh" else c.name for c in concepts)
+    if language == "zh":
+        return f"患者 {patient_id} 没有与问题（{named}）相符的记录。" if named else f"问题未提到已知的药物、疾病或检验，未匹配患者 {patient_id} 的记录。"
+    if not named:
+        return f"The question names no drug, disease or lab test the records know, so no record of patient {patient_id} was matched."
+    return f"No record of patient {patient_id} matches the question ({named})."
+
+
+def _missing_guideline(language: str) -> str:
+    return ("工作区的指南中没有找到回答这个问题的内容。" if language == "zh"
+            else "The workspace's guidelines say nothing that answers this question.")
+
+
+def _event_citation(n: int, evidence: PatientEvidence, patient_id: str) -> Citation:
+    event = evidence.event
+    return Citation(
+        n=n, chunk_id=event.event_id, document=f"Patient {patient_id}", document_id="", page_start=0, page_end=0,
+        section=f"{event.event_type}/{event.sub_type}, {event.timestamp} ({event.source_table} row {event.source_row})",
+        quote=event.content, rects=(), chunk_rects=(), score=round(evidence.score, 4), level="patient",
+        patient_id=patient_id, event_id=event.event_id,
+    )
+
+
+def _definition_citation(n: int, entry: VocabularyEntry, patient_id: str, event_id: str) -> Citation:
+    return Citation(
+        n=n, chunk_id=_code_id(entry), document=entry.source or _code_name(entry), document_id="", page_start=0,
+        page_end=0, section=_code_name(entry), quote=entry.title, rects=(), chunk_rects=(), score=1.0,
+        level="vocabulary", patient_id=patient_id, event_id=event_id,
+    )
+
+
+def _code_name(entry: VocabularyEntry) -> str:
+    return f"{_VOCABULARY_NAMES.get(entry.system, entry.system)} {entry.code}"
+
+
+def _code_id(entry: VocabularyEntry) -> str:
+    return f"{entry.system}:{entry.code}"
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

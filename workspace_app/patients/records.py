@@ -1,0 +1,58 @@
+"""A patient's record as the cross-level answerer reads it (answer/crosslevel.py's `PatientRecords`): the
+patient's events, their similarity to a question, the concepts a text names, and the standard definitions of the
+codes events carry (ICD titles, lab item labels, kept at import)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from workspace_app.models.events import ConceptName, Event, VocabularyEntry
+from workspace_app.patients.questions import concept_names
+from workspace_app.patients.service import PatientService
+
+_ICD = re.compile(r"\(ICD-(9|10) ([0-9A-Z.]+)\)$")
+
+
+class PatientRecordSource:
+    """The patients service seen through the `PatientRecords` protocol of the answer package."""
+
+    def __init__(self, patients: PatientService) -> None:
+        self._patients = patients
+
+    def concepts(self, text: str) -> list[ConceptName]:
+        """The drug classes, drugs, diseases and labs a text names (English and Chinese)."""
+        return concept_names(text)
+
+    def events(self, patient_id: str) -> list[Event]:
+        """The patient's events in time order. Raises PatientNotFoundError."""
+        return self._patients.events(patient_id)
+
+    def similarity(self, patient_id: str, text: str) -> dict[str, float]:
+        """Cosine similarity of the text to each embedded event of the patient."""
+        return self._patients.similarity(patient_id, text)
+
+    def definitions(self, events: Sequence[Event]) -> list[tuple[str, VocabularyEntry]]:
+        """(event id, definition) of the coded items among the events: diagnoses' ICD codes, labs' items."""
+        found: list[tuple[str, VocabularyEntry]] = []
+        for system, codes in _icd_codes(events).items():
+            entries = {e.code: e for e in self._patients.definitions(system, sorted({c for _, c in codes}))}
+            found += [(event_id, entries[code]) for event_id, code in codes if code in entries]
+        labs = [e for e in events if e.source_table == "labevents"]
+        if labs:
+            items = sorted(self._patients.definitions("labitem"), key=lambda e: -len(e.title))
+            for event in labs:
+                entry = next((i for i in items if event.content.startswith(i.title + " ")), None)
+                if entry is not None:
+                    found.append((event.event_id, entry))
+        return found
+
+
+def _icd_codes(events: Sequence[Event]) -> dict[str, list[tuple[str, str]]]:
+    """System ('icd9', 'icd10') -> (event id, code) of the coded diagnoses and procedures among the events."""
+    codes: dict[str, list[tuple[str, str]]] = {}
+    for event in events:
+        match = _ICD.search(event.content)
+        if match and event.source_table == "diagnoses_icd":
+            codes.setdefault(f"icd{match[1]}", []).append((event.event_id, match[2]))
+    return codes
