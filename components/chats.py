@@ -159,6 +159,19 @@ def render_query_mode(modes: tuple[str, ...] | list[str], default: str, *, key: 
     return mode if mode in modes else default
 
 
+def render_patient_choice(patient_ids: list[str], *, key: str) -> str | None:
+    """The patient questions are asked about (their records cited beside the guidelines), or None; nothing is
+    drawn when no patient records were imported."""
+    if not patient_ids:
+        return None
+    chosen = st.selectbox(
+        "About a patient", [None, *patient_ids], key=key,
+        format_func=lambda p: "No patient: the sources only" if p is None else f"Patient {p}",
+        help="Answers about a patient cite their records, what the guidelines say, and the standard definitions.",
+    )
+    return chosen if chosen in patient_ids else None
+
+
 def render_scope(documents: list[Document]) -> None:
     """Which sources answers come from (the 'use in chat' ticks of the Sources page)."""
     ready = [d for d in documents if d.status == "ready"]

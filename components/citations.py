@@ -31,8 +31,13 @@ def escape_answer(text: str) -> str:
     return "\n\n".join(escape_markdown(paragraph) for paragraph in text.split("\n\n"))
 
 
+LEVEL_NAMES = {"patient": "patient record", "vocabulary": "definition"}
+
+
 def pages_label(citation: Citation) -> str:
-    """'p. 11' or 'pp. 11–12'."""
+    """'p. 11' or 'pp. 11–12'; a patient event or a definition has no page: its level instead."""
+    if citation.level in LEVEL_NAMES:
+        return LEVEL_NAMES[citation.level]
     if citation.page_end != citation.page_start:
         return f"pp. {citation.page_start}–{citation.page_end}"
     return f"p. {citation.page_start}"

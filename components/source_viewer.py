@@ -50,6 +50,9 @@ def render_citation_viewer(app: App, workspace: str, citation: Citation | None, 
             st.info("Click a citation such as [1] to open its source here.", icon=":material/picture_as_pdf:")
             return
         _render_citation_header(citation)
+        if citation.level in ("patient", "vocabulary"):
+            _render_record_citation(citation)
+            return
         document = None
         try:
             document = app.documents.find(workspace, citation.document_id)
@@ -114,6 +117,18 @@ def _render_citation_header(citation: Citation) -> None:
     if grading:
         facts.append(escape_markdown(grading))
     st.markdown(" · ".join(facts))
+
+
+def _render_record_citation(citation: Citation) -> None:
+    """A patient's event or a code's standard definition: what it says, where it comes from, and a link to the
+    event on the patient's timeline."""
+    st.markdown(f"> {escape_markdown(citation.quote)}")
+    if citation.section:
+        st.caption(escape_markdown(citation.section))
+    if citation.patient_id:
+        params = {"patient": citation.patient_id, **({"event": citation.event_id} if citation.event_id else {})}
+        st.page_link("pages/patients.py", label="Open on the patient's timeline", icon=":material/timeline:",
+                     query_params=params)
 
 
 def _render_saved_quote(citation: Citation) -> None:

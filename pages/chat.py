@@ -12,7 +12,14 @@ import logging
 import streamlit as st
 
 from components.application import current_app
-from components.chats import ChatAction, render_chat_picker, render_query_mode, render_save_to_notes, render_scope
+from components.chats import (
+    ChatAction,
+    render_chat_picker,
+    render_patient_choice,
+    render_query_mode,
+    render_save_to_notes,
+    render_scope,
+)
 from components.citations import AnswerAction, escape_answer, render_answer
 from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.guide import render_chat_greeting
@@ -33,6 +40,7 @@ PENDING = "chat-pending"
 INPUT_KEY = "chat-input"
 VIEWER_KEY = "source-viewer"
 MODE_KEY = "chat-mode"
+PATIENT_KEY = "chat-patient"
 DEFAULT_MODE = "hybrid"
 
 
@@ -50,6 +58,7 @@ def render_page(app: App, answers: AnswerService) -> None:
         export = answers.export_chat(workspace.id, current.id) if current else None
         action = render_chat_picker(chats, current, export, key="chats")
         render_scope(app.documents.list(workspace.id))
+        render_patient_choice(_patient_ids(app), key=PATIENT_KEY)
         render_query_mode(MODES, DEFAULT_MODE, key=MODE_KEY)
         st.caption(f"Answers by the {'language model' if answers.answerer_name == 'llm' else 'offline extractive'} answerer.")
     if action:
@@ -70,7 +79,7 @@ def render_page(app: App, answers: AnswerService) -> None:
     queue_question(workspace, typed or picked)
     if pending_questions(workspace):
         with talk:
-            answer_pending(answers, workspace, current)
+            answer_pending(app, workspace, current)
     with panel:
         sticky_viewer_style(VIEWER_KEY)
         citation, marks = _cited(messages)
@@ -156,22 +165,27 @@ def pending_questions(workspace: Workspace) -> list[str]:
     return [question for owner, question in st.session_state.get(PENDING, []) if owner == workspace.id]
 
 
-def answer_pending(answers: AnswerService, workspace: Workspace, chat: Chat | None) -> None:
+def answer_pending(app: App, workspace: Workspace, chat: Chat | None) -> None:
     """Answer the pending questions in order, each kept in the chat, then rerun to show them as the chat's own."""
     for question in pending_questions(workspace):
-        chat = ask(answers, workspace, chat, question)
+        chat = ask(app, workspace, chat, question)
         if chat is None:
             return
     st.rerun()
 
 
-def ask(answers: AnswerService, workspace: Workspace, chat: Chat | None, question: str) -> Chat | None:
-    """Show the question, stream the answer, keep it in the chat; the chat it is in, or None when it failed (the
-    error is shown; the chat stays usable)."""
+def ask(app: App, workspace: Workspace, chat: Chat | None, question: str) -> Chat | None:
+    """Show the question, stream the answer (about the chosen patient, if any), keep it in the chat; the chat it
+    is in, or None when it failed (the error is shown; the chat stays usable)."""
+    answers = app.answers
     with st.chat_message("user"):
         st.markdown(escape_markdown(question))
     with st.chat_message("assistant"):
-        answer = _answer(answers, workspace, chat, question)
+        patient = st.session_state.get(PATIENT_KEY)
+        if patient:
+            answer = _patient_answer(app, workspace, patient, question)
+        else:
+            answer = _answer(answers, workspace, chat, question)
     if answer is None:
         _forget_pending(workspace, question)  # failed, with its message shown: not asked again
         return None
@@ -214,6 +228,28 @@ def _answer(answers: AnswerService, workspace: Workspace, chat: Chat | None, que
         placeholder.empty()
         st.error(GENERIC_ERROR, icon=":material/error:")
     return None
+
+
+def _patient_answer(app: App, workspace: Workspace, patient: str, question: str) -> Answer | None:
+    """An answer about one patient across levels: their records, the guidelines, the standard definitions."""
+    try:
+        with st.spinner(f"Reading patient {patient}'s records and the sources…"):
+            return app.patient_answers.ask(workspace.id, patient, question, mode=selected_mode())
+    except WorkspaceError as exc:
+        st.error(exc.user_message, icon=":material/error:")
+    except Exception:
+        log.exception("answering about a patient failed")
+        st.error(GENERIC_ERROR, icon=":material/error:")
+    return None
+
+
+def _patient_ids(app: App) -> list[str]:
+    """The imported patients' ids (none when the records cannot be read: the chat still works)."""
+    try:
+        return [p.patient_id for p in app.patients.list()]
+    except WorkspaceError as exc:
+        log.warning("patients could not be listed: %s", exc.user_message)
+        return []
 
 
 def selected_mode() -> str:
