@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class Stack:
     guarded_url: str
     data_dir: Path
     fake: FakeOpenAI
+    common: dict[str, str] = field(default_factory=dict)  # every child's settings: the Chroma server's URL, token...
 
 
 def free_port() -> int:
@@ -88,6 +89,15 @@ class Process:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def run_cli(stack: Stack, *args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+    """`workspace-app --data-dir DATA ARGS...` as one more client of the stack's Chroma server (it takes no lock on
+    the data dir, so it runs beside the API processes as a user's CLI would)."""
+    return subprocess.run(
+        [*CLI, "--data-dir", str(stack.data_dir), *args], capture_output=True, text=True, timeout=timeout,
+        env=environ(**stack.common, **env), cwd=str(stack.data_dir.parent), check=False,
+    )
 
 
 def start_chroma(folder: Path) -> tuple[Process, str, str]:

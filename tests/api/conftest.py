@@ -62,7 +62,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             children += [open_api, guarded_api]
             open_api.wait_ready()
             guarded_api.wait_ready()
-            yield Stack(open_api.url, guarded_api.url, data_dir, fake)
+            yield Stack(open_api.url, guarded_api.url, data_dir, fake, common)
         finally:
             for child in reversed(children):
                 child.stop()

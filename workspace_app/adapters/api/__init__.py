@@ -5,7 +5,8 @@
 
 Routes (each module is one group): `health` (GET /health), `routes_ask` (POST /ask, JSON or SSE),
 `routes_workspaces` (workspaces, search, chats, notes), `routes_documents` (upload, list, get, remove, cancel,
-retry, file, page images), `routes_openai` (POST /v1/chat/completions, GET /v1/models), `docs` (an offline /docs).
+retry, file, page images), `routes_patients` (patients, events, admissions, related events, a question about a
+patient), `routes_openai` (POST /v1/chat/completions, GET /v1/models), `docs` (an offline /docs).
 Core calls are synchronous: routes are plain `def` (or use `run_in_threadpool`), so asks and uploads run side by
 side in the thread pool and never block the event loop.
 """
@@ -15,7 +16,15 @@ from __future__ import annotations
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from workspace_app.adapters.api import docs, health, routes_ask, routes_documents, routes_openai, routes_workspaces
+from workspace_app.adapters.api import (
+    docs,
+    health,
+    routes_ask,
+    routes_documents,
+    routes_openai,
+    routes_patients,
+    routes_workspaces,
+)
 from workspace_app.adapters.api.access import ApiKeys, BodyLimit, require_key
 from workspace_app.adapters.api.errors import install_error_handlers
 from workspace_app.app import App
@@ -35,7 +44,7 @@ def create_api(app: App, settings: Settings) -> FastAPI:
     install_error_handlers(api)
     api.include_router(health.router)
     guarded = [Depends(require_key)]
-    for module in (routes_ask, routes_workspaces, routes_documents, routes_openai, docs):
+    for module in (routes_ask, routes_workspaces, routes_documents, routes_patients, routes_openai, docs):
         api.include_router(module.router, dependencies=guarded)
     _protect_openapi(api)
     origins = [o.strip() for o in settings.api.cors_origins.split(",") if o.strip()]

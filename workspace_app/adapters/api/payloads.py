@@ -1,7 +1,7 @@
 """JSON shapes of the API, built on the models' own `to_json` (the CLI's public contract) and only adding to it.
 
 An answer carries seed 001's fields (`answer`, `evidences[{id, guideline_id, guideline_title, year, section_id,
-section_title, page_range}]`) next to ours (`citations` with quotes, rects and class/level of recommendation,
+section_title, page_range}]`, one per guideline-level citation) next to ours (`citations` with quotes, rects and class/level of recommendation,
 `refused`, `grounded`, `confidence`, `language`, `entities`, `disclaimer`, `timings_ms`).
 """
 
@@ -12,6 +12,7 @@ from typing import Any
 
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, Note
 from workspace_app.models.documents import Workspace
+from workspace_app.models.events import Admission
 
 _YEAR = re.compile(r"(?<!\d)(19[5-9]\d|20\d\d)(?!\d)")
 _SECTION_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?\s")
@@ -22,7 +23,7 @@ def answer_payload(answer: Answer, workspace: str | None = None) -> dict[str, An
     """An answer as the API returns it: the CLI's `ask --json` plus evidences, disclaimer and how it was made."""
     data = answer.to_json()
     data.update(
-        evidences=[evidence_payload(c) for c in answer.citations], disclaimer=answer.disclaimer,
+        evidences=[evidence_payload(c) for c in answer.citations if c.level == "guideline"], disclaimer=answer.disclaimer,
         answerer=answer.answerer, standalone_question=answer.standalone_question, workspace=workspace,
     )
     return data
@@ -65,6 +66,14 @@ def workspace_payload(workspace: Workspace) -> dict[str, Any]:
     return {
         "id": workspace.id, "name": workspace.name, "created_at": workspace.created_at,
         "documents": workspace.document_count,
+    }
+
+
+def admission_payload(admission: Admission) -> dict[str, Any]:
+    """One hospital stay of a patient."""
+    return {
+        "admission_id": admission.admission_id, "patient_id": admission.patient_id, "admit_time": admission.admit_time,
+        "discharge_time": admission.discharge_time, "admission_type": admission.admission_type,
     }
 
 

@@ -1,0 +1,72 @@
+"""Routes of patient records (seed 004) and questions about one patient (seed 002 QUERY-003): thin calls into
+`app.patients` and `app.patient_answers`.
+
+Everything is read-only but the question. Importing records stays a job of the CLI (`patients import`): a MIMIC-IV
+folder is read from the server's disk and takes minutes, which is no request's business. An unknown patient or
+event is a 404 (`patient_not_found`, `event_not_found`); a broken rules file a 422 (`rules_file`) naming the rule
+and key; a query parameter out of its bounds a 422 naming the parameter.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from workspace_app.adapters.api.context import AppDep
+from workspace_app.adapters.api.payloads import admission_payload, answer_payload
+from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode
+
+router = APIRouter(tags=["patients"])
+MAX_TOP_K = 200
+MAX_HOURS = 24 * 365  # a year either side: more than any stay, and a bound a typo cannot pass
+
+
+class PatientAskRequest(BaseModel):
+    """A question about the patient, answered from its events, the workspace's sources and the vocabulary."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1, max_length=2000, description="The question, in English or Chinese.")
+    mode: Mode = Field(DEFAULT_MODE, description="How the guideline level searches: naive, local, global, hybrid.")
+    documents: list[str] | None = Field(None, description="Names or ids of the sources to use (default: the ticked).")
+
+
+@router.get("/patients")
+def list_patients(app: AppDep) -> list[dict[str, Any]]:
+    """Every imported patient with admission and event counts (as `patients list --json`)."""
+    return [patient.to_json() for patient in app.patients.list()]
+
+
+@router.get("/patients/{patient_id}/events")
+def patient_events(
+    patient_id: str, app: AppDep,
+    event_type: Annotated[str | None, Query(alias="type", max_length=40, description="Only this type (lab, ...).")] = None,
+) -> list[dict[str, Any]]:
+    """A patient's events in time order (as `events --json`)."""
+    return [event.to_json() for event in app.patients.events(patient_id, event_type or None)]
+
+
+@router.get("/patients/{patient_id}/admissions")
+def patient_admissions(patient_id: str, app: AppDep) -> list[dict[str, Any]]:
+    """A patient's hospital stays in time order."""
+    return [admission_payload(admission) for admission in app.patients.admissions(patient_id)]
+
+
+@router.get("/patients/{patient_id}/events/{event_id}/related")
+def related_events(
+    patient_id: str, event_id: str, app: AppDep,
+    top_k: Annotated[int, Query(ge=1, le=MAX_TOP_K, description="How many related events.")] = 20,
+    window_h: Annotated[float, Query(gt=0, le=MAX_HOURS, description="Temporal recall window, ± hours.")] = 24,
+    tau_h: Annotated[float, Query(gt=0, le=MAX_HOURS, description="Time decay constant τ, hours.")] = 6,
+) -> list[dict[str, Any]]:
+    """Events related to one event, best first: `[{"event_id", "score", "reasons"}]` (seed 004 §4)."""
+    return app.patients.related(patient_id, event_id, top_k, window_h, tau_h=tau_h)
+
+
+@router.post("/workspaces/{workspace}/patients/{patient_id}/ask")
+def ask_about_patient(workspace: str, patient_id: str, body: PatientAskRequest, app: AppDep) -> dict[str, Any]:
+    """Answer a question about a patient; each citation carries its level (patient, guideline, vocabulary)."""
+    found = app.workspaces.get(workspace)
+    answer = app.patient_answers.ask(found.id, patient_id, body.question, body.documents, body.mode)
+    return answer_payload(answer, found.name)
