@@ -9,6 +9,8 @@ from workspace_app.answer.answerability import (
     asks_definition,
     asks_grading,
     defines,
+    names_acronyms,
+    question_acronyms,
     question_needs,
     question_parts,
     unmet,
@@ -272,3 +274,17 @@ def test_a_question_about_a_special_population_needs_evidence_about_it() -> None
     assert not [m for m in unmet(zh, ["For hypertension in pregnancy, labetalol is first-line."], "", RULES, no_translation)
                 if m.startswith("population")]
     assert question_needs("What is recommended for syncope?", frequency("syncope"), {}, RULES).populations == ()
+
+
+def test_the_acronyms_a_sentence_names_itself_or_by_a_translation() -> None:
+    """Of two sentences that answer, the one naming the condition the question names by its acronym leads."""
+    acronyms = question_acronyms("In a patient with COPD and AF, which drug class is first choice for rate control?")
+    assert acronyms == ("copd", "af")
+
+    def translate(term: str) -> Sequence[str]:
+        return {"copd": ["慢性阻塞性肺疾病"], "af": ["房颤"]}.get(term, [])
+
+    assert names_acronyms(acronyms, "COPD 患者的房颤心室率控制首选NDCC Ⅰ C", translate) == 2
+    assert names_acronyms(acronyms, "房颤伴快速心室率且症状明显的患者，首选静脉给药控制心室率 Ⅰ B", translate) == 1
+    assert names_acronyms(acronyms, "合并慢性阻塞性肺疾病的房颤患者首选非二氢吡啶类钙拮抗剂。", translate) == 2
+    assert question_acronyms("What is recommended for syncope?") == ()

@@ -261,6 +261,22 @@ def unmet(
     return missing
 
 
+def question_acronyms(question: str) -> tuple[str, ...]:
+    """The acronyms a question names ("COPD", "HFpEF"), loosely keyed."""
+    return tuple(dict.fromkeys(loose(a) for a in _ACRONYM.findall(question)))
+
+
+def names_acronyms(
+    acronyms: Sequence[str], sentence: str, translate: Callable[[str], Sequence[str]] | None = None
+) -> int:
+    """How many of the question's acronyms a sentence names itself, directly or by a translation ("COPD" as
+    "慢性阻塞性肺疾病"): the sentence naming the condition asked about should lead, not its neighbour's."""
+    words, flat = evidence_terms(sentence), loose(sentence)
+    return sum(
+        _named(a, words, flat) or any(_named_form(f, words, flat) for f in _forms(a, translate)) for a in acronyms
+    )
+
+
 def contrary(needs: Needs, sentence: str) -> bool:
     """Whether a sentence bounds a number of the question the other way ("LVEF ≥40%" for a question on "<40%"):
     it is about another population and must not be quoted at all, not even after the lead."""

@@ -60,6 +60,12 @@ class Candidate:
     semantic: float = 0.0
     score: float = 0.0
     twins: list[Candidate] = field(default_factory=list)
+    label: str = ""  # the glossary term it is read with ("Delayed OH"), if any
+
+    @property
+    def own_text(self) -> str:
+        """What the sentence says about itself: its term label, the sentence, its section's title."""
+        return f"{self.label}\n{self.span.text}\n{self.block.chunk.section.split(' > ')[-1]}"
 
 
 class EitherLanguage(Coverage):
@@ -150,12 +156,13 @@ class ExtractiveAnswerer:
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, idf: dict[str, float],
         answers: Callable[[Candidate], list[str]] | None = None, parts: Sequence[Part] = (),
         translations: Sequence[str] = (), contrary: Callable[[Candidate], bool] | None = None,
-        sources: frozenset[str] = frozenset(),
+        sources: frozenset[str] = frozenset(), naming: Callable[[Candidate], float] | None = None,
     ) -> Selection:
         """Choose the sentences to quote, or decide to refuse.
 
         `answers` names what a candidate lacks of what the question asks for (answerability.py); the lead
-        sentence is the best-scored one lacking nothing, among those close to the best.
+        sentence is the best-scored one lacking nothing, among those close to the best, naming most of the
+        question's acronyms itself (`naming`).
         """
         terms = content_terms(question, drop_question_words=True)
         coverage: Coverage = Coverage(terms, idf)
@@ -181,7 +188,7 @@ class ExtractiveAnswerer:
             # A question in several parts is answerable when one part is; each part then gets its best sentence.
             answers = _any_part(parts)
         if answers is not None:
-            lead = self._lead(candidates, answers, features)
+            lead = self._lead(candidates, answers, features, naming)
             if lead is None:
                 return Selection([], True, min(confidence, 0.49), features)
             candidates.remove(lead)
@@ -227,15 +234,21 @@ class ExtractiveAnswerer:
             chosen.append(max(fitting, key=lambda c: (_part_score(part, c), c.score)))
 
     def _lead(
-        self, ranked: list[Candidate], answers: Callable[[Candidate], list[str]], features: dict[str, float]
+        self, ranked: list[Candidate], answers: Callable[[Candidate], list[str]], features: dict[str, float],
+        naming: Callable[[Candidate], float] | None = None,
     ) -> Candidate | None:
-        """The best candidate giving what the question asks for, among those within `lead_ratio` of the best."""
+        """The best candidate giving what the question asks for, among those within `lead_ratio` of the best; of
+        those, one naming most of the question's acronyms itself ("COPD", asked about COPD)."""
         floor = ranked[0].score * self.weights.lead_ratio
         close = [c for c in ranked if c.score >= floor]
         fit = [c for c in close if not answers(c)]
         if not fit:
             features["lacking"] = len(answers(ranked[0]))
             return None
+        if naming is not None:
+            named = {id(c): naming(c) for c in fit}
+            most = max(named.values())
+            fit = [c for c in fit if named[id(c)] == most]
         # Asked how strong a recommendation is, or how something is defined: the recommendation or the definition
         # itself leads, not the prose around it.
         lead = next((c for c in fit if c.graded or c.defining), fit[0])
@@ -269,7 +282,7 @@ class ExtractiveAnswerer:
                 found.append(Candidate(
                     block, span, i, coverage.of(read), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(span.text)), context,
-                    grading and _graded(block.chunk.text, span), definition and defines(read),
+                    grading and _graded(block.chunk.text, span), definition and defines(read), label=label or "",
                 ))
         return found
 

@@ -19,6 +19,8 @@ from workspace_app.answer.answerability import (
     AnswerabilityRules,
     Needs,
     contrary,
+    names_acronyms,
+    question_acronyms,
     question_needs,
     question_parts,
     unmet,
@@ -56,6 +58,7 @@ class Reading:
     parts: tuple[Part, ...]
     translations: tuple[str, ...]
     sources: frozenset[str] = frozenset()  # the documents it names, when it names several: each must be cited
+    naming: Callable[[Candidate], float] | None = None  # how many of the question's acronyms a sentence names
 
 
 class QuestionReader:
@@ -92,6 +95,7 @@ class QuestionReader:
             lambda candidate: contrary(needs, candidate.span.text), read_parts,
             tuple(self.translate(question)) if self.translate is not None else (),
             frozenset(named) if len(named) > 1 else frozenset(),
+            _acronym_naming(question_acronyms(question), forms),
         )
 
     def idf(self, question: str, scope: Scope) -> dict[str, float]:
@@ -217,3 +221,13 @@ class QuestionReader:
             return found + (list(self.translate(term)) if self.translate is not None else [])
 
         return forms
+
+
+def _acronym_naming(
+    acronyms: Sequence[str], forms: Callable[[str], list[str]]
+) -> Callable[[Candidate], float] | None:
+    """How many of the question's acronyms a candidate names itself, with its term label or its section's title
+    (None for a question naming none)."""
+    if not acronyms:
+        return None
+    return lambda candidate: float(names_acronyms(acronyms, candidate.own_text, forms))

@@ -156,7 +156,7 @@ class AnswerService:
         reading = self.reader.read(question, scope, blocks, part_documents)
         selection = self.extractive.select(
             question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-            reading.contrary, reading.sources,
+            reading.contrary, reading.sources, reading.naming,
         )
         weights = self.extractive.weights
         threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below
@@ -174,7 +174,7 @@ class AnswerService:
         started = time.perf_counter()
         selection = self.extractive.select(
             standalone, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-            reading.contrary, reading.sources,
+            reading.contrary, reading.sources, reading.naming,
         )
         timings["answer"] = _ms(started)
         if selection.refused:
