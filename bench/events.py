@@ -49,6 +49,13 @@ DEMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "clinical" / "mim
 KS = (5, 10, 20)
 ABLATIONS = {"no_sim_vec": "sim_vec", "no_time_score": "time_score", "no_concept_overlap": "concept_overlap",
              "no_rule_boost": "rule_boost"}
+# Other weightings measured beside the default (seed 004's 0.5 / 0.2 / 0.15 / 0.15): the features that did not earn
+# their weight in the ablation, weighed less or not at all.
+VARIANTS = {
+    "sim_0.1": {"sim_vec": 0.1},
+    "sim_0.1_concept_0.05": {"sim_vec": 0.1, "concept_overlap": 0.05},
+    "time_and_rules_only": {"sim_vec": 0.0, "concept_overlap": 0.0},
+}
 
 
 def patient_sizes(demo: Path) -> dict[str, dict[str, int]]:
@@ -124,6 +131,8 @@ def evaluate(app: Any, queries: dict[str, list[tuple[str, str, set[str]]]]) -> t
         "vector_baseline": lambda p, e: app.patients.similar(p, e, top_k=20),
         **{name: (lambda p, e, f=feature: app.patients.related(p, e, top_k=20, weights={f: 0.0}))
            for name, feature in ABLATIONS.items()},
+        **{name: (lambda p, e, w=weights: app.patients.related(p, e, top_k=20, weights=w))
+           for name, weights in VARIANTS.items()},
     }
     sums = {link: {name: dict.fromkeys(KS, 0.0) for name in methods} for link in queries}
     by_patient: dict[str, list[tuple[str, str, set[str]]]] = defaultdict(list)

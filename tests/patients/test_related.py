@@ -27,7 +27,7 @@ def test_related_events_come_with_their_reasons(imported: tuple[Any, Any, Any]) 
         reasons = hit["reasons"]
         assert set(FEATURES) | {"rule_hits"} <= set(reasons)
         assert all(0.0 <= reasons[f] <= 1.0 for f in FEATURES) and isinstance(reasons["rule_hits"], list)
-        weighted = 0.5 * reasons["sim_vec"] + 0.2 * reasons["time_score"] + 0.15 * reasons["concept_overlap"]
+        weighted = 0.1 * reasons["sim_vec"] + 0.2 * reasons["time_score"] + 0.15 * reasons["concept_overlap"]
         assert hit["score"] == pytest.approx(weighted + 0.15 * reasons["rule_boost"], abs=2e-3)
         assert reasons["time_score"] == pytest.approx(math.exp(-abs(reasons["dt_h"]) / 6), abs=1e-3)
 
