@@ -109,6 +109,7 @@ def test_a_sources_own_bracketed_markers_are_not_escaped() -> None:
     """Plain-text readers of the export see the source's "[56]" as printed; only a bracket that would form a link
     is escaped."""
     assert escape("Rates fell [56] (S4.5-33) and [S4, S5].") == "Rates fell [56] (S4.5-33) and [S4, S5]."
+    assert escape("联合药物治疗 Ⅱa B[3][4]", keep_markers=True) == "联合药物治疗 Ⅱa B[3][4]", "our markers side by side"
     assert escape("see [this](http://x)") == "see \\[this](http://x)"
 
 

@@ -74,7 +74,9 @@ def grading_text(citation: Citation) -> str:
 _INLINE = re.compile(
     r"\\(?=[!-/:-@\[-`{-~])"  # a backslash that would escape what follows
     r"|[`*]|~~"  # code, emphasis, strikethrough
-    r"|\[(?=[^\[\]\n]*\][(\[:])"  # a link, image or reference definition (a source's "[56]" forms none)
+    # An inline link or image, or a reference definition. "[3][4]" (our markers side by side, or a source's) would
+    # be a reference link only with a definition, and every definition is escaped.
+    r"|\[(?=[^\[\]\n]*\][(:])"
     r"|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])"  # emphasis: an underscore inside a word (snake_case) forms none
     r"|<(?=[A-Za-z/!?])"  # raw HTML and autolinks (a "<40%" stays as it is)
     r"|&(?=#?[0-9A-Za-z]+;)"  # character references
