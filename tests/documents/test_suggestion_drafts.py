@@ -64,8 +64,9 @@ def chunk(ordinal: int, section: str, page: int) -> Chunk:
 
 def test_the_documents_own_title_is_not_one_of_its_sections() -> None:
     chunks = [
-        chunk(0, "AHA/ACC/HHS Strategies to Enhance", 1), chunk(1, "AHA/ACC/HHS Strategies to Enhance", 1),
+        chunk(0, "", 1), chunk(1, "AHA/ACC/HHS Strategies to Enhance", 1), chunk(2, "AHA/ACC/HHS Strategies to Enhance", 1),
         chunk(2, "Comorbidities in Medicare beneficiaries", 2), chunk(3, "Shared decision making", 3),
     ]
     assert section_headings(chunks) == ("Comorbidities in Medicare beneficiaries", "Shared decision making")
     assert section_headings([chunk(0, "Syncope in athletes", 4)]) == ("Syncope in athletes",)
+    assert section_headings([chunk(0, "", 1), chunk(1, "Syncope in athletes", 2)]) == ("Syncope in athletes",)

@@ -32,7 +32,7 @@ from workspace_app.text.terms import content_terms
 
 log = logging.getLogger(__name__)
 
-GUIDE_VERSION = "guide-v2"
+GUIDE_VERSION = "guide-v3"
 SUMMARY_SENTENCES = 3
 SUMMARY_MAX_CHARS = 700
 MAX_RECOMMENDATIONS = 5
@@ -159,12 +159,13 @@ def recommendation_sentence(text: str) -> str:
 def section_headings(chunks: Sequence[Chunk], limit: int = MAX_HEADINGS) -> tuple[str, ...]:
     """Distinct innermost section titles in reading order, without boilerplate (references, methods...)."""
     seen: dict[str, None] = {}
-    document_title = None
-    for index, chunk in enumerate(chunks):
+    document_title: str | None = None
+    for chunk in chunks:
         title = " ".join(chunk.section.split(" > ")[-1].split()).strip(" .:：")
         title = _LEAD_MARK.sub("", re.sub(r"^[\dIVX]+(\.\d+)*\.?\s+", "", title)).strip()
-        if index == 0 and chunk.page_start == 1:
-            document_title = title  # the document's own title (often cut: "AHA/ACC/HHS Strategies to Enhance")
+        if document_title is None and title:
+            # The first title, on page 1, is the document's own (often cut: "AHA/ACC/HHS Strategies to Enhance").
+            document_title = title if chunk.page_start == 1 else ""
         if title == document_title:
             continue
         if 4 <= len(title) <= 80 and not _BOILERPLATE.search(title) and not _OPENING.search(title):
