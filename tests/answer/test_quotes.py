@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from workspace_app.answer.quotes import is_caption, is_fragment, is_reference_entry, quotable, without_source_markers
+from workspace_app.answer.quotes import is_caption, is_fragment, is_reference_entry, quotable
 from workspace_app.text.sentences import split_sentences
+from workspace_app.text.source_markers import without_source_markers
 
 
 def spans_of(text: str) -> dict[str, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workspace_app.documents.guide import section_headings
+from workspace_app.documents.guide import extractive_summary, recommendation_sentence, section_headings
 from workspace_app.documents.suggestions import heading_question, recommendation_question
 from workspace_app.models.documents import Chunk
 
@@ -70,3 +70,13 @@ def test_the_documents_own_title_is_not_one_of_its_sections() -> None:
     assert section_headings(chunks) == ("Comorbidities in Medicare beneficiaries", "Shared decision making")
     assert section_headings([chunk(0, "Syncope in athletes", 4)]) == ("Syncope in athletes",)
     assert section_headings([chunk(0, "", 1), chunk(1, "Syncope in athletes", 2)]) == ("Syncope in athletes",)
+
+
+def test_a_guide_shows_the_sources_text_without_its_reference_markers() -> None:
+    text = ("A detailed history and physical examination should be performed in patients with syncope (58–66). "
+            "急性房颤是急诊最常见问题之一，包括两方面含义[2-3]；其二是新发房颤［6‑7］。")
+    chunks = [Chunk("c0", "d", 0, text, "Introduction", 2, 2, 60)]
+    summary = extractive_summary(chunks)
+    assert summary and "(58–66)" not in summary and "[2-3]" not in summary and "［6‑7］" not in summary
+    advice = "A detailed history and physical examination should be performed in patients with syncope (58–66)."
+    assert recommendation_sentence(advice) == advice.replace(" (58–66)", "")

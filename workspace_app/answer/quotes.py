@@ -43,16 +43,6 @@ _ZH_LEGEND = re.compile(
     r"^\s*(?=[\w/-]*[A-Z][\w/-]*[A-Z])[A-Za-z0-9/-]{2,}\s*[：:]\s*(?![^；;。]*(?:推荐|首选|使用|应|可|禁|避免|\d))"
     r"[\u4e00-\u9fff][^，。；;,]{1,30}[；;]?\s*$"
 )
-# The source's own citation markers: "(S4.5-33)", "(S2.3-1, S2.3-4)", "[12]", "[6-7]", "［6‑7］", "[12,13]".
-_SOURCE_MARKER = re.compile(
-    r"\s?\((?:S\d+(?:\.\d+)*-\d+(?:\s*[,–-]\s*(?:S\d+(?:\.\d+)*-)?\d+)*)(?:\s*[,;]\s*S\d+(?:\.\d+)*-\d+"
-    r"(?:\s*[,–-]\s*\d+)*)*\)"
-    r"|\s?[\[［](?:\d{1,3}(?:\s*[,，、‑–-]\s*\d{1,3})*)[\]］]"
-    # "(671,681,682)", "(64–66)", "(486)": numbered references (a lone number only from 10 up, not "(1)").
-    r"|(?<=[\w.,;:)%])\s?\((?:\d{1,4}(?:\s*[,–-]\s*\d{1,4})+|[1-9]\d{1,3})\)(?!\s*(?:mg|g|%|mm|y|years))",
-)
-
-
 def is_fragment(text: str, span: Span, language: str) -> bool:
     """Whether a sentence of `text` is cut off: it starts mid-sentence or ends mid-clause."""
     quote = span.text.strip()
@@ -111,7 +101,3 @@ def quotable(text: str, span: Span, language: str) -> bool:
     return not (is_fragment(text, span, language) or is_reference_entry(span.text) or is_caption(span.text))
 
 
-def without_source_markers(sentence: str) -> str:
-    """The sentence without the source's own reference markers (ours, [n], are added afterwards)."""
-    cleaned = _SOURCE_MARKER.sub("", sentence)
-    return re.sub(r"\s+([.,;:。，；])", r"\1", cleaned).strip() or sentence

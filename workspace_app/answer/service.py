@@ -26,7 +26,6 @@ from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.markers import normalize_markers, with_markers
 from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
 from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, quoted_in_text, refusal_text
-from workspace_app.answer.quotes import without_source_markers
 from workspace_app.answer.reading import QuestionReader
 from workspace_app.answer.sources import EvidenceSource
 from workspace_app.config import Settings
@@ -42,6 +41,7 @@ from workspace_app.retrieval.scope import Scope, ScopeCatalog, answer_scope, fin
 from workspace_app.retrieval.search import SearchService
 from workspace_app.text.grades import grading_in
 from workspace_app.text.language import detect_language
+from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms
 
 MAX_QUESTION_CHARS = 2000

@@ -28,11 +28,12 @@ from workspace_app.models.guides import GuideEntity, GuideRecommendation, Source
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
 from workspace_app.text.language import detect_language
 from workspace_app.text.sentences import split_sentences
+from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms
 
 log = logging.getLogger(__name__)
 
-GUIDE_VERSION = "guide-v3"
+GUIDE_VERSION = "guide-v4"
 SUMMARY_SENTENCES = 3
 SUMMARY_MAX_CHARS = 700
 MAX_RECOMMENDATIONS = 5
@@ -94,7 +95,7 @@ def extractive_summary(chunks: Sequence[Chunk]) -> str:
             terms = content_terms(span.text)
             frequency.update(terms.keys())
             if _summary_candidate(span.text, chunk.section):
-                sentences.append((len(sentences), span.text, terms, opening))
+                sentences.append((len(sentences), without_source_markers(span.text), terms, opening))
     if not sentences:
         return ""
     total = len(sentences)
@@ -151,7 +152,7 @@ def key_recommendations(chunks: Sequence[Chunk], limit: int = MAX_RECOMMENDATION
 
 def recommendation_sentence(text: str) -> str:
     """The sentence of a graded passage that gives the advice (the first that does, else the first long one)."""
-    sentences = [_LEAD_MARK.sub("", s.text).strip() for s in split_sentences(text)]
+    sentences = [without_source_markers(_LEAD_MARK.sub("", s.text).strip()) for s in split_sentences(text)]
     sentences = [s for s in sentences if 25 <= len(s) <= 400]
     return next((s for s in sentences if _ADVICE.search(s)), sentences[0] if sentences else "")
 
