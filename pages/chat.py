@@ -246,7 +246,7 @@ def _patient_answer(app: App, workspace: Workspace, patient: str, question: str)
 def _patient_ids(app: App) -> list[str]:
     """The imported patients' ids (none when the records cannot be read: the chat still works)."""
     try:
-        return [p.patient_id for p in app.patients.list()]
+        return app.patients.ids()
     except WorkspaceError as exc:
         log.warning("patients could not be listed: %s", exc.user_message)
         return []

@@ -33,6 +33,7 @@ def test_events_upsert_by_id_and_survive_reopening(tmp_path: Path) -> None:
     ids, matrix = again.patient_vectors("p1", "m")
     assert ids == ["e1", "e2"] and matrix.shape == (2, 3) and matrix[0].tolist() == [1.0, 1.0, 1.0]
     [patient] = again.list_patients()
+    assert again.patient_ids() == [patient.patient_id]
     assert (patient.gender, patient.age, patient.admissions, patient.events) == ("F", 70, 1, 2)
     assert again.events("p1", "order") == []
 

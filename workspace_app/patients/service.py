@@ -139,6 +139,10 @@ class PatientService:
         """Every imported patient with counts."""
         return self._store.list_patients()
 
+    def ids(self) -> builtins.list[str]:
+        """Every imported patient's id (cheap: for pickers drawn on every run)."""
+        return self._store.patient_ids()
+
     def admissions(self, patient_id: str) -> builtins.list[Admission]:
         """A patient's hospital stays in time order. Raises PatientNotFoundError."""
         admissions = self._store.admissions(patient_id)
