@@ -5,11 +5,9 @@ Everything shown is the documents' own text (or a model's summary of it), escape
 
 from __future__ import annotations
 
-import string
-
 import streamlit as st
 
-from components.text import escape_markdown
+from components.text import escape_label, escape_markdown
 from workspace_app.models.guides import GuideRecommendation, SourceGuide, SuggestedQuestion
 
 MAX_GREETING_GUIDES = 4
@@ -64,11 +62,6 @@ def render_chat_greeting(
                          help=escape_markdown(f"From {question.document}")):
                 clicked = question.question
         return clicked
-
-
-def escape_label(text: str) -> str:
-    """Text for a widget label (markdown without HTML): every ASCII punctuation mark backslash-escaped."""
-    return "".join("\\" + ch if ch in string.punctuation else ch for ch in text.replace("\n", " "))
 
 
 def _shorten(text: str, limit: int) -> str:

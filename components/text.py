@@ -18,6 +18,12 @@ def escape_markdown(text: str) -> str:
     return html.escape(escaped, quote=True).replace("\n", " ")
 
 
+def escape_label(text: str) -> str:
+    """Text for a widget label that may begin a line of Markdown (markdown without HTML): every ASCII punctuation
+    mark backslash-escaped."""
+    return "".join("\\" + ch if ch in string.punctuation else ch for ch in text.replace("\n", " "))
+
+
 # What forms Markdown (or a Streamlit directive) in the middle of a line; "-", ".", "(" and the like form nothing there.
 _INLINE_SPECIAL = set("\\`*_[]<>&:$~|")
 
