@@ -168,6 +168,7 @@ class Jobs:
         the next try while tries are left, and the last one says how many were made."""
         if not exc.retryable or attempt.of == 1:
             log.info("%s failed: %s", document.name, exc.user_message)
+            self.states.fail(document.id, exc.user_message, exc.retryable)
             return "failed"
         if attempt.is_last:
             log.warning("%s failed after %d tries: %s", document.name, attempt.number, exc.user_message)

@@ -120,7 +120,6 @@ class DocumentStates(Protocol):
     def progress(self, document_id: str, step: StageProgress) -> None: ...
     def parsed(self, document_id: str, pages: int, pages_without_text: Sequence[int]) -> None: ...
     def ready(self, document_id: str, pages: int, chunks: int) -> None: ...
-    def fail(self, document_id: str, message: str, retryable: bool = True) -> None: ...
 
 
 class IndexStage(Protocol):
@@ -172,15 +171,11 @@ def ingest_document(
             track(stage.name, 0, 1)
             stage.run(document, records, partial(track, stage.name))
             track(stage.name, 1, 1)
-    except JobInterrupted:
-        raise
-    except WorkspaceError as exc:
-        states.fail(document.id, exc.user_message, exc.retryable)
-        raise
+    except (JobInterrupted, WorkspaceError):
+        raise  # a failure is recorded by the job, which knows whether it is the last try (not shown, then re-queued)
     except Exception as exc:
         log.exception("ingestion of %s failed", document.name)
         message = f"{document.name} could not be ingested ({type(exc).__name__}). Retry; if it fails again, report it."
-        states.fail(document.id, message, retryable=True)
         raise IngestionError(message) from exc
     states.ready(document.id, parsed.page_count, len(records))
     found = documents.find_document(document.workspace_id, document.id)
