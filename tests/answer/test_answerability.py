@@ -8,6 +8,8 @@ from workspace_app.answer.answerability import (
     AnswerabilityRules,
     asks_definition,
     asks_grading,
+    case_terms,
+    names_a_subject,
     defines,
     names_acronyms,
     question_acronyms,
@@ -288,3 +290,22 @@ def test_the_acronyms_a_sentence_names_itself_or_by_a_translation() -> None:
     assert names_acronyms(acronyms, "房颤伴快速心室率且症状明显的患者，首选静脉给药控制心室率 Ⅰ B", translate) == 1
     assert names_acronyms(acronyms, "合并慢性阻塞性肺疾病的房颤患者首选非二氢吡啶类钙拮抗剂。", translate) == 2
     assert question_acronyms("What is recommended for syncope?") == ()
+
+
+def test_the_case_a_question_describes_is_told_apart_from_what_it_asks() -> None:
+    question = (
+        "A man with neurogenic orthostatic hypotension is told to take extra salt, while his wife follows sodium "
+        "advice. How much salt does the syncope guideline suggest for him?"
+    )
+    case = case_terms(question)
+    assert {"neurogenic", "orthostatic", "wife", "told"} <= set(case)
+    assert "salt" not in case  # asked about too
+    assert case_terms("How much salt is suggested? And for how long?") == []  # two questions, no case
+    assert case_terms("What dose of apixaban is recommended for children?") == []
+
+
+def test_a_part_that_leaves_its_subject_to_the_part_before_names_none() -> None:
+    assert not names_a_subject("and does it allow a lower range for any older patients?")
+    assert names_a_subject("and what daily sodium ceiling applies to adults who need BP lowering?")  # BP
+    assert names_a_subject("Which features of frailty are listed for older adults?")
+    assert names_a_subject("列出的房颤主要共病有哪些？")

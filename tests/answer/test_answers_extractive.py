@@ -155,3 +155,18 @@ def test_a_part_naming_a_source_is_read_within_it(app: App) -> None:
     topic_only = "中国急诊医学专家对急性房颤的急诊管理达成共识。"
     rate_control = "心室率控制的药物首选β受体阻滞剂或非二氢吡啶类钙通道阻滞剂。"
     assert asked.of(rate_control) > 2 * asked.of(topic_only)
+
+
+def test_a_question_whose_parts_name_their_sources_is_answered_part_by_part(app: App) -> None:
+    """Each part is answered in the source it names, the second by its title's words ("AHA/ACC/HHS", in no file
+    name), without the words naming it; the answer quotes each source, in the order asked."""
+    question = (
+        "How does the emergency AF guideline define paroxysmal atrial fibrillation? "
+        "Which comorbidities does the AHA/ACC/HHS paper say may be underreported?"
+    )
+    answer = app.answers.ask("Dev", question)
+    assert not answer.refused, answer.text
+    documents = [c.document for c in answer.citations]
+    assert documents[0] == CHINESE and ARNETT in documents, answer.text
+    assert "阵发性房颤" in answer.citations[0].quote and answer.citations[0].page_start == 2
+    assert any("underreported" in c.quote for c in answer.citations if c.document == ARNETT), answer.text

@@ -48,3 +48,24 @@ def test_what_a_part_asks_of_the_source_it_names() -> None:
     )
     assert without_document_names("房颤患者用华法林时指南推荐的INR目标") == "房颤患者用华法林时指南推荐的INR目标"
     assert without_document_names("What INR range is recommended?") == "What INR range is recommended?"
+
+
+OPENINGS = {
+    "shen": "2017 ACC/AHA/HRS Guideline for the Evaluation and Management of Patients With Syncope",
+    "eckel": "2013 AHA/ACC Guideline on Lifestyle Management to Reduce Cardiovascular Risk",
+    "mosca": "Effectiveness-Based Guidelines for the Prevention of Cardiovascular Disease in Women—2011 Update",
+    "arnett": "AHA/ACC/HHS Strategies to Enhance Application of Clinical Practice Guidelines in Patients With "
+    "Cardiovascular Disease and Comorbid Conditions",
+    "zh": "急性心房颤动中国急诊管理指南（2024）",
+}
+
+
+def test_a_phrase_referring_to_a_source_names_it_by_its_title() -> None:
+    # No file name has "HHS": the first page's title does, and no other first page.
+    part = "and how does the AHA/ACC/HHS comorbidity paper describe frailty as a problem?"
+    assert named_documents(part, NAMES) == []
+    assert named_documents(part, NAMES, openings=OPENINGS) == ["arnett"]
+    # Title words shared by several sources ("AHA/ACC", "Cardiovascular") name none of them.
+    assert named_documents("What does the AHA/ACC cardiovascular guideline say?", NAMES, openings=OPENINGS) == []
+    # Only the words of the phrase that refers to a source count, not the question's others.
+    assert named_documents("Does the guideline discuss comorbid conditions and HHS programs?", NAMES, openings=OPENINGS) == []

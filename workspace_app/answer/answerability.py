@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
 from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
+from workspace_app.text.sentences import split_sentences
 
 _DOSE_QUESTION = re.compile(
     r"\b(?:dose|doses|dosage|dosing|bolus|regimen|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"
@@ -292,6 +293,34 @@ _PART_BREAK = re.compile(
 _MIN_PART_TERMS = 3
 # A part that points back ("how does it differ", "这条推荐是几类") extends the part before it.
 _BACK_REFERENCE = re.compile(r"\b(?:it|its|this|that|these|those|they|them|he|she|him|her)\b|这条|该推荐|该建议|其|此", re.IGNORECASE)
+
+
+_ASKS = re.compile(
+    r"\?|？|^\s*(?:and\s+)?(?:what|which|how|when|where|who|whom|why|is|are|does|do|should|can|could|may|would)\b"
+    r"|吗|呢|什么|哪|如何|怎样|怎么|多少|是否|几",
+    re.IGNORECASE,
+)
+
+
+def case_terms(question: str) -> list[str]:
+    """The content terms only of the case a question describes before asking ("A man with neurogenic OH is told to
+    take extra salt, while his wife follows sodium advice. How much salt does the syncope guideline suggest for
+    him?"): the words of the sentences before the last, when those ask nothing themselves and the last does."""
+    sentences = [span.text for span in split_sentences(question)]
+    if len(sentences) < 2 or not _ASKS.search(sentences[-1]) or any(_ASKS.search(s) for s in sentences[:-1]):
+        return []
+    asked = content_terms(sentences[-1], drop_question_words=True)
+    case = content_terms(" ".join(sentences[:-1]), drop_question_words=True)
+    return [key for key in case if key not in asked]
+
+
+def names_a_subject(text: str) -> bool:
+    """Whether a question names what it is about: a technical word, an acronym or a Chinese word of two or more
+    characters, beyond how it asks ("does it allow a lower range for older patients?" names none)."""
+    if _ACRONYM.search(text):
+        return True
+    terms = content_terms(text, drop_question_words=True).values()
+    return any(is_technical(term) or (is_cjk_term(term) and len(term) >= 2 and term not in _ZH_ASKING) for term in terms)
 
 
 def question_parts(question: str) -> list[str]:

@@ -29,6 +29,9 @@ _REFERENCE = re.compile(
     r"|[\u4e00-\u9fffA-Za-z0-9]{0,10}?(?<![的在时对])(?:指南|共识|声明)",
     re.IGNORECASE,
 )
+# Words of a referring phrase that can pick out one title: its acronyms ("HHS", "ESC"). (A first page's other
+# words, from its abstract and affiliations, are too many: "emergency" is on the syncope guideline's.)
+_DISTINCTIVE = re.compile(r"\b[A-Z]{2,}[A-Za-z]*\b")
 _CJK_STOP = re.compile(r".*[的在时对和与及]")
 # Words that say a document is meant, and file suffixes: they name no document in particular.
 _FILE_WORDS = evidence_terms(
@@ -51,17 +54,21 @@ def without_document_names(text: str) -> str:
 
 
 def named_document(
-    part: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None
+    part: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None,
+    openings: Mapping[str, str] | None = None,
 ) -> str | None:
     """The id of the one document (`names`: id -> file name) the part names, or None."""
-    named = named_documents(part, names, translate)
+    named = named_documents(part, names, translate, openings)
     return named[0] if len(named) == 1 else None
 
 
 def named_documents(
-    text: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None
+    text: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None,
+    openings: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The ids of every document (`names`: id -> file name) the text names by words no other name has."""
+    """The ids of every document (`names`: id -> file name) the text names by words no other name has, or (with
+    `openings`: id -> the text opening its first page, where its title is) by a phrase referring to a source
+    ("the AHA/ACC/HHS comorbidity paper") whose distinctive words only one document's opening has."""
     if len(names) < 2 or not _REFERS_TO_A_DOCUMENT.search(text):
         return []
     words = set(evidence_terms(text))
@@ -73,4 +80,29 @@ def named_documents(
         others = set().union(*(t for d, t in own.items() if d != document_id))
         if words & (terms - others):
             named.append(document_id)
+    if openings:
+        named += [d for d in _named_by_title(text, names, openings) if d not in named]
     return named
+
+
+def _named_by_title(text: str, names: Mapping[str, str], openings: Mapping[str, str]) -> list[str]:
+    """Documents a referring phrase that names none by its file name names by an acronym found in that document's
+    opening (title, organisations) and in no other's opening or name."""
+    phrases = [m.group(0) for m in _REFERENCE.finditer(text) if m.group(0)[:1].isascii()]
+    if not phrases:
+        return []
+    own = {
+        d: evidence_terms(openings.get(d, "")) | evidence_terms(name) for d, name in names.items()
+    }
+    found = []
+    for phrase in phrases:
+        if named_documents(phrase, names):
+            continue  # named by its file name already ("the 2024 Chinese emergency AF guideline")
+        wanted = {
+            term for term in evidence_terms(" ".join(_DISTINCTIVE.findall(phrase))) if term not in _FILE_WORDS
+        }
+        for document_id, terms in own.items():
+            others = set().union(*(t for d, t in own.items() if d != document_id))
+            if wanted & (terms - others) and document_id not in found:
+                found.append(document_id)
+    return found

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from workspace_app.answer.answerability import question_parts
-from workspace_app.answer.document_names import named_document, named_documents, without_document_names
+from workspace_app.answer.document_names import without_document_names
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.retrieval.modes import ModeHit, ModeRetrieval, ModeRetriever
 from workspace_app.retrieval.scope import Scope
@@ -28,9 +28,10 @@ PART_BLOCKS = 3
 class EvidenceGatherer:
     """Gathers a question's evidence blocks from the query modes."""
 
-    def __init__(self, modes: ModeRetriever, translate: Callable[[str], Sequence[str]] | None) -> None:
+    def __init__(self, modes: ModeRetriever, named: Callable[[str, Scope], Sequence[str]]) -> None:
+        """`named`: the documents of a scope a text names (QuestionReader.named)."""
         self.modes = modes
-        self._translate = translate
+        self._named = named
         self.blocks = EVIDENCE_BLOCKS
 
     def gather(
@@ -47,7 +48,8 @@ class EvidenceGatherer:
             for part in parts:
                 # A part naming one of the sources ("the 2011 women's guideline") is searched in it alone, with the
                 # whole question (a part may leave its subject to the one before: "does it allow a lower range?").
-                named = named_document(part, scope.searched_names, self._translate)
+                naming = self._named(part, scope)
+                named = naming[0] if len(naming) == 1 else None
                 if named:
                     within = scope.narrowed([named])
                     own = self.modes.retrieve(within, query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
@@ -59,7 +61,7 @@ class EvidenceGatherer:
                     own = self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS]
                 part_documents[part] = frozenset([named] if named else (h.chunk.document_id for h in own[:2]))
                 _add(hits, own)
-        sources = named_documents(query, scope.searched_names, self._translate)
+        sources = self._named(query, scope)
         if sources and len(sources) < len(scope.searched_names):
             # A question naming a source ("the 2013 lifestyle guideline", "2013年生活方式指南") gets its best
             # passages for the whole question, which the others' may crowd out (in the other language, often);

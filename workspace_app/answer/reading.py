@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from storage.base import ChunkRepository
 from workspace_app.answer.answerability import (
+    case_terms,
     AnswerabilityRules,
     Needs,
     contrary,
@@ -26,8 +27,9 @@ from workspace_app.answer.answerability import (
     unmet,
     with_concepts,
 )
-from workspace_app.answer.document_names import named_document, named_documents, without_document_names
+from workspace_app.answer.document_names import named_documents, without_document_names
 from workspace_app.answer.extractive import Candidate, EitherLanguage, ExtractiveWeights, Part
+from workspace_app.answer.vocabulary import is_technical
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.retrieval.scope import Scope
 from workspace_app.text.terms import (
@@ -45,6 +47,9 @@ _MEMO_LIMIT = 20_000
 _DOCUMENTS_KEPT = 8
 _BORROWED = 0.5  # weight of the rest of the question's words in a part that names its document
 _TRANSLATED_DISCOUNT = ExtractiveWeights().translated
+_CASE_WEIGHT = 0.5  # a technical word only of the case a question describes, against one of what it asks
+_CASE_EVERYDAY_WEIGHT = 0.05  # an everyday word only of the case
+_OPENING_CHUNKS, _OPENING_CHARS = 8, 4000  # where a document's title is looked for: its first page
 
 
 @dataclass(frozen=True)
@@ -75,13 +80,15 @@ class QuestionReader:
         self._mentions = mentions
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
         self._documents: dict[tuple[str, int], list[tuple[frozenset[str], str]]] = {}
+        self._openings: dict[tuple[str, int], str] = {}
 
     def read(
         self, question: str, scope: Scope, blocks: Sequence[EvidenceBlock],
-        part_documents: Mapping[str, frozenset[str]] | None = None,
+        part_documents: Mapping[str, frozenset[str]] | None = None, shared_case: bool = False,
     ) -> Reading:
-        """The question's weights, needs, parts (when it has several) and translations."""
-        idf = self.idf(question, scope)
+        """The question's weights, needs, parts (when it has several) and translations. `shared_case`: the question
+        is one part of several, and a case it describes before asking is shared with the others (`idf`)."""
+        idf = self.idf(question, scope, shared_case)
         forms = self._forms(scope)
         needs = self._needs(question, scope, idf, forms, blocks)
         parts = question_parts(question)
@@ -89,7 +96,7 @@ class QuestionReader:
             self._part(part, question, scope, forms, blocks, needs, (part_documents or {}).get(part, frozenset()))
             for part in parts
         ) if len(parts) > 1 else ()
-        named = named_documents(question, scope.searched_names, self.translate)
+        named = self.named(question, scope)
         return Reading(
             idf, needs, lambda candidate: unmet(needs, [candidate.span.text], candidate.context, self.rules, forms),
             lambda candidate: contrary(needs, candidate.span.text), read_parts,
@@ -98,11 +105,25 @@ class QuestionReader:
             _acronym_naming(question_acronyms(question), forms),
         )
 
-    def idf(self, question: str, scope: Scope) -> dict[str, float]:
-        """Smoothed inverse document frequency of the question's content terms in the scope."""
+    def idf(self, question: str, scope: Scope, shared_case: bool = False) -> dict[str, float]:
+        """Smoothed inverse document frequency of the question's content terms in the scope.
+
+        `shared_case`: the question is the first of several parts, each asking its own source, and the case it
+        describes before asking ("A man with neurogenic OH is told to take extra salt, while his wife follows
+        sodium advice. How much salt does the syncope guideline suggest for him, and …") belongs to all of them:
+        the case's words weigh less (`case_terms`). In a question of one part the case carries its subject ("A
+        woman cannot tolerate aspirin. What should replace it?") and keeps its full weight.
+        """
         terms = content_terms(question, drop_question_words=True)
         frequency = self._frequency(scope)
-        return idf_weights(terms, lambda key: frequency(terms[key]), scope.chunk_total)
+        weights = idf_weights(terms, lambda key: frequency(terms[key]), scope.chunk_total)
+        for key in case_terms(question) if shared_case else ():
+            if key in weights:
+                # The case's everyday words ("told", "wife", "follows") pick out nothing; its technical ones
+                # (the condition it names) still count, as context.
+                word = terms[key]
+                weights[key] *= _CASE_WEIGHT if is_cjk_term(word) or is_technical(word) else _CASE_EVERYDAY_WEIGHT
+        return weights
 
     def _frequency(self, scope: Scope) -> Callable[[str], int]:
         """How many of the scope's passages use a word (the keyword index), remembered per scope."""
@@ -150,7 +171,8 @@ class QuestionReader:
         needs = replace(self._needs(part, scope, idf, forms, blocks), absent=whole.absent, unknown=whole.unknown)
         terms = list(content_terms(part, drop_question_words=True))
         names = self._names(part)
-        named = named_document(part, scope.searched_names, self.translate)
+        naming = self.named(part, scope)
+        named = naming[0] if len(naming) == 1 else None
         if named:
             coverage = self._coverage_in(named, scope, question, without_document_names(part))
         else:
@@ -183,6 +205,24 @@ class QuestionReader:
             return Coverage(list(names), names)
         coverage = Coverage(list(own), own)
         return EitherLanguage(coverage, list(names), _TRANSLATED_DISCOUNT, names) if names else coverage
+
+    def named(self, text: str, scope: Scope) -> list[str]:
+        """The documents of the scope the text names (document_names.py), by file name or by title."""
+        return named_documents(text, scope.searched_names, self.translate, self.openings(scope))
+
+    def openings(self, scope: Scope) -> dict[str, str]:
+        """The text opening each searched document's first page (its title, authors' bodies, year), remembered."""
+        found = {}
+        for document_id in scope.searched_names:
+            memo = (document_id, scope.chunk_counts.get(document_id, 0))  # a new ingestion, a new opening
+            if memo not in self._openings:
+                ids = self._chunks.document_chunk_ids(document_id)[:_OPENING_CHUNKS]
+                chunks = sorted(self._chunks.get_chunks(ids).values(), key=lambda c: ids.index(c.id))
+                if len(self._openings) > _MEMO_LIMIT:
+                    self._openings.clear()
+                self._openings[memo] = " ".join(c.text for c in chunks if c.page_start == 1)[:_OPENING_CHARS]
+            found[document_id] = self._openings[memo]
+        return found
 
     def _names(self, text: str) -> list[str]:
         """The other language's names of what the text mentions, loose."""

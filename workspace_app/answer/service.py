@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from collections.abc import Generator, Iterator, Sequence
 from typing import Protocol
 
 from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
-from workspace_app.answer.answerability import AnswerabilityRules
+from workspace_app.answer.answerability import AnswerabilityRules, names_a_subject, question_parts
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
+from workspace_app.answer.document_names import without_document_names
 from workspace_app.answer.evidence import EvidenceGatherer
 from workspace_app.answer.export import chat_markdown, notes_markdown
 from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
 from workspace_app.answer.grade_notes import stated_grading
 from workspace_app.answer.llm import LlmAnswerer
-from workspace_app.answer.markers import normalize_markers, with_markers
+from workspace_app.answer.markers import normalize_markers, strip_markers, with_markers
 from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
 from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, quoted_in_text, refusal_text
 from workspace_app.answer.reading import QuestionReader
@@ -46,6 +48,7 @@ from workspace_app.text.terms import content_terms
 
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 3
+PART_SENTENCES = 2  # sentences quoted for each part of a question answered part by part
 NEW_CHAT = "New chat"
 NOTE_TITLE_CHARS = 200
 MAX_NOTE_CHARS = 20_000
@@ -81,7 +84,7 @@ class AnswerService:
             translator.mentions if translator else None,
         )
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
-        self.evidence = EvidenceGatherer(self.modes, self.reader.translate)
+        self.evidence = EvidenceGatherer(self.modes, self.reader.named)
         llm_settings = settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
         self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
@@ -123,7 +126,7 @@ class AnswerService:
             text = yield from self._generate(standalone, blocks, language, timings)
             answer = self._from_text(question, text, blocks, language, timings)
         else:
-            answer = self._extract(question, standalone, blocks, language, scope, timings, part_documents)
+            answer = self._extract(question, standalone, blocks, language, scope, timings, part_documents, mode)
         answer.standalone_question = standalone if standalone != question else None
         answer.mode = mode
         answer.documents = scope.document_ids
@@ -166,8 +169,15 @@ class AnswerService:
 
     def _extract(
         self, question: str, standalone: str, blocks: list[EvidenceBlock], language: str, scope: Scope,
-        timings: dict[str, float], part_documents: dict[str, frozenset[str]],
+        timings: dict[str, float], part_documents: dict[str, frozenset[str]], mode: str = "naive",
     ) -> Answer:
+        started = time.perf_counter()
+        by_part = self._by_part(standalone, scope, language, mode)
+        if by_part is not None:
+            sentences, part_blocks, confidence = by_part
+            timings["answer"] = _ms(started)
+            verification = verify_sentences(sentences, part_blocks, None, language)
+            return self._assemble(question, verification, part_blocks, language, confidence, timings, "\n\n", True)
         started = time.perf_counter()
         reading = self.reader.read(standalone, scope, blocks, part_documents)
         timings["weights"] = _ms(started)
@@ -184,6 +194,49 @@ class AnswerService:
         verification = verify_sentences(sentences, blocks, None, language)
         timings["verify"] = _ms(started)
         return self._assemble(question, verification, blocks, language, selection.confidence, timings, "\n\n", True)
+
+    def _by_part(
+        self, question: str, scope: Scope, language: str, mode: str
+    ) -> tuple[list[str], list[EvidenceBlock], float] | None:
+        """A question in parts naming the sources they ask ("How much salt does the syncope guideline suggest, and
+        what sodium ceiling does the lifestyle guideline set?"), answered one part at a time, each in the source it
+        names, without the words naming it (they match the source's title pages, not its answer): the quoted
+        sentences with their markers, the blocks they cite (numbered across parts) and the lowest confidence.
+        None when the question is not such a question or a part goes unanswered alone (the whole question's
+        evidence then decides)."""
+        parts = question_parts(question)
+        if len(parts) < 2:
+            return None
+        naming = [self.reader.named(part, scope) for part in parts]
+        if not any(naming) or any(len(named) > 1 for named in naming):
+            return None
+        named = [named[0] if named else None for named in naming]
+        sentences: list[str] = []
+        blocks: list[EvidenceBlock] = []
+        confidence = 1.0
+        previous = ""
+        for part, document_id in zip(parts, named, strict=True):
+            asked = without_document_names(part)
+            # "… and does the Chinese AF guideline allow a lower range?" leaves its subject (the INR) to the part
+            # before it: with no subject of its own, the part is asked with that part.
+            asked, previous = (asked if names_a_subject(asked) else f"{previous} {asked}".strip()), asked
+            within = scope.narrowed([document_id]) if document_id else scope
+            own, _, part_documents = self.evidence.gather(asked, within, {}, mode)
+            reading = self.reader.read(asked, within, own, part_documents, shared_case=True)
+            selection = self.extractive.select(
+                asked, own, language, reading.idf, reading.lacking, reading.parts, reading.translations,
+                reading.contrary, reading.sources, reading.naming,
+            )
+            if selection.refused:
+                return None
+            offset = len(blocks)
+            blocks += [replace(block, n=block.n + offset) for block in own]
+            for candidate in selection.sentences[:PART_SENTENCES]:
+                quoted = _quoted(candidate, offset)
+                if not any(strip_markers(quoted) == strip_markers(s) for s in sentences):
+                    sentences.append(quoted)
+            confidence = min(confidence, selection.confidence)
+        return sentences, blocks, confidence
 
     # The LLM answerer
 
@@ -404,10 +457,11 @@ class AnswerService:
         return found
 
 
-def _quoted(candidate: Candidate) -> str:
-    """An extractive sentence with its block's marker (and those of the blocks repeating it)."""
+def _quoted(candidate: Candidate, offset: int = 0) -> str:
+    """An extractive sentence with its block's marker (and those of the blocks repeating it), block numbers moved
+    by `offset`."""
     blocks = [candidate.block.n] + [twin.block.n for twin in candidate.twins]
-    return candidate.span.text + " " + "".join(f"[{n}]" for n in dict.fromkeys(blocks))
+    return candidate.span.text + " " + "".join(f"[{n + offset}]" for n in dict.fromkeys(blocks))
 
 
 def _clean_question(question: str) -> str:

@@ -21,6 +21,7 @@ QUESTION_WORDS = frozenset(
     """about according advise advised also any aim best do does guideline guidelines give given go good i me my
     our recommend recommended recommendation recommends routinely say says should tell us use used using want
     we what which who within would year years level evidence class cor loe graded grade support supports
+    he him his himself she her hers herself they them their theirs themselves
     指南 推荐 多少 什么 怎么 怎样 如何 哪些 是否 可以 一般 大概 判断 最好 各是 还要 这条""".split()
 )
 _IRREGULAR = {"women": "woman", "men": "man", "children": "child", "feet": "foot", "wk": "week", "wks": "week",
