@@ -343,6 +343,24 @@ def test_dingbat_bullets_read_as_bullets_not_letters(excerpt: Callable[[str, int
     assert not re.search(r"(?:^|\s)n (?:Initial|Classic|Delayed|Neurogenic) ", text)
 
 
+def test_a_line_resumed_after_a_raised_reference_mark_stays_in_its_sentence(
+    excerpt: Callable[[str, int, int], Path],
+) -> None:
+    """zh-acute-af-ed-2024 p10: pymupdf returns "[117]），INR 处于治疗目标范围内的时间" (the mark raised and small)
+    as a block of its own beside "考虑在1.5~2. 0 之间"; read as its own run of lines it ended up after the
+    paragraph, in another passage, and the warfarin sentence was cut."""
+    path = excerpt("zh-acute-af-ed-2024.pdf", 10, 10)
+    with pymupdf.open(path) as pdf:
+        blocks = [
+            "".join(span["text"] for line in block["lines"] for span in line["spans"])
+            for block in pdf[0].get_text("dict")["blocks"] if block.get("lines")
+        ]
+    assert any(b.startswith("[117]") for b in blocks)  # the layer really splits the line there
+    text = "".join(paragraph.text for paragraph in parse_pdf(path, path.name).paragraphs)
+    assert "考虑在1.5~2. 0 之间[117]），INR 处于治疗目标范围内的时间（TTR）应>70%" in text
+    assert "危险因素[121]，既容易出现抗凝不足" in text
+
+
 def test_symbol_font_comparisons_read_as_greater_or_less_equal(excerpt: Callable[[str, int, int], Path]) -> None:
     """shen-2017 draws "≥" and "≤" with a symbol font whose glyphs are "$" and "#" in the text layer."""
     path = excerpt("shen-2017-syncope.pdf", 8, 8)

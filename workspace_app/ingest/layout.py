@@ -46,6 +46,7 @@ class TextLine:
     glyphs: GlyphCount = field(default_factory=GlyphCount)
     ends_row: bool = False  # the last line of a table row: the next line starts a new paragraph
     apart: bool = False  # a paragraph of its own, joined to no other line (a table's caption, header or row)
+    edge_sizes: tuple[float, float] | None = None  # font sizes of its first and last pieces, where they differ
 
     @property
     def height(self) -> float:

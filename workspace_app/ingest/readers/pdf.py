@@ -189,7 +189,11 @@ def _raw_lines(raw: dict[str, Any], page_number: int, set_aside: GlyphCount) -> 
             main = max(spans, key=lambda span: len(span["text"].strip()))
             x0, y0, x1, y1 = line["bbox"]
             bold = bool(main["flags"] & pymupdf.TEXT_FONT_BOLD) or bool(_BOLD_FONT.search(main["font"]))
-            yield TextLine(page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number, glyphs=glyphs)
+            edges = (round(float(spans[0]["size"]), 1), round(float(spans[-1]["size"]), 1))
+            yield TextLine(
+                page_number, x0, y0, x1, y1, text, round(float(main["size"]), 1), bold, number, glyphs=glyphs,
+                edge_sizes=edges if edges != (round(float(main["size"]), 1),) * 2 else None,
+            )
 
 
 def _bullet_fonts(drawn: dict[str, set[str]]) -> set[str]:
@@ -263,6 +267,9 @@ def _merge_fragments(lines: list[TextLine]) -> list[TextLine]:
         target.text += joiner + line.text
         target.glyphs.add(line.glyphs)
         target.x1 = max(target.x1, line.x1)
+        start = target.edge_sizes[0] if target.edge_sizes else target.size
+        end = line.edge_sizes[1] if line.edge_sizes else line.size
+        target.edge_sizes = (start, end) if (start, end) != (target.size, target.size) else None
         target.y0, target.y1 = min(target.y0, line.y0), max(target.y1, line.y1)
     return merged
 
@@ -279,11 +286,15 @@ def _continues(left: TextLine, right: TextLine) -> bool:
         return False
     if left.block == right.block >= 0:
         return -1.0 <= gap <= 2.5 * size  # words of a justified line that pymupdf returned one by one
-    # Column gutters can be narrow: only a short piece or a change of size (a superscript) is joined.
+    # Column gutters can be narrow: only a short piece or a change of size (a superscript) is joined, also one
+    # where the pieces meet ("… 0 之间" + "[117]），INR 处于…", the reference mark raised and small).
     short = min(len(left.text), len(right.text)) <= 12
     if short:
         return -1.0 <= gap <= 1.2 * size
-    return abs(left.size - right.size) > 0.5 and -1.0 <= gap <= 0.4 * size
+    left_end = left.edge_sizes[1] if left.edge_sizes else left.size
+    right_start = right.edge_sizes[0] if right.edge_sizes else right.size
+    resized = abs(left.size - right.size) > 0.5 or abs(left_end - right_start) > 0.5
+    return resized and -1.0 <= gap <= 0.4 * size
 
 
 def _furniture_key(line: TextLine) -> str:
