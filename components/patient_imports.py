@@ -55,7 +55,11 @@ def render_import_status(job: PatientImport, *, key: str) -> str | None:
     name = escape_markdown(Path(job.path).name or job.path)
     who = f" (patients {escape_markdown(', '.join(job.patients))})" if job.patients else ""
     if job.status == "queued":
-        st.info(f"**{name}**{who} is queued: the worker starts it shortly.", icon=":material/schedule:")
+        st.info(f"**{name}**{who} is queued, waiting for a worker (`workspace-app worker`, started by `make run`).",
+                icon=":material/schedule:")
+    elif job.stalled:
+        st.warning(f"**{name}**{who}: its worker stopped answering after {job.events:,} events. A worker takes it "
+                   "over shortly and goes on (nothing is stored twice).", icon=":material/hourglass_disabled:")
     elif job.status == "running":
         doing = f"Importing {escape_markdown(job.table)}" if job.table else "Starting the import"
         st.info(f"**{name}**{who}: {doing} · {job.events:,} events stored", icon=":material/sync:")

@@ -158,7 +158,7 @@ class RetryJob(Exception):
 
 
 class JobQueue(Protocol):
-    """A durable queue of ingestion jobs (document ids) shared by the front ends and the workers.
+    """A durable queue of jobs (document ids; `import:<id>` for patient imports) shared by front ends and workers.
 
     The handler gets the document id and which try this is; it raises `RetryJob` to be run again later (the queue
     owns the retry count and the back-off) and nothing else."""

@@ -19,6 +19,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from storage.base import ImportStore, JobQueue
@@ -99,11 +100,17 @@ class PatientImports:
         found = self._store.get_import(import_id)
         if found is None:
             raise ImportNotFoundError(f"No patient import {import_id!r}.")
-        return found
+        return self._with_health(found)
 
     def latest(self, limit: int = 5) -> list[PatientImport]:
         """The latest imports, newest first."""
-        return self._store.list_imports(limit)
+        return [self._with_health(job) for job in self._store.list_imports(limit)]
+
+    def _with_health(self, job: PatientImport) -> PatientImport:
+        """The import, marked stalled when it is running but its worker's lease is dead."""
+        if job.status != "running" or job.held_by is None:
+            return job
+        return replace(job, stalled=True) if _lease_is_dead(job, self.settings.lease_timeout_s) else job
 
     def cancel(self, import_id: str) -> str:
         """Stop an import (at its next batch when running); returns its status then."""

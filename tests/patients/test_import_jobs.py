@@ -69,13 +69,16 @@ def test_an_events_file_is_queued_run_to_done_and_reports_its_bad_rows(app: Any,
 def test_progress_is_recorded_after_each_batch_while_it_runs(app: Any, demo: Path) -> None:
     queued = app.patient_imports.submit(demo, [PATIENT])
     seen: list[tuple[str, str, int]] = []
+    stalls: list[bool] = []
 
     def listen(table: str, events: int) -> None:
         shown = app.patient_imports.get(queued.import_id)  # what the Patients page reads at that moment
         seen.append((shown.status, shown.table, shown.events))
+        stalls.append(shown.stalled)
         assert (shown.table, shown.events) == (table, events)
 
     assert app.patient_imports.run(queued.import_id, OWNER, None, listen) == "done"
+    assert not any(stalled for stalled in stalls), "a live worker's import is not stalled"
     assert {status for status, _, _ in seen} == {"running"}
     tables = [table for _, table, _ in seen]
     assert tables[0] == "admissions" and len(set(tables)) >= 3, tables
@@ -123,7 +126,8 @@ def test_an_import_of_a_killed_worker_is_recovered_and_completes_without_duplica
     (tmp_path / "before").mkdir()
     app.patients.import_path(events_file(tmp_path / "before", ROWS[:2]))
     app.catalog.imports.record_progress(queued.import_id, dead_owner, "events.csv", 2)
-    assert app.patient_imports.get(queued.import_id).status == "running"
+    stalled = app.patient_imports.get(queued.import_id)
+    assert (stalled.status, stalled.events, stalled.stalled) == ("running", 2, True), "the page can say so"
     assert app.patient_imports.recover() == [queued.import_id]
     assert app.patient_imports.get(queued.import_id).status == "queued"
     assert pending(app) == [import_job(queued.import_id)]

@@ -174,6 +174,7 @@ class PatientImport:
     finished_at: float | None = None
     held_by: str | None = None
     heartbeat_age_s: float | None = None
+    stalled: bool = False  # running, but its worker's lease expired or its process is gone (until one takes it over)
 
     @property
     def is_active(self) -> bool:
@@ -187,5 +188,5 @@ class PatientImport:
             "table": self.table, "events": self.events, "patient_count": self.patient_count,
             "admissions": self.admissions, "embedded": self.embedded, "error_count": self.error_count,
             "first_errors": list(self.first_errors), "error": self.error, "created_at": self.created_at,
-            "started_at": self.started_at, "finished_at": self.finished_at,
+            "started_at": self.started_at, "finished_at": self.finished_at, "stalled": self.stalled,
         }
