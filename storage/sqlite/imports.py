@@ -66,10 +66,12 @@ class SqliteImports:
         return [_import(row) for row in rows]
 
     def claim_import(self, import_id: str, owner: str, stale_after_s: float) -> bool:
-        """Take the lease of a queued or running import unless a live lease or a cancel request stops it."""
+        """Take the lease of a queued or running import unless a live lease or a cancel request stops it (a re-run
+        counts its progress from nothing again: what it finds stored is counted, not stored twice)."""
         with self._db.transaction() as db:
             cursor = db.execute(
                 f"UPDATE imports SET lease_owner = ?, lease_heartbeat = {NOW}, status = 'running', error = '', "
+                "current_table = '', events = 0, "
                 "started_at = COALESCE(started_at, ?) "
                 "WHERE id = ? AND status IN ('queued', 'running') AND cancel_requested = 0 "
                 f"AND (lease_owner IS NULL OR lease_heartbeat < {NOW} - ?)",

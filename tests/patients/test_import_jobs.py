@@ -155,3 +155,14 @@ def test_a_cancel_stops_a_running_import_at_its_next_batch(app: Any, tmp_path: P
     assert app.patient_imports.run(queued.import_id, OWNER, None, cancel_now) == "cancelled"
     stopped = app.patient_imports.get(queued.import_id)
     assert (stopped.status, stopped.held_by) == ("cancelled", None) and stopped.finished_at is not None
+
+
+def test_an_import_whose_lease_was_taken_over_is_not_reported_done_by_the_old_worker(app: Any, tmp_path: Path) -> None:
+    queued = app.patient_imports.submit(events_file(tmp_path, ROWS))
+
+    def taken_over(table: str, events: int) -> None:  # our heartbeat stalled and another worker took the import
+        assert app.catalog.imports.claim_import(queued.import_id, "other@nowhere:2:y", -1)
+
+    assert app.patient_imports.run(queued.import_id, OWNER, None, taken_over) == "lost"
+    running = app.patient_imports.get(queued.import_id)
+    assert (running.status, running.held_by, running.finished_at) == ("running", "other@nowhere:2:y", None)
