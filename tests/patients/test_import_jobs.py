@@ -166,3 +166,14 @@ def test_an_import_whose_lease_was_taken_over_is_not_reported_done_by_the_old_wo
     assert app.patient_imports.run(queued.import_id, OWNER, None, taken_over) == "lost"
     running = app.patient_imports.get(queued.import_id)
     assert (running.status, running.held_by, running.finished_at) == ("running", "other@nowhere:2:y", None)
+
+
+def test_an_uploaded_events_file_is_kept_under_the_data_dir_and_imported_from_there(app: Any) -> None:
+    data = (HEADER + "".join(row + "\n" for row in ROWS)).encode()
+    saved = app.patient_imports.save_upload("ward 7 <export>.csv", data)
+    assert saved.parent == app.settings.storage.data_dir / "imports" and saved.suffix == ".csv"
+    assert saved.read_bytes() == data and "<" not in saved.name
+    queued = app.patient_imports.submit(saved)
+    assert work(app, queued.import_id).events == 4
+    with pytest.raises(ImportSourceError, match="upload a .csv or .jsonl file"):
+        app.patient_imports.save_upload("notes.pdf", b"%PDF-1.7")
