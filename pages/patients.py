@@ -112,7 +112,7 @@ def _render_live_imports(app: App) -> None:
         if render_import_status(job, key=IMPORT_KEY) == "cancel":
             with report_errors():
                 app.patient_imports.cancel(job.import_id)
-            st.rerun(scope="fragment")
+            st.rerun()
     if jobs and jobs[0].status == "done" and st.button("Show the imported patients", key=f"{IMPORT_KEY}-refresh"):
         st.rerun()
 

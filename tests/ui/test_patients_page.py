@@ -332,3 +332,14 @@ def test_reasons_read_as_plain_words() -> None:
     )
     assert reason_text(query, later, {"sim_vec": 0.2, "dt_h": -0.5, "rule_hits": []}).endswith("30 min before · shares potassium, potassium↓")
     assert [time_phrase(h) for h in (0, 1.5, -12.2, 60, -0.25)] == ["same time", "1.5 h after", "12 h before", "2.5 d after", "15 min before"]
+
+
+def test_a_queued_import_can_be_cancelled_from_the_page(open_patients: Callable[..., AppTest], import_dir: Path,
+                                                        build: Callable[..., Any], tmp_path: Path) -> None:
+    (tmp_path / "records.csv").write_text(EVENTS_CSV, encoding="utf-8")
+    job = build(import_dir).patient_imports.submit(tmp_path / "records.csv")
+    at = open_patients(import_dir)
+    at.button(key=f"patients-import-cancel-{job.import_id}").click().run()
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning if f"The import of **{NAME}** was cancelled" in w.value], at.warning
+    assert build(import_dir).patient_imports.get(job.import_id).status == "cancelled"
