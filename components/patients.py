@@ -17,8 +17,8 @@ from workspace_app.models.events import Admission, Event, Patient, parse_time
 
 MAX_POINTS = 5000  # Vega-Lite slows down past a few thousand points: the table below still lists every event
 IMPORT_HINT = (
-    "No patients imported yet. Import a MIMIC-IV folder or a `.csv`/`.jsonl` events file from a terminal, e.g. "
-    "`workspace-app patients import ../shared/clinical/mimic-iv-demo --patients 10019917`, then reload this page."
+    "No patients imported yet. Import a MIMIC-IV folder or a `.csv`/`.jsonl` events file above (the worker runs "
+    "it), or from a terminal: `workspace-app patients import ../shared/clinical/mimic-iv-demo --patients 10019917`."
 )
 
 

@@ -1,4 +1,8 @@
-"""Patients page: the imported patient records (app-wide: no workspace needed).
+"""Patients page: the imported patient records (app-wide: no workspace needed), and importing more.
+
+An import (a MIMIC-IV folder or an events file on the server, or an uploaded events file) is checked and queued
+here; the worker runs it. Its status re-reads every second (a fragment) while it is queued or running: the table
+being read and the events stored, then the counts and the rows skipped (or what failed and what to do).
 
 Choosing a patient draws their timeline (events by type over time, filtered by type, zoomed to an admission) over
 the table of those events; choosing an event shows it and its related events, each with its score and its reasons
@@ -7,15 +11,18 @@ in plain words. The patient and the event are kept in the URL (`?patient=…&eve
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from components.application import current_app
-from components.feedback import report_errors
+from components.feedback import flash, report_errors, show_flash
+from components.patient_imports import ImportRequest, render_import_form, render_import_status
 from components.patients import render_event_picker, render_patients, render_timeline, render_timeline_filter
 from components.related_events import RelatedEvent, render_event, render_related
 from components.workspace_gate import set_url_param
 from workspace_app.app import App
-from workspace_app.models.events import Admission, Event, Patient
+from workspace_app.models.events import Admission, Event, Patient, PatientImport
 
 PATIENT_KEY = "patients-patient"
 EVENT_KEY = "patients-event"
@@ -25,16 +32,20 @@ SHOWN = "patients-shown"  # the patient whose widgets (filters, event) the sessi
 GOTO = "patients-goto"  # an event chosen from the related list, applied before the picker is drawn next run
 PATIENT_PARAM, EVENT_PARAM = "patient", "event"
 RELATED = 10
+IMPORT_KEY = "patients-import"
+POLL_S = 1.0
 
 
 def render_page(app: App) -> None:
     """The patient list, then the chosen patient's timeline and events, then the chosen event and its relations."""
     st.title("Patients")
+    show_flash()
     patients: list[Patient] | None = None
     with report_errors():
         patients = app.patients.list()
     if patients is None:
         return
+    _import_panel(app, expanded=not patients)
     _seed_patient(patients)
     patient_id = render_patients(patients, key=PATIENT_KEY)
     _follow_patient(patient_id)
@@ -60,6 +71,50 @@ def render_page(app: App) -> None:
     set_url_param(EVENT_PARAM, event_id)
     if event_id is not None:
         _event_panel(app, by_id[event_id], by_id)
+
+
+def _import_panel(app: App, *, expanded: bool) -> None:
+    """The import form (open while there is no patient) and the live status of the latest imports."""
+    with st.expander("Import patient records", expanded=expanded, icon=":material/upload_file:"):
+        request = render_import_form(key=IMPORT_KEY)
+        if request is not None:
+            with report_errors():
+                _submit(app, request)
+    polling = False
+    with report_errors():
+        polling = any(job.is_active for job in app.patient_imports.latest())
+    st.fragment(_render_live_imports, run_every=POLL_S if polling else None)(app)
+
+
+def _submit(app: App, request: ImportRequest) -> None:
+    """Queue the import the form asks for (an upload is kept under the data dir first). Raises WorkspaceError."""
+    if request.upload is not None:
+        path = app.patient_imports.save_upload(*request.upload)
+    elif request.path:
+        path = Path(request.path)
+    else:
+        st.warning("Give a path on the server or upload an events file to import.", icon=":material/info:")
+        return
+    job = app.patient_imports.submit(path, request.patients)
+    flash(f"Queued the import of {Path(job.path).name}.")
+    st.rerun()
+
+
+def _render_live_imports(app: App) -> None:
+    """The imports queued or running, and the latest one, as the worker records them (re-read every second)."""
+    jobs: list[PatientImport] = []
+    with report_errors():
+        latest = app.patient_imports.latest()
+        jobs = [job for job in latest if job.is_active] or latest[:1]
+        if latest and latest[0] not in jobs:
+            jobs.insert(0, latest[0])
+    for job in jobs:
+        if render_import_status(job, key=IMPORT_KEY) == "cancel":
+            with report_errors():
+                app.patient_imports.cancel(job.import_id)
+            st.rerun()
+    if jobs and jobs[0].status == "done" and st.button("Show the imported patients", key=f"{IMPORT_KEY}-refresh"):
+        st.rerun()
 
 
 def _seed_patient(patients: list[Patient]) -> None:

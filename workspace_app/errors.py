@@ -21,7 +21,9 @@
     ├── DataDirBusyError              (409)
     ├── PatientNotFoundError          (404)
     ├── EventNotFoundError            (404)
-    └── RulesFileError                (422)
+    ├── RulesFileError                (422)
+    ├── ImportSourceError             (422)
+    └── ImportNotFoundError           (404)
 """
 
 from __future__ import annotations
@@ -156,3 +158,15 @@ class RulesFileError(WorkspaceError):
     """The related-event rules file is unreadable or invalid (the message names the rule and key)."""
 
     status = 422
+
+
+class ImportSourceError(WorkspaceError):
+    """What was given to import is missing, or neither a MIMIC-IV folder nor a .csv/.jsonl events file."""
+
+    status = 422
+
+
+class ImportNotFoundError(WorkspaceError):
+    """No patient import with this id."""
+
+    status = 404

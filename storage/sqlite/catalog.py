@@ -1,7 +1,7 @@
 """The SQLite catalog: one `Database` (WAL, foreign keys, migrations) with its repositories on top.
 
 Each repository is an attribute (`catalog.workspaces`, `.documents`, `.chunks`, `.leases`, `.chats`, `.notes`,
-`.guides`, `.patients`, `.vocabulary`);
+`.guides`, `.patients`, `.vocabulary`, `.imports`);
 the catalog also answers every repository method itself, so it satisfies the `Catalog`, `ChatRepository` and
 `NoteRepository` protocols as one object.
 """
@@ -16,6 +16,7 @@ from storage.sqlite.chunks import SqliteChunks
 from storage.sqlite.database import Database
 from storage.sqlite.documents import SqliteDocuments
 from storage.sqlite.guides import SqliteGuides
+from storage.sqlite.imports import SqliteImports
 from storage.sqlite.leases import SqliteJobLeases
 from storage.sqlite.migrations import MIGRATIONS
 from storage.sqlite.patients import SqlitePatientStore
@@ -41,6 +42,7 @@ class SqliteCatalog:
         self.guides = SqliteGuides(self.database)
         self.patients = SqlitePatientStore(self.database)
         self.vocabulary = SqliteVocabularyStore(self.database)
+        self.imports = SqliteImports(self.database)
 
     def close(self) -> None:
         """Close the connection."""

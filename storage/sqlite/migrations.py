@@ -333,4 +333,28 @@ MIGRATIONS: list[list[Step]] = [
             PRIMARY KEY (system, code)
         ) WITHOUT ROWID""",
     ],
+    # 14: patient imports run by the worker (queue entries "import:<id>"): what is read, progress after each batch
+    # (table, events stored), the outcome (counts, bad rows) and the lease of the worker running it, as documents have.
+    [
+        """CREATE TABLE IF NOT EXISTS imports (
+            id TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            patients TEXT NOT NULL DEFAULT '[]',
+            status TEXT NOT NULL DEFAULT 'queued',
+            current_table TEXT NOT NULL DEFAULT '',
+            events INTEGER NOT NULL DEFAULT 0,
+            patient_count INTEGER NOT NULL DEFAULT 0,
+            admissions INTEGER NOT NULL DEFAULT 0,
+            embedded INTEGER NOT NULL DEFAULT 0,
+            error_count INTEGER NOT NULL DEFAULT 0,
+            first_errors TEXT NOT NULL DEFAULT '[]',
+            error TEXT NOT NULL DEFAULT '',
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            started_at REAL,
+            finished_at REAL,
+            lease_owner TEXT,
+            lease_heartbeat REAL
+        )""",
+    ],
 ]

@@ -1,10 +1,11 @@
 """Patient records through the API: two real MIMIC-IV demo patients imported by the CLI beside the running API
-processes (importing is the CLI's job), then listed, read, searched for related events and asked about, with the
-error shape for unknown ids, bad parameters, a broken rules file and a missing key."""
+processes, then listed, read, searched for related events and asked about, with the error shape for unknown ids,
+bad parameters, a broken rules file and a missing key; and an events file imported through the API by the worker."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,28 @@ def test_ask_about_unknown_patients_workspaces_and_bad_bodies(client: httpx.Clie
     assert "mode" in assert_error(bad_mode, 422, "invalid_request")
     empty = client.post(f"/workspaces/{af_workspace}/patients/{AF_PATIENT}/ask", json={"question": ""})
     assert "question" in assert_error(empty, 422, "invalid_request")
+
+
+def test_an_import_queued_through_the_api_is_run_by_the_worker(client: httpx.Client, tmp_path: Path) -> None:
+    source = tmp_path / "api-events.csv"
+    source.write_text(
+        "event_id,patient_id,timestamp,event_type,sub_type,content\n"
+        "api1,P-api,2150-04-01 08:00:00,lab,Chemistry,Potassium 3.0 mmol/L (low; ref 3.5–5.1)\n"
+        "api2,P-api,later,order,Medication,Potassium chloride 20 mEq PO\n",
+        encoding="utf-8",
+    )
+    queued = client.post("/patients/imports", json={"path": str(source)})
+    assert queued.status_code == 202, queued.text
+    job = queued.json()
+    assert (job["status"], job["path"]) == ("queued", str(source.resolve()))
+    deadline = time.monotonic() + 120
+    while (status := client.get(f"/patients/imports/{job['id']}").json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    assert (status["status"], status["events"], status["error_count"]) == ("done", 1, 1), status
+    assert status["first_errors"][0].startswith("api-events.csv:3: timestamp 'later'")
+    assert [e["event_id"] for e in client.get("/patients/P-api/events").json()] == ["api1"]
+    message = assert_error(client.post("/patients/imports", json={"path": str(tmp_path / "nowhere")}), 422,
+                           "import_source")
+    assert message.startswith("Nothing is at")
+    assert_error(client.get("/patients/imports/nope"), 404, "import_not_found")

@@ -52,3 +52,17 @@ def test_import_list_events_and_related(cli: Cli, tmp_path: Path) -> None:
     broken = cli(data, "related", "--patient", "p1", "--event", "k1", WORKSPACE_PATIENTS__RULES_FILE=str(rules))
     assert broken.returncode == 2 and "Traceback" not in broken.stderr
     assert broken.stderr.startswith(f"error: {rules}: rule 1 (a): a rule needs at least one if_* key")
+
+
+def test_import_in_the_background_queues_it_for_the_worker(cli: Cli, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    source = tmp_path / "events.csv"
+    source.write_text(EVENTS, encoding="utf-8")
+    queued = cli(data, "patients", "import", source, "--background")
+    assert queued.returncode == 0, queued.stderr
+    job = json.loads(queued.stdout)
+    assert (job["status"], job["path"], job["events"]) == ("queued", str(source.resolve()), 0)
+    refused = cli(data, "patients", "import", tmp_path / "nowhere", "--background")
+    assert refused.returncode == 2 and refused.stderr.startswith("error: Nothing is at")
+    listed = cli(data, "patients", "imports")
+    assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [job["id"]]

@@ -6,6 +6,7 @@ and a broken rules file reported as a message."""
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,10 @@ if str(REPO) not in sys.path:  # components/ belongs to the Streamlit app, not t
 
 from components.related_events import reason_text, rule_phrase, time_phrase
 from components.text import escape_markdown
+from workspace_app.adapters.worker import handle_job
 from workspace_app.errors import RulesFileError
 from workspace_app.models.events import Event
+from workspace_app.patient_imports import import_job
 from workspace_app.patients.rules import load_rules
 
 DEMO = REPO / ".." / "shared" / "clinical" / "mimic-iv-demo"
@@ -208,11 +211,90 @@ def test_an_event_with_no_related_events_says_so(open_patients: Callable[..., Ap
     assert not [b for b in at.button if b.key and b.key.startswith("patients-related-open-")]
 
 
-def test_no_patients_says_how_to_import(open_patients: Callable[..., AppTest], empty_dir: Path) -> None:
+def test_no_patients_invites_an_import(open_patients: Callable[..., AppTest], empty_dir: Path) -> None:
     at = open_patients(empty_dir)
     [info] = at.info
-    assert "workspace-app patients import" in info.value and "mimic-iv-demo" in info.value
+    assert "workspace-app patients import" in info.value and "mimic-iv-demo" in info.value and "above" in info.value
     assert not at.selectbox and not at.dataframe
+    [panel] = at.expander
+    assert panel.label == "Import patient records" and panel.proto.expanded, "the form is open, not a dead end"
+    assert at.text_input(key="patients-import-path") and at.button(key="patients-import-start")
+
+
+def test_the_import_form_is_collapsed_once_there_are_patients(open_patients: Callable[..., AppTest],
+                                                              data_dir: Path) -> None:
+    [panel] = open_patients(data_dir).expander
+    assert not panel.proto.expanded
+
+
+NAME = escape_markdown("records.csv")  # file names are markdown-escaped on the page
+
+
+@pytest.fixture
+def import_dir(tmp_path: Path, build: Callable[..., Any]) -> Path:
+    """A fresh data dir with no patient, for imports started on the page."""
+    build(tmp_path / "data")
+    return tmp_path / "data"
+
+
+def start_import(at: AppTest, path: Path | str) -> AppTest:
+    at.text_input(key="patients-import-path").input(str(path))
+    at.button(key="patients-import-start").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "text file"])
+def test_a_bad_path_is_refused_with_a_message(open_patients: Callable[..., AppTest], import_dir: Path,
+                                              build: Callable[..., Any], tmp_path: Path, kind: str) -> None:
+    target = {"missing": tmp_path / "nowhere", "folder": tmp_path, "text file": tmp_path / "notes.txt"}[kind]
+    if kind == "text file":
+        target.write_text("not events", encoding="utf-8")
+    at = start_import(open_patients(import_dir), target)
+    expected = {"missing": "Nothing is at", "folder": "not a MIMIC-IV one", "text file": "is not an events file"}
+    assert [e.value for e in at.error if expected[kind] in e.value], [e.value for e in at.error]
+    assert build(import_dir).patient_imports.latest() == [], "nothing was queued"
+
+
+def test_a_queued_import_shows_its_progress_then_its_counts_and_bad_rows(
+    open_patients: Callable[..., AppTest], import_dir: Path, build: Callable[..., Any], tmp_path: Path
+) -> None:
+    rows = EVENTS_CSV + f"h9,{HOSTILE_PATIENT},not a time,lab,Chemistry,Sodium 139 mmol/L\n"  # line 5
+    (tmp_path / "records.csv").write_text(rows, encoding="utf-8")
+    at = start_import(open_patients(import_dir), tmp_path / "records.csv")
+    assert [i.value for i in at.info if f"**{NAME}** is queued" in i.value], [i.value for i in at.info]
+    app = build(import_dir)
+    [job] = app.patient_imports.latest()
+    assert (job.status, job.path) == ("queued", str((tmp_path / "records.csv").resolve()))
+    assert at.button(key=f"patients-import-cancel-{job.import_id}")
+    # A worker has read part of it: the page shows what it records.
+    assert app.catalog.imports.claim_import(job.import_id, "test@nowhere:1:x", 60)
+    assert app.catalog.imports.record_progress(job.import_id, "test@nowhere:1:x", "records.csv", 2)
+    at.run()
+    assert [i.value for i in at.info if f"Importing {NAME} · 2 events stored" in i.value], [i.value for i in at.info]
+    assert app.catalog.imports.release_to_queue(job.import_id, "test@nowhere:1:x")
+    handle_job(app, import_job(job.import_id), "test@nowhere:2:y", threading.Event())
+    at.run()
+    assert not at.exception, at.exception
+    [done] = at.success
+    assert f"Imported **{NAME}**: 3 events" in done.value
+    [skipped] = [w.value for w in at.warning if "skipped" in w.value]
+    assert skipped.startswith("1 row skipped") and "records.csv:5: timestamp 'not a time'" in at.code[0].value
+    at.button(key="patients-import-refresh").click().run()
+    assert set(tables(at)[0]["patient"]) == {HOSTILE_PATIENT, LONE_PATIENT}, "the list shows the imported patients"
+
+
+def test_a_failed_import_says_what_went_wrong(open_patients: Callable[..., AppTest], import_dir: Path,
+                                             build: Callable[..., Any], tmp_path: Path) -> None:
+    path = tmp_path / "records.csv"
+    path.write_text(EVENTS_CSV, encoding="utf-8")
+    app = build(import_dir)
+    job = app.patient_imports.submit(path)
+    path.write_text("id,when,what\n1,2150-01-01,x\n", encoding="utf-8")  # replaced before the worker reads it
+    handle_job(app, import_job(job.import_id), "test@nowhere:2:y", threading.Event())
+    at = open_patients(import_dir)
+    [failed] = at.error
+    assert f"The import of **{NAME}** failed" in failed.value and "the header must be exactly" in failed.value
 
 
 def test_record_text_is_escaped(open_patients: Callable[..., AppTest], data_dir: Path) -> None:
@@ -250,3 +332,14 @@ def test_reasons_read_as_plain_words() -> None:
     )
     assert reason_text(query, later, {"sim_vec": 0.2, "dt_h": -0.5, "rule_hits": []}).endswith("30 min before · shares potassium, potassium↓")
     assert [time_phrase(h) for h in (0, 1.5, -12.2, 60, -0.25)] == ["same time", "1.5 h after", "12 h before", "2.5 d after", "15 min before"]
+
+
+def test_a_queued_import_can_be_cancelled_from_the_page(open_patients: Callable[..., AppTest], import_dir: Path,
+                                                        build: Callable[..., Any], tmp_path: Path) -> None:
+    (tmp_path / "records.csv").write_text(EVENTS_CSV, encoding="utf-8")
+    job = build(import_dir).patient_imports.submit(tmp_path / "records.csv")
+    at = open_patients(import_dir)
+    at.button(key=f"patients-import-cancel-{job.import_id}").click().run()
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning if f"The import of **{NAME}** was cancelled" in w.value], at.warning
+    assert build(import_dir).patient_imports.get(job.import_id).status == "cancelled"

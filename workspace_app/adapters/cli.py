@@ -118,7 +118,10 @@ def _add_patient_commands(commands: Any) -> None:
     load = patient_commands.add_parser("import", help="import a MIMIC-IV folder or a .csv/.jsonl events file")
     load.add_argument("path", type=Path)
     load.add_argument("--patients", default=None, help="comma-separated patient ids to import (MIMIC-IV; default all)")
+    load.add_argument("--background", action="store_true",
+                      help="queue the import for the worker and return at once (follow it with `patients imports`)")
     patient_commands.add_parser("list", help="imported patients with counts").add_argument("--json", action="store_true")
+    patient_commands.add_parser("imports", help="the latest imports run by the worker, with their status")
 
     events = commands.add_parser("events", help="a patient's events in time order")
     events.add_argument("--patient", "-p", required=True)
@@ -359,7 +362,14 @@ def _patients(args: argparse.Namespace, settings: Settings) -> int:
             line = f"{patient.patient_id}\t{patient.admissions} admissions\t{patient.events} events"
             print(json.dumps(patient.to_json()) if args.json else terminal_safe(line))
         return 0
+    if args.action == "imports":
+        for job in app.patient_imports.latest(20):
+            print(json.dumps(job.to_json(), ensure_ascii=False))
+        return 0
     chosen = [p.strip() for p in args.patients.split(",") if p.strip()] if args.patients else None
+    if args.background:
+        print(json.dumps(app.patient_imports.submit(args.path, chosen).to_json(), ensure_ascii=False))
+        return 0
 
     def show(source: str, events: int) -> None:
         print(terminal_safe(f"{source}: {events} events"), file=sys.stderr, flush=True)

@@ -35,6 +35,7 @@ from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
+from workspace_app.patient_imports import PatientImports
 from workspace_app.patients.records import PatientRecordSource
 from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
@@ -121,7 +122,8 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
             should_stop=should_stop, stages=stages,
         )
 
-    jobs = Jobs(catalog, vectors, build_queue(settings), states, settings.queue, ingest)
+    queue = build_queue(settings)
+    jobs = Jobs(catalog, vectors, queue, states, settings.queue, ingest)
     documents = DocumentService(catalog, vectors, files, states, jobs, settings.ingest, on_remove=[graph.remove_document])
     translator = LexiconTranslator()
     retriever = HybridRetriever(
@@ -136,10 +138,12 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
     patients = PatientService(catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary)
+    imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports")
     return App(
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
         guides=guides, suggestions=SuggestionService(catalog, guides, answers),
         patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients)),
+        patient_imports=imports,
         translator=translator,
     )
 

@@ -1,4 +1,5 @@
-"""Worker adapter: `workspace-app worker` takes ingestion jobs from the queue and runs the pipeline.
+"""Worker adapter: `workspace-app worker` takes jobs from the queue: document ingestion (the pipeline) and patient
+imports (queue entries `import:<id>`, run by `app.patient_imports`).
 
 The embedding model is loaded before the first job is taken: a worker that cannot load it exits (the
 supervisor retries with backoff) and leaves every job queued, instead of failing them one by one.
@@ -21,6 +22,7 @@ from workspace_app.config import Settings
 from workspace_app.documents.jobs import new_owner
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.documents import JobAttempt
+from workspace_app.patient_imports import import_id_of
 
 log = logging.getLogger("workspace_app.worker")
 
@@ -53,7 +55,11 @@ def handle_job(
     app: App, document_id: str, owner: str, shutdown: threading.Event, attempt: JobAttempt | None = None
 ) -> None:
     """Run one job and log what became of it. The document row holds the outcome; the only exception raised is
-    `RetryJob`, for the queue to run it again after its back-off."""
+    `RetryJob`, for the queue to run it again after its back-off. An `import:<id>` entry is a patient import."""
+    import_id = import_id_of(document_id)
+    if import_id is not None:
+        _run_import(app, import_id, owner, shutdown)
+        return
     started = time.monotonic()
     try:
         outcome = app.documents.jobs.run(document_id, owner, shutdown, attempt=attempt)
@@ -68,6 +74,20 @@ def handle_job(
         raise RetryJob(document_id)
     if outcome == "ready":
         _suggest_when_settled(app, document_id)
+
+
+def _run_import(app: App, import_id: str, owner: str, shutdown: threading.Event) -> None:
+    """Run one patient import; its row holds the outcome (a failure is not retried: it says what to fix)."""
+    started = time.monotonic()
+    try:
+        outcome = app.patient_imports.run(import_id, owner, shutdown)
+    except WorkspaceError as exc:
+        log.error("import %s: %s", import_id, exc.user_message)
+        return
+    except Exception:
+        log.exception("import %s crashed", import_id)
+        return
+    log.info("import %s %s in %.1f s by %s", import_id, outcome, time.monotonic() - started, owner)
 
 
 def _suggest_when_settled(app: App, document_id: str) -> None:
@@ -102,13 +122,14 @@ def _load_model(app: App) -> bool:
 
 
 def _recover(app: App) -> None:
-    try:
-        requeued = app.documents.jobs.recover()
-    except WorkspaceError as exc:
-        log.error("recovering jobs failed: %s", exc.user_message)
-        return
-    if requeued:
-        log.info("queued %d unfinished jobs again: %s", len(requeued), ", ".join(requeued))
+    for kind, recover in (("jobs", app.documents.jobs.recover), ("imports", app.patient_imports.recover)):
+        try:
+            requeued = recover()
+        except WorkspaceError as exc:
+            log.error("recovering %s failed: %s", kind, exc.user_message)
+            continue
+        if requeued:
+            log.info("queued %d unfinished %s again: %s", len(requeued), kind, ", ".join(requeued))
 
 
 def _sweep(app: App, shutdown: threading.Event) -> None:

@@ -24,7 +24,7 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Self
 
-from storage.base import Catalog, JobLeases, JobQueue, VectorIndex
+from storage.base import Catalog, JobQueue, Lease, VectorIndex
 from workspace_app.config import QueueSettings
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.errors import WorkspaceError
@@ -64,7 +64,7 @@ class Heartbeat:
     """Renews a job's lease on a thread; `check()` turns cancel, a lost lease or shutdown into JobInterrupted."""
 
     def __init__(
-        self, leases: JobLeases, document_id: str, owner: str, interval_s: float, shutdown: threading.Event | None
+        self, leases: Lease, document_id: str, owner: str, interval_s: float, shutdown: threading.Event | None
     ) -> None:
         self._leases = leases
         self._document_id = document_id

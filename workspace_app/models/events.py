@@ -144,3 +144,49 @@ class ImportReport:
             "source": self.source, "patients": self.patients, "admissions": self.admissions, "events": self.events,
             "embedded": self.embedded, "seconds": round(self.seconds, 2), "errors": [str(e) for e in self.errors],
         }
+
+
+IMPORT_ACTIVE = ("queued", "running")
+
+
+@dataclass(frozen=True)
+class PatientImport:
+    """An import of patient records run by a worker: what it reads, how far it got, how it ended.
+
+    `status` is queued, running, done, failed or cancelled; `table` is the table or file being read and `events`
+    how many events are stored so far; once done, the counts and the first bad rows (as 'file:line: why') are set;
+    a failed import says why in `error`. `held_by`/`heartbeat_age_s` name the worker running it."""
+
+    import_id: str
+    path: str
+    patients: tuple[str, ...] = ()
+    status: str = "queued"
+    table: str = ""
+    events: int = 0
+    patient_count: int = 0
+    admissions: int = 0
+    embedded: int = 0
+    error_count: int = 0
+    first_errors: tuple[str, ...] = ()
+    error: str = ""
+    created_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+    held_by: str | None = None
+    heartbeat_age_s: float | None = None
+    stalled: bool = False  # running, but its worker's lease expired or its process is gone (until one takes it over)
+
+    @property
+    def is_active(self) -> bool:
+        """Whether a worker still has it to do (queued) or does it now (running)."""
+        return self.status in IMPORT_ACTIVE
+
+    def to_json(self) -> dict[str, Any]:
+        """The import as JSON."""
+        return {
+            "id": self.import_id, "path": self.path, "patients": list(self.patients), "status": self.status,
+            "table": self.table, "events": self.events, "patient_count": self.patient_count,
+            "admissions": self.admissions, "embedded": self.embedded, "error_count": self.error_count,
+            "first_errors": list(self.first_errors), "error": self.error, "created_at": self.created_at,
+            "started_at": self.started_at, "finished_at": self.finished_at, "stalled": self.stalled,
+        }

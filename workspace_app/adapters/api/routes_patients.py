@@ -1,14 +1,17 @@
 """Routes of patient records (seed 004) and questions about one patient (seed 002 QUERY-003): thin calls into
 `app.patients` and `app.patient_answers`.
 
-Everything is read-only but the question. Importing records stays a job of the CLI (`patients import`): a MIMIC-IV
-folder is read from the server's disk and takes minutes, which is no request's business. An unknown patient or
-event is a 404 (`patient_not_found`, `event_not_found`); a broken rules file a 422 (`rules_file`) naming the rule
-and key; a query parameter out of its bounds a 422 naming the parameter.
+Everything is read-only but the question and imports. An import (a MIMIC-IV folder or an events file on the
+server's disk) takes minutes, which is no request's business: `POST /patients/imports` checks the path and queues
+it for the worker (202), `GET /patients/imports/{id}` follows it. A path that cannot be imported is a 422
+(`import_source`); an unknown patient, event or import a 404 (`patient_not_found`, `event_not_found`,
+`import_not_found`); a broken rules file a 422 (`rules_file`) naming the rule and key; a query parameter out of its
+bounds a 422 naming the parameter.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -30,6 +33,26 @@ class PatientAskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=2000, description="The question, in English or Chinese.")
     mode: Mode = Field(DEFAULT_MODE, description="How the guideline level searches: naive, local, global, hybrid.")
     documents: list[str] | None = Field(None, description="Names or ids of the sources to use (default: the ticked).")
+
+
+class ImportRequest(BaseModel):
+    """Patient records to import, read by the server from its own disk."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(min_length=1, max_length=4096, description="A MIMIC-IV folder or a .csv/.jsonl events file.")
+    patients: list[str] | None = Field(None, max_length=10_000, description="Only these patients (MIMIC-IV).")
+
+
+@router.post("/patients/imports", status_code=202)
+def queue_import(body: ImportRequest, app: AppDep) -> dict[str, Any]:
+    """Check the path and queue its import for the worker; returns the import (status `queued`)."""
+    return app.patient_imports.submit(Path(body.path), body.patients).to_json()
+
+
+@router.get("/patients/imports/{import_id}")
+def import_status(import_id: str, app: AppDep) -> dict[str, Any]:
+    """An import's status: the table being read and events stored while it runs, then its counts and bad rows."""
+    return app.patient_imports.get(import_id).to_json()
 
 
 @router.get("/patients")

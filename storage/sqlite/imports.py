@@ -1,0 +1,152 @@
+"""Patient imports in the catalog (SQLite): one row per import with its progress, outcome and worker lease.
+
+Claiming works as for documents (storage/sqlite/leases.py): one conditional UPDATE inside `BEGIN IMMEDIATE`, so
+two workers never both run an import; heartbeats use SQLite's clock.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Sequence
+
+from storage.sqlite.database import Database
+from storage.sqlite.leases import NOW
+from workspace_app.models.events import ImportReport, PatientImport
+
+FIRST_ERRORS = 20  # bad rows kept in words; the count says how many there were in all
+_COLUMNS = (
+    f"id, path, patients, status, current_table, events, patient_count, admissions, embedded, error_count, "
+    f"first_errors, error, created_at, started_at, finished_at, lease_owner, {NOW} - lease_heartbeat AS age"
+)
+
+
+def _import(row: sqlite3.Row) -> PatientImport:
+    return PatientImport(
+        row["id"], row["path"], tuple(json.loads(row["patients"])), row["status"], row["current_table"],
+        row["events"], row["patient_count"], row["admissions"], row["embedded"], row["error_count"],
+        tuple(json.loads(row["first_errors"])), row["error"], row["created_at"], row["started_at"],
+        row["finished_at"], row["lease_owner"], row["age"],
+    )
+
+
+class SqliteImports:
+    """The `ImportStore` over the catalog's database."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def add_import(self, path: str, patients: Sequence[str]) -> PatientImport:
+        """A new queued import of a path (only these patients of a MIMIC-IV folder, if any)."""
+        import_id = uuid.uuid4().hex[:12]
+        with self._db.transaction() as db:
+            db.execute(
+                "INSERT INTO imports (id, path, patients, created_at) VALUES (?, ?, ?, ?)",
+                (import_id, path, json.dumps(list(patients)), time.time()),
+            )
+        found = self.get_import(import_id)
+        assert found is not None
+        return found
+
+    def get_import(self, import_id: str) -> PatientImport | None:
+        """The import with this id, if any."""
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM imports WHERE id = ?", (import_id,))
+        return _import(rows[0]) if rows else None
+
+    def list_imports(self, limit: int = 20) -> list[PatientImport]:
+        """The latest imports, newest first."""
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM imports ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,))
+        return [_import(row) for row in rows]
+
+    def active_imports(self) -> list[PatientImport]:
+        """Every queued or running import (for recovery)."""
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM imports WHERE status IN ('queued', 'running') ORDER BY created_at")
+        return [_import(row) for row in rows]
+
+    def claim_import(self, import_id: str, owner: str, stale_after_s: float) -> bool:
+        """Take the lease of a queued or running import unless a live lease or a cancel request stops it (a re-run
+        counts its progress from nothing again: what it finds stored is counted, not stored twice)."""
+        with self._db.transaction() as db:
+            cursor = db.execute(
+                f"UPDATE imports SET lease_owner = ?, lease_heartbeat = {NOW}, status = 'running', error = '', "
+                "current_table = '', events = 0, "
+                "started_at = COALESCE(started_at, ?) "
+                "WHERE id = ? AND status IN ('queued', 'running') AND cancel_requested = 0 "
+                f"AND (lease_owner IS NULL OR lease_heartbeat < {NOW} - ?)",
+                (owner, time.time(), import_id, stale_after_s),
+            )
+            return cursor.rowcount == 1
+
+    def renew_lease(self, import_id: str, owner: str) -> str:
+        """Refresh the heartbeat: 'ok', 'cancel' (the user asked to stop) or 'lost' (someone else has it now)."""
+        with self._db.transaction() as db:
+            row = db.execute(
+                f"UPDATE imports SET lease_heartbeat = {NOW} WHERE id = ? AND lease_owner = ? RETURNING cancel_requested",
+                (import_id, owner),
+            ).fetchone()
+        if row is None:
+            return "lost"
+        return "cancel" if row[0] else "ok"
+
+    def cancel_requested(self, import_id: str) -> bool:
+        """Whether the user asked the import to stop."""
+        rows = self._db.query("SELECT cancel_requested FROM imports WHERE id = ?", (import_id,))
+        return bool(rows and rows[0][0])
+
+    def record_progress(self, import_id: str, owner: str, table: str, events: int) -> bool:
+        """The table being read and the events stored so far; False when the lease is not ours any more."""
+        with self._db.transaction() as db:
+            cursor = db.execute(
+                "UPDATE imports SET current_table = ?, events = ? WHERE id = ? AND lease_owner = ?",
+                (table, events, import_id, owner),
+            )
+            return cursor.rowcount == 1
+
+    def finish_import(self, import_id: str, owner: str, report: ImportReport) -> bool:
+        """Settle a run as done with its counts and bad rows, giving the lease up; False when it was not ours."""
+        errors = [str(e) for e in report.errors[:FIRST_ERRORS]]
+        return self._release(
+            import_id, owner, status="done", events=report.events, patient_count=report.patients,
+            admissions=report.admissions, embedded=report.embedded, error_count=len(report.errors),
+            first_errors=json.dumps(errors), finished_at=time.time(),
+        )
+
+    def fail_import(self, import_id: str, owner: str, message: str) -> bool:
+        """Settle a run as failed with what to do, giving the lease up."""
+        return self._release(import_id, owner, status="failed", error=message, finished_at=time.time())
+
+    def cancel_import(self, import_id: str, owner: str) -> bool:
+        """Settle a run the user stopped as cancelled, giving the lease up."""
+        return self._release(import_id, owner, status="cancelled", finished_at=time.time())
+
+    def release_to_queue(self, import_id: str, owner: str) -> bool:
+        """Give a run's lease up and mark it queued again (a shutdown, or a dead worker's run found by recovery)."""
+        return self._release(import_id, owner, status="queued")
+
+    def request_cancel(self, import_id: str) -> str:
+        """Cancel a queued import at once, or ask the worker running it to stop; returns the resulting status."""
+        with self._db.transaction() as db:
+            stopped = db.execute(
+                "UPDATE imports SET status = 'cancelled', finished_at = ? "
+                "WHERE id = ? AND status = 'queued' AND lease_owner IS NULL",
+                (time.time(), import_id),
+            ).rowcount
+            if not stopped:
+                db.execute(
+                    "UPDATE imports SET cancel_requested = 1 WHERE id = ? AND status IN ('queued', 'running')",
+                    (import_id,),
+                )
+            row = db.execute("SELECT status FROM imports WHERE id = ?", (import_id,)).fetchone()
+        return str(row[0]) if row else "removed"
+
+    def _release(self, import_id: str, owner: str, **fields: object) -> bool:
+        assignments = "".join(f", {name} = ?" for name in fields)
+        with self._db.transaction() as db:
+            cursor = db.execute(
+                f"UPDATE imports SET lease_owner = NULL, lease_heartbeat = NULL{assignments} "
+                "WHERE id = ? AND lease_owner = ?",
+                (*fields.values(), import_id, owner),
+            )
+            return cursor.rowcount == 1

@@ -1,0 +1,179 @@
+"""Patient imports as worker jobs, on a real data dir through the worker's own job handler: queued after a check,
+run to done with progress recorded after each batch, bad rows reported by line, a shutdown and a killed worker
+recovered without duplicates, a cancel obeyed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workspace_app.adapters.worker import handle_job
+from workspace_app.documents.jobs import HOST
+from workspace_app.errors import ImportNotFoundError, ImportSourceError
+from workspace_app.patient_imports import import_job
+
+OWNER = "test@nowhere:1:x"
+PATIENT = "10019917"  # the demo's smallest patient (tests/patients/conftest.py)
+HEADER = "event_id,patient_id,timestamp,event_type,sub_type,content\n"
+ROWS = [
+    "j1,P-job,2150-03-01 08:00:00,lab,Chemistry,Potassium 3.1 mmol/L (low; ref 3.5–5.1)",
+    "j2,P-job,2150-03-01 09:00:00,order,Medication,Potassium chloride 40 mEq PO",
+    "j3,P-job,2150-03-01 10:00:00,nursing,Administration,Potassium chloride 40 mEq given",
+    "j4,P-job,2150-03-02 07:00:00,lab,Chemistry,Potassium 4.0 mmol/L (ref 3.5–5.1)",
+]
+BAD = "j5,P-job,yesterday,lab,Chemistry,Sodium 139 mmol/L"  # line 6 of the file
+
+
+@pytest.fixture
+def app(tmp_path: Path, build: Callable[..., Any]) -> Any:
+    made = build(tmp_path / "data")
+    made.settings.queue.heartbeat_s = 0.1
+    return made
+
+
+def events_file(folder: Path, rows: list[str], name: str = "events.csv") -> Path:
+    path = folder / name
+    path.write_text(HEADER + "".join(row + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def pending(app: Any) -> list[str]:
+    return app.documents.jobs.queue().pending_document_ids()
+
+
+def work(app: Any, import_id: str, shutdown: threading.Event | None = None) -> Any:
+    """Run the queued import as the worker does (its job handler, with a queue entry's text)."""
+    handle_job(app, import_job(import_id), OWNER, shutdown or threading.Event())
+    return app.patient_imports.get(import_id)
+
+
+def test_an_events_file_is_queued_run_to_done_and_reports_its_bad_rows(app: Any, tmp_path: Path) -> None:
+    path = events_file(tmp_path, [*ROWS, BAD])
+    queued = app.patient_imports.submit(path)
+    assert (queued.status, queued.path) == ("queued", str(path.resolve()))
+    assert pending(app) == [import_job(queued.import_id)], "the worker finds it in the queue"
+    assert app.patients.list() == [], "nothing is imported before the worker runs it"
+    done = work(app, queued.import_id)
+    assert done.status == "done" and done.finished_at is not None and done.held_by is None
+    assert (done.table, done.events, done.patient_count, done.embedded) == ("events.csv", 4, 0, 4)
+    assert done.error_count == 1 and done.first_errors[0].startswith("events.csv:6: timestamp 'yesterday'")
+    assert [e.event_id for e in app.patients.events("P-job")] == ["j1", "j2", "j3", "j4"]
+
+
+def test_progress_is_recorded_after_each_batch_while_it_runs(app: Any, demo: Path) -> None:
+    queued = app.patient_imports.submit(demo, [PATIENT])
+    seen: list[tuple[str, str, int]] = []
+    stalls: list[bool] = []
+
+    def listen(table: str, events: int) -> None:
+        shown = app.patient_imports.get(queued.import_id)  # what the Patients page reads at that moment
+        seen.append((shown.status, shown.table, shown.events))
+        stalls.append(shown.stalled)
+        assert (shown.table, shown.events) == (table, events)
+
+    assert app.patient_imports.run(queued.import_id, OWNER, None, listen) == "done"
+    assert not any(stalled for stalled in stalls), "a live worker's import is not stalled"
+    assert {status for status, _, _ in seen} == {"running"}
+    tables = [table for _, table, _ in seen]
+    assert tables[0] == "admissions" and len(set(tables)) >= 3, tables
+    counts = [events for _, _, events in seen]
+    assert counts == sorted(counts) and counts[-1] > 100
+    done = app.patient_imports.get(queued.import_id)
+    assert (done.status, done.patients, done.patient_count) == ("done", (PATIENT,), 1)
+    assert done.events == counts[-1] == len(app.patients.events(PATIENT)) and done.admissions >= 1
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "text file"])
+def test_what_cannot_be_imported_is_refused_before_queueing(app: Any, tmp_path: Path, kind: str) -> None:
+    target = {"missing": tmp_path / "nowhere", "folder": tmp_path, "text file": tmp_path / "notes.txt"}[kind]
+    if kind == "text file":
+        target.write_text("not events", encoding="utf-8")
+    with pytest.raises(ImportSourceError) as refused:
+        app.patient_imports.submit(target)
+    expected = {"missing": "Nothing is at", "folder": "not a MIMIC-IV one", "text file": "is not an events file"}
+    assert expected[kind] in refused.value.user_message
+    assert app.patient_imports.latest() == [] and pending(app) == []
+
+
+def test_a_shutdown_between_batches_puts_it_back_in_the_queue(app: Any, tmp_path: Path) -> None:
+    queued = app.patient_imports.submit(events_file(tmp_path, ROWS))
+    stopping = threading.Event()
+    stopping.set()
+    requeued = work(app, queued.import_id, stopping)
+    assert (requeued.status, requeued.held_by) == ("queued", None)
+    assert pending(app).count(import_job(queued.import_id)) == 2, "queued again for the next worker"
+    done = work(app, queued.import_id)
+    assert (done.status, done.events, done.embedded) == ("done", 4, 0), "the first run's vectors are kept"
+    assert work(app, queued.import_id).status == "done", "the second queue entry finds it done and skips it"
+
+
+def test_an_import_of_a_killed_worker_is_recovered_and_completes_without_duplicates(
+    app: Any, tmp_path: Path
+) -> None:
+    path = events_file(tmp_path, ROWS)
+    queued = app.catalog.imports.add_import(str(path), [])  # its queue entry went with the killed worker
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead_owner = f"worker@{HOST}:{int(gone.stdout)}:dead"
+    assert app.catalog.imports.claim_import(queued.import_id, dead_owner, 60)
+    # What the killed run had stored before it died: the first two events (same ids), embedded.
+    (tmp_path / "before").mkdir()
+    app.patients.import_path(events_file(tmp_path / "before", ROWS[:2]))
+    app.catalog.imports.record_progress(queued.import_id, dead_owner, "events.csv", 2)
+    stalled = app.patient_imports.get(queued.import_id)
+    assert (stalled.status, stalled.events, stalled.stalled) == ("running", 2, True), "the page can say so"
+    assert app.patient_imports.recover() == [queued.import_id]
+    assert app.patient_imports.get(queued.import_id).status == "queued"
+    assert pending(app) == [import_job(queued.import_id)]
+    done = work(app, queued.import_id)
+    assert (done.status, done.events, done.embedded) == ("done", 4, 2), "only the missing events are embedded"
+    assert [e.event_id for e in app.patients.events("P-job")] == ["j1", "j2", "j3", "j4"]
+    assert app.patient_imports.recover() == [], "a finished import is not queued again"
+
+
+def test_a_cancel_stops_a_queued_import_at_once(app: Any, tmp_path: Path) -> None:
+    queued = app.patient_imports.submit(events_file(tmp_path, ROWS))
+    assert app.patient_imports.cancel(queued.import_id) == "cancelled"
+    assert work(app, queued.import_id).status == "cancelled"
+    assert app.patients.list() == []
+    with pytest.raises(ImportNotFoundError):
+        app.patient_imports.get("nope")
+
+
+def test_a_cancel_stops_a_running_import_at_its_next_batch(app: Any, tmp_path: Path) -> None:
+    queued = app.patient_imports.submit(events_file(tmp_path, ROWS))
+
+    def cancel_now(table: str, events: int) -> None:
+        app.patient_imports.cancel(queued.import_id)
+
+    assert app.patient_imports.run(queued.import_id, OWNER, None, cancel_now) == "cancelled"
+    stopped = app.patient_imports.get(queued.import_id)
+    assert (stopped.status, stopped.held_by) == ("cancelled", None) and stopped.finished_at is not None
+
+
+def test_an_import_whose_lease_was_taken_over_is_not_reported_done_by_the_old_worker(app: Any, tmp_path: Path) -> None:
+    queued = app.patient_imports.submit(events_file(tmp_path, ROWS))
+
+    def taken_over(table: str, events: int) -> None:  # our heartbeat stalled and another worker took the import
+        assert app.catalog.imports.claim_import(queued.import_id, "other@nowhere:2:y", -1)
+
+    assert app.patient_imports.run(queued.import_id, OWNER, None, taken_over) == "lost"
+    running = app.patient_imports.get(queued.import_id)
+    assert (running.status, running.held_by, running.finished_at) == ("running", "other@nowhere:2:y", None)
+
+
+def test_an_uploaded_events_file_is_kept_under_the_data_dir_and_imported_from_there(app: Any) -> None:
+    data = (HEADER + "".join(row + "\n" for row in ROWS)).encode()
+    saved = app.patient_imports.save_upload("ward 7 <export>.csv", data)
+    assert saved.parent == app.settings.storage.data_dir / "imports" and saved.suffix == ".csv"
+    assert saved.read_bytes() == data and "<" not in saved.name
+    queued = app.patient_imports.submit(saved)
+    assert work(app, queued.import_id).events == 4
+    with pytest.raises(ImportSourceError, match="upload a .csv or .jsonl file"):
+        app.patient_imports.save_upload("notes.pdf", b"%PDF-1.7")

@@ -1,0 +1,191 @@
+"""Patient imports as worker jobs: checked and queued by a front end, run by the worker with progress, recovered
+after a crash.
+
+    front end --submit(path, patients)--> imports row (queued) + queue entry "import:<id>"
+    worker --run--> claim the import's lease (or skip) -> Heartbeat renews it on its own thread
+        -> PatientService.import_path, whose progress callback (after each batch of events) records
+           (table, events stored) and checks the heartbeat -> done (counts, bad rows) | failed (what to do)
+        -> or interrupted: cancel -> cancelled (what was stored stays); shutdown -> queued again; lost -> left
+    recover: queued/running imports that nobody runs (stale lease, owner process gone, or missing from the queue)
+    are queued again. An import is idempotent by event id, so a re-run stores nothing twice and embeds only what
+    the killed run had not.
+
+It shares the documents' job machinery (queue, leases, heartbeat) and sits above both feature packages.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from storage.base import ImportStore, JobQueue
+from workspace_app.config import QueueSettings
+from workspace_app.documents.jobs import Heartbeat, owner_is_gone
+from workspace_app.errors import ImportNotFoundError, ImportSourceError, WorkspaceError
+from workspace_app.ingest.pipeline import JobInterrupted
+from workspace_app.models.events import PatientImport
+from workspace_app.patients.events_file import SUFFIXES
+from workspace_app.patients.mimic import is_mimic_dir
+from workspace_app.patients.service import ImportProgress, PatientService
+from workspace_app.text.file_names import safe_file_name
+
+log = logging.getLogger(__name__)
+PREFIX = "import:"  # queue entries of imports; document jobs are bare document ids
+
+
+def import_job(import_id: str) -> str:
+    """The queue entry of an import."""
+    return PREFIX + import_id
+
+
+def import_id_of(job: str) -> str | None:
+    """The import id a queue entry names, or None for a document job."""
+    return job[len(PREFIX):] if job.startswith(PREFIX) else None
+
+
+def check_source(path: Path) -> None:
+    """Raise ImportSourceError unless the path is a MIMIC-IV folder or a .csv/.jsonl events file."""
+    if not path.exists():
+        raise ImportSourceError(f"Nothing is at {path} on the server. Check the path (it is read by the server, "
+                                "not your browser) or upload an events file.")
+    if path.is_dir() and not is_mimic_dir(path):
+        raise ImportSourceError(f"{path} is a folder but not a MIMIC-IV one: it needs hosp/admissions.csv.gz "
+                                "(give the folder that holds hosp/ and icu/).")
+    if path.is_file() and path.suffix.lower() not in SUFFIXES:
+        raise ImportSourceError(f"{path.name} is not an events file: give a .csv or .jsonl file with the fields "
+                                "event_id, patient_id, timestamp, event_type, sub_type, content, or a MIMIC-IV folder.")
+
+
+class PatientImports:
+    """Queues, runs, follows and recovers patient imports; its dependencies are given, not reached through a facade."""
+
+    def __init__(
+        self, store: ImportStore, patients: PatientService, queue: JobQueue | None, settings: QueueSettings,
+        uploads: Path,
+    ) -> None:
+        self._store = store
+        self._patients = patients
+        self._queue = queue
+        self.settings = settings
+        self._uploads = uploads
+
+    def submit(self, path: Path, patients: Sequence[str] | None = None) -> PatientImport:
+        """Check what is to be imported and queue it for the worker. Raises ImportSourceError."""
+        path = path.expanduser().resolve()
+        check_source(path)
+        chosen = [p.strip() for p in patients or () if p.strip()]
+        queue = self._job_queue()
+        started = self._store.add_import(str(path), chosen)
+        queue.enqueue(import_job(started.import_id))
+        return started
+
+    def save_upload(self, name: str, data: bytes) -> Path:
+        """Keep an uploaded events file under the data dir (to be imported from there); returns its path.
+        Raises ImportSourceError for a file that is not .csv/.jsonl."""
+        suffix = Path(name).suffix.lower()
+        if suffix not in SUFFIXES:
+            raise ImportSourceError(f"{name} is not an events file: upload a .csv or .jsonl file (a MIMIC-IV folder "
+                                    "is imported by its path on the server).")
+        self._uploads.mkdir(parents=True, exist_ok=True)
+        target = self._uploads / f"{uuid.uuid4().hex[:8]}-{safe_file_name(Path(name).stem, suffix[1:], 'events')}"
+        target.write_bytes(data)
+        return target
+
+    def get(self, import_id: str) -> PatientImport:
+        """One import. Raises ImportNotFoundError."""
+        found = self._store.get_import(import_id)
+        if found is None:
+            raise ImportNotFoundError(f"No patient import {import_id!r}.")
+        return self._with_health(found)
+
+    def latest(self, limit: int = 5) -> list[PatientImport]:
+        """The latest imports, newest first."""
+        return [self._with_health(job) for job in self._store.list_imports(limit)]
+
+    def _with_health(self, job: PatientImport) -> PatientImport:
+        """The import, marked stalled when it is running but its worker's lease is dead."""
+        if job.status != "running" or job.held_by is None:
+            return job
+        return replace(job, stalled=True) if _lease_is_dead(job, self.settings.lease_timeout_s) else job
+
+    def cancel(self, import_id: str) -> str:
+        """Stop an import (at its next batch when running); returns its status then."""
+        self.get(import_id)
+        return self._store.request_cancel(import_id)
+
+    def run(
+        self, import_id: str, owner: str, shutdown: threading.Event | None = None,
+        on_progress: ImportProgress | None = None,
+    ) -> str:
+        """Run an import if its lease can be taken: 'done', 'failed', 'cancelled', 'requeued', 'lost' or 'skipped'.
+        `on_progress` hears (table, events stored) after each batch, once it is recorded."""
+        store = self._store
+        if not store.claim_import(import_id, owner, self.settings.lease_timeout_s):
+            return "skipped"
+        job = self.get(import_id)
+        try:
+            with Heartbeat(store, import_id, owner, self.settings.heartbeat_s, shutdown) as heartbeat:
+
+                def progress(table: str, events: int) -> None:
+                    store.record_progress(import_id, owner, table, events)
+                    if on_progress is not None:
+                        on_progress(table, events)
+                    heartbeat.check()
+
+                report = self._patients.import_path(Path(job.path), job.patients or None, progress)
+            return "done" if store.finish_import(import_id, owner, report) else "lost"
+        except JobInterrupted as stop:
+            return self._settle_interrupted(import_id, owner, stop.reason)
+        except WorkspaceError as exc:
+            log.info("import %s failed: %s", import_id, exc.user_message)
+            store.fail_import(import_id, owner, exc.user_message)
+            return "failed"
+        except Exception as exc:  # a bug or an unreadable file: said in words, the traceback in the log
+            log.exception("import %s crashed", import_id)
+            store.fail_import(import_id, owner, f"The import stopped on an unexpected error ({type(exc).__name__}). "
+                              "The worker's log has the details; the events stored so far are kept, and importing "
+                              "again continues where it stopped.")
+            return "failed"
+
+    def recover(self) -> list[str]:
+        """Queue again every unfinished import that nobody runs; returns their ids."""
+        queue = self._job_queue()
+        pending = set(queue.pending_document_ids())
+        requeued = []
+        for job in self._store.active_imports():
+            if job.held_by is not None:
+                if not _lease_is_dead(job, self.settings.lease_timeout_s):
+                    continue
+                if not self._store.release_to_queue(job.import_id, job.held_by):
+                    continue
+                log.warning("import %s of %s died; queueing it again", job.import_id, job.held_by)
+            if self._store.cancel_requested(job.import_id):
+                self._store.request_cancel(job.import_id)
+            elif import_job(job.import_id) not in pending:
+                queue.enqueue(import_job(job.import_id))
+                requeued.append(job.import_id)
+        return requeued
+
+    def _settle_interrupted(self, import_id: str, owner: str, reason: str) -> str:
+        if reason == "cancel":
+            self._store.cancel_import(import_id, owner)
+            return "cancelled"
+        if reason == "shutdown":
+            if self._store.release_to_queue(import_id, owner):
+                self._job_queue().enqueue(import_job(import_id))
+            return "requeued"
+        return "lost"
+
+    def _job_queue(self) -> JobQueue:
+        if self._queue is None:
+            raise WorkspaceError("No job queue is configured: import with `workspace-app patients import` instead.")
+        return self._queue
+
+
+def _lease_is_dead(job: PatientImport, stale_after_s: float) -> bool:
+    stale = job.heartbeat_age_s is None or job.heartbeat_age_s > stale_after_s
+    return stale or owner_is_gone(job.held_by or "")
