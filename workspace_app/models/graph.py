@@ -165,3 +165,19 @@ class ChunkInfo:
     ordinal: int
     page_start: int
     text: str
+
+
+LINKS_TO = "LINKS_TO"
+
+
+@dataclass(frozen=True)
+class PatientLink:
+    """A LINKS_TO edge: a patient's coded concepts (diagnoses, drugs, procedures, lab items) -> a workspace entity,
+    with the events and codes that support it."""
+
+    patient_id: str
+    entity: Entity
+    concepts: tuple[str, ...]
+    event_ids: tuple[str, ...]
+    events: int
+    codes: tuple[str, ...] = ()
