@@ -128,8 +128,10 @@ def test_cli_ask_about_a_patient(cli: Callable[..., subprocess.CompletedProcess[
     patient = [c for c in answer["citations"] if c["level"] == "patient"]
     assert {c["event_id"] for c in patient} == {"d1", "o1"} and all(c["patient_id"] == "p1" for c in patient)
     assert any(c["level"] == "guideline" and c["page_start"] in (1, 2) for c in answer["citations"])
+    assert {"disease:atrial fibrillation", "drug class:anticoagulant"} <= {e["id"] for e in answer["entities"]}
     shown = cli(data, "ask", "--workspace", "af", "--patient", "p1", QUESTION)
     assert "(patient) Patient p1" in shown.stdout and "Patient record:" in shown.stdout
+    assert "Graph entities crossed" in shown.stdout and "(disease:atrial fibrillation)" in shown.stdout
 
 
 def test_lab_results_cite_their_lab_item_definition(crossed: Any) -> None:

@@ -181,3 +181,11 @@ class PatientLink:
     event_ids: tuple[str, ...]
     events: int
     codes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """The public JSON shape: the edge's type, its two ends (the entity by its graph id and name) and support."""
+        return {
+            "type": LINKS_TO, "patient_id": self.patient_id, "entity_id": self.entity.id, "name": self.entity.name,
+            "entity_type": self.entity.type, "concepts": list(self.concepts), "event_ids": list(self.event_ids),
+            "events": self.events, "codes": list(self.codes),
+        }
