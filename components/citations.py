@@ -66,7 +66,7 @@ def render_answer(answer: Answer, *, key: str, can_save: bool = True) -> AnswerA
     action = render_chips(answer.citations, key=key)
     if answer.citations:
         render_citation_list(answer.citations, key=f"{key}-list")
-    render_entities(answer.entities, answer.mode)
+    render_entities(answer.entities, answer.mode, crossed=any(c.level == "patient" for c in answer.citations))
     st.caption(escape_markdown(answer.disclaimer))
     if can_save and not answer.refused and st.button(
         "Save to notes", key=f"{key}-save", icon=":material/bookmark_add:", type="tertiary"
@@ -98,9 +98,12 @@ def entities_line(entities: list[EntityRef]) -> str:
     return " · ".join(parts)
 
 
-def render_entities(entities: list[EntityRef], mode: str) -> None:
-    """The graph entities the answer drew on, under the answer (nothing for an answer without any)."""
-    if entities:
+def render_entities(entities: list[EntityRef], mode: str, crossed: bool = False) -> None:
+    """The graph entities the answer drew on, under the answer (nothing for an answer without any); for an answer
+    about a patient (`crossed`), the graph entities it crossed between the patient's record and the guidelines."""
+    if entities and crossed:
+        st.caption(f"Graph entities crossed (patient record ↔ guidelines, LINKS_TO): {entities_line(entities)}")
+    elif entities:
         st.caption(f"Entities used ({escape_markdown(mode)} mode): {entities_line(entities)}")
 
 

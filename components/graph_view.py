@@ -27,6 +27,8 @@ import networkx as nx
 import streamlit as st
 from pyvis.network import Network
 
+from components.patient_links import PATIENT_COLOUR, PATIENT_LEGEND, PatientOverlay, add_patient
+
 ColourBy = Literal["type", "community"]
 
 MAX_NODES = 150
@@ -237,10 +239,12 @@ def node_label(data: Mapping[str, Any], limit: int = 32) -> str:
 def build_network_html(
     graph: nx.Graph, *, colour_by: ColourBy = "type", max_nodes: int = MAX_NODES, centre: str | None = None,
     height: int = HEIGHT, community_titles: Mapping[int, str] | None = None, max_edges: int = MAX_EDGES,
+    patient: PatientOverlay | None = None,
 ) -> GraphView:
-    """The graph (capped to max_nodes by degree, keeping the centre, and to its max_edges strongest relations)
-    as a self-contained HTML page; nodes are sized by their degree among the shown entities."""
-    kept = cap_graph(graph, max_nodes, [centre] if centre else [])
+    """The graph (capped to max_nodes by degree, keeping the centre and a patient's linked entities, and to its
+    max_edges strongest relations) as a self-contained HTML page; nodes are sized by their degree among the shown
+    entities. A patient is drawn as one more node with its LINKS_TO edges."""
+    kept = cap_graph(graph, max_nodes, [*([centre] if centre else []), *(patient.entity_ids() if patient else [])])
     degrees = dict(kept.degree())
     shown = cap_edges(kept, max_edges)
     net = Network(height=f"{height - 30}px", width="100%", cdn_resources="in_line")
@@ -261,6 +265,8 @@ def build_network_html(
     heaviest = max(weights, default=1.0) or 1.0
     for source, target, weight in shown.edges(data="weight", default=1.0):
         net.add_edge(str(source), str(target), width=round(1 + 4 * float(weight) / heaviest, 2), title=f"weight {float(weight):g}")
+    if patient is not None:
+        add_patient(net, patient, {str(n) for n in shown.nodes}, {"size": LABEL_SIZE, "strokeWidth": 4, "strokeColor": "#ffffff"})
     page = strip_remote_resources(net.generate_html())
     # Placed in this order: the centre's label first, then by degree (a label overlapping an earlier one is left off).
     ranked = [str(n) for n in sorted(kept.nodes, key=lambda n: (n != centre, -degrees[n])) if str(n) in named]
@@ -269,6 +275,8 @@ def build_network_html(
     }
     page = page.replace("</body>", marker + "</body>", 1)
     legend = legend_items(shown, colour_by, community_titles or {}, palette, centre is not None)
+    if patient is not None:
+        legend.append((PATIENT_COLOUR, PATIENT_LEGEND))
     return GraphView(
         page, shown.number_of_nodes(), shown.number_of_edges(), graph.number_of_nodes(), kept.number_of_edges(),
         legend, len(named & {str(n) for n in shown.nodes}),

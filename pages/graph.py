@@ -3,6 +3,8 @@
 Filters (sources, types, communities, minimum degree) and the colour toggle sit in the sidebar with the GraphML
 download. Finding an entity centres the network on its neighbourhood and lists the passages that mention it;
 opening one shows the PDF page with the passage outlined and the sentence naming the entity drawn strongly.
+Linking a patient draws it as one more node, joined by LINKS_TO edges to the entities its coded diagnoses, drugs
+and lab items link to.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from components.graph_view import (
     neighbourhood,
     render_graph_view,
 )
+from components.patient_links import PatientOverlay
 from components.source_viewer import render_citation_viewer
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
@@ -32,6 +35,7 @@ ENTITY = "graph-entity"
 OPENED = "graph-opened"
 SEARCH_KEY = "graph-search"
 PICK_KEY = "graph-pick"
+PATIENT_KEY = "graph-patient"
 MAX_NODES = 150
 PASSAGES = 20
 
@@ -61,6 +65,7 @@ def render_page(app: App, answers: AnswerService) -> None:
             file_name=safe_file_name(workspace.name, "graphml", "graph"),
             mime="application/graphml+xml", key="graph-graphml", icon=":material/download:",
         )
+        patient = _patient_overlay(app, workspace)
     centre = _entity_picker(graph_service, workspace, shown, chosen_ids)
     network, side = st.columns([3, 2], gap="large")
     with network:
@@ -74,9 +79,11 @@ def render_page(app: App, answers: AnswerService) -> None:
                 f"Centred on **{escape_markdown(centre.name)}** and its "
                 f"{plural(view_graph.number_of_nodes() - 1, 'neighbour')}{hidden}."
             )
+        if patient is not None:  # the linked entities are drawn whatever the filters
+            view_graph = nx.Graph(graph.subgraph({*view_graph.nodes, *(e for e in patient.entity_ids() if e in graph)}))
         view = build_network_html(
             view_graph, colour_by=colour_by, max_nodes=MAX_NODES, centre=centre.id if centre else None,
-            community_titles=titles,
+            community_titles=titles, patient=patient,
         )
         render_graph_view(view, key="graph-view")
     with side:
@@ -84,6 +91,28 @@ def render_page(app: App, answers: AnswerService) -> None:
             st.info("Find or pick an entity to see the passages that mention it.", icon=":material/search:")
         else:
             _entity_side(app, answers, workspace, centre, chosen_ids, titles)
+
+
+def _patient_overlay(app: App, workspace: Workspace) -> PatientOverlay | None:
+    """'Link a patient': the chosen patient's LINKS_TO edges to this workspace's entities (None: no patient)."""
+    ids: list[str] = []
+    with report_errors():
+        ids = app.patients.ids()
+    if not ids:
+        return None
+    picked = st.selectbox("Link a patient", ids, index=None, key=PATIENT_KEY, placeholder="No patient",
+                          format_func=lambda p: f"Patient {p}")
+    if picked is None:
+        return None
+    with report_errors():
+        links = app.patient_links.links(workspace.id, picked)
+        if not links:
+            st.caption(f"Patient {escape_markdown(picked)}'s record names no entity of this workspace's graph.")
+            return None
+        named = " · ".join(f"{escape_markdown(link.entity.name)} ({plural(link.events, 'event')})" for link in links[:12])
+        st.caption(f"Patient {escape_markdown(picked)} links to {len(links)} {'entity' if len(links) == 1 else 'entities'}: {named}")
+        return PatientOverlay(picked, links)
+    return None
 
 
 def _empty_state(workspace: Workspace, has_sources: bool) -> None:

@@ -11,6 +11,7 @@
     app.patients    patient records: import (MIMIC-IV or an events file), patients, events, related events
     app.patient_imports  patient imports run by the worker: submit (checked, queued), progress, cancel, recover
     app.patient_answers  questions about one patient answered across levels: its events, the guidelines, the vocabulary
+    app.patient_links    a patient's LINKS_TO edges to a workspace graph's entities (coded diagnoses, drugs, labs)
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -34,6 +35,7 @@ from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
 from workspace_app.patient_imports import PatientImports
+from workspace_app.patient_links import PatientLinkService
 from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES
@@ -70,6 +72,7 @@ class App:
     patients: PatientService
     patient_answers: PatientAnswerService
     patient_imports: PatientImports
+    patient_links: PatientLinkService
     translator: Translator = field(default_factory=NoTranslator)
 
     def warm_up(self, mode: str = "hybrid") -> dict[str, float]:

@@ -167,6 +167,14 @@ def test_ask_about_a_patient_cites_each_level(client: httpx.Client, af_workspace
     assert any(c["section"] == "ICD-9 42731" and c["quote"] == "Atrial fibrillation" for c in levels["vocabulary"])
     assert [e["n"] for e in answer["evidences"]] == [c["n"] for c in levels["guideline"]]
     assert "Patient record:" in answer["answer"] and "Guideline:" in answer["answer"]
+    links = client.get(f"/workspaces/{af_workspace}/patients/{AF_PATIENT}/links")
+    assert links.status_code == 200, links.text
+    linked = {link["entity_id"]: link for link in links.json()}
+    assert linked["disease:atrial fibrillation"]["type"] == "LINKS_TO"
+    assert "ICD-9 42731" in linked["disease:atrial fibrillation"]["codes"]
+    crossed = {e["id"]: e["name"] for e in answer["entities"]}
+    assert "disease:atrial fibrillation" in crossed and set(crossed) <= set(linked)
+    assert all(linked[i]["name"] == name for i, name in crossed.items())
 
 
 def test_ask_about_unknown_patients_workspaces_and_bad_bodies(client: httpx.Client, af_workspace: str) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_patients import AF_PATIENT, HCM_AF_PAGES, OTHER_PATIENT
 
 DEMO = Path(__file__).resolve().parents[2] / ".." / "shared" / "clinical" / "mimic-iv-demo"
 # The demo's smallest patient (the tests name it too) with administrations, infusions and prescriptions (197 events): quick to embed.
@@ -30,3 +31,17 @@ def imported(
     first = app.patients.import_path(demo, [PATIENT])
     second = app.patients.import_path(demo, [PATIENT])
     return app, first, second
+
+
+@pytest.fixture(scope="session")
+def crossed(
+    demo: Path, build: Callable[..., Any], excerpt: Callable[[str, int, int], Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Any:
+    """An app with the AF guideline excerpt in workspace 'af' and two demo patients imported."""
+    app = build(tmp_path_factory.mktemp("crosslevel") / "data")
+    app.workspaces.create("af")
+    report = app.documents.ingest("af", excerpt(*HCM_AF_PAGES), "ommen-2024-hcm-af.pdf")
+    assert report.status == "ready"
+    app.patients.import_path(demo, [AF_PATIENT, OTHER_PATIENT])
+    return app

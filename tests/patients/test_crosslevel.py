@@ -12,30 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from demo_patients import AF_PATIENT, HCM_AF_PAGES, OTHER_PATIENT
 
 from workspace_app.models.answers import Answer, Citation
 
-# A demo patient coded with atrial fibrillation (ICD-9 42731) and prescribed warfarin; and the fixtures' small
-# patient, who has neither.
-AF_PATIENT = "10025463"
-OTHER_PATIENT = "10019917"
 QUESTION = "Is this patient's anticoagulation in line with the AF guideline?"
-# 2024 AHA/ACC HCM guideline, section 8.4 "Management of Patients With HCM and AF" (anticoagulation).
-HCM_AF_PAGES = ("ommen-2024-hcm.pdf", 47, 48)
-
-
-@pytest.fixture(scope="module")
-def crossed(
-    demo: Path, build: Callable[..., Any], excerpt: Callable[[str, int, int], Path],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Any:
-    """An app with the AF guideline excerpt in workspace 'af' and two demo patients imported."""
-    app = build(tmp_path_factory.mktemp("crosslevel") / "data")
-    app.workspaces.create("af")
-    report = app.documents.ingest("af", excerpt(*HCM_AF_PAGES), "ommen-2024-hcm-af.pdf")
-    assert report.status == "ready"
-    app.patients.import_path(demo, [AF_PATIENT, OTHER_PATIENT])
-    return app
 
 
 def _levels(answer: Answer) -> dict[str, list[Citation]]:
@@ -76,10 +57,14 @@ def test_answer_text_groups_sentences_by_level_each_cited(crossed: Any) -> None:
         assert {by_n[int(n)] for n in re.findall(r"\[(\d+)\]", line)} <= {section}
 
 
-def test_answer_lists_the_concepts_crossed(crossed: Any) -> None:
+def test_answer_lists_the_graph_entities_crossed(crossed: Any) -> None:
     answer = crossed.patient_answers.ask("af", AF_PATIENT, QUESTION)
     entities = {e.id: e for e in answer.entities}
-    assert {"class:anticoagulant", "disease:atrial fibrillation"} <= set(entities)
+    assert {e.workspace_id for e in entities.values()} == {crossed.workspaces.get("af").id}
+    assert {"drug class:anticoagulant", "disease:atrial fibrillation"} <= set(entities)
+    for entity in entities.values():
+        graph_entity = crossed.graph.get_entity(entity.workspace_id, entity.id)
+        assert graph_entity is not None and (entity.name, entity.type) == (graph_entity.name, graph_entity.type)
     levels = {c.n: c.level for c in answer.citations}
     for entity in entities.values():
         assert {levels[n] for n in entity.citations} == {"patient", "guideline"}
@@ -143,8 +128,10 @@ def test_cli_ask_about_a_patient(cli: Callable[..., subprocess.CompletedProcess[
     patient = [c for c in answer["citations"] if c["level"] == "patient"]
     assert {c["event_id"] for c in patient} == {"d1", "o1"} and all(c["patient_id"] == "p1" for c in patient)
     assert any(c["level"] == "guideline" and c["page_start"] in (1, 2) for c in answer["citations"])
+    assert {"disease:atrial fibrillation", "drug class:anticoagulant"} <= {e["id"] for e in answer["entities"]}
     shown = cli(data, "ask", "--workspace", "af", "--patient", "p1", QUESTION)
     assert "(patient) Patient p1" in shown.stdout and "Patient record:" in shown.stdout
+    assert "Graph entities crossed" in shown.stdout and "(disease:atrial fibrillation)" in shown.stdout
 
 
 def test_lab_results_cite_their_lab_item_definition(crossed: Any) -> None:

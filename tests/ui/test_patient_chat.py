@@ -64,6 +64,9 @@ def test_a_question_about_a_patient_cites_each_level_and_opens_the_event(app: Ap
     assert levels == {"patient", "guideline", "vocabulary"}, "the kept answer cites each level"
     shown = "\n".join(m.value for m in app.markdown).replace("\\", "")
     assert "Patient record:" in shown and "Guideline:" in shown
+    crossed = next(c.value for c in app.caption if c.value.startswith("Graph entities crossed"))
+    assert all(f"{e.name} ({e.type})" in crossed.replace("\\", "") for e in message.answer.entities)
+    assert "disease:atrial fibrillation" in {e.id for e in message.answer.entities}
 
     event = next(c for c in message.answer.citations if c.level == "patient")
     next(b for b in app.button if b.key == f"answer-{message.id}-chip-{event.n}").click().run()

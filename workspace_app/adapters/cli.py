@@ -295,7 +295,10 @@ def _print_answer(answer: Any) -> None:
         pages = f"p.{c.page_start}" + (f"-{c.page_end}" if c.page_end != c.page_start else "")
         grading = f" ({grading_text(c)})" if grading_text(c) else ""
         print(terminal_safe(f"[{c.n}] {c.document} {pages}{grading}: {c.quote[:160]!r}"))
-    if answer.entities:
+    if answer.entities and any(c.level == "patient" for c in answer.citations):
+        named = ", ".join(f"{e.name} ({e.id})" + "".join(f"[{n}]" for n in e.citations) for e in answer.entities)
+        print(terminal_safe(f"\nGraph entities crossed (patient record <-> guidelines): {named}"))
+    elif answer.entities:
         named = ", ".join(f"{e.name} ({e.type})" + "".join(f"[{n}]" for n in e.citations) for e in answer.entities)
         print(terminal_safe(f"\nEntities ({answer.mode} mode, workspace {answer.entities[0].workspace}): {named}"))
     print(f"\n{answer.disclaimer}\n")

@@ -36,6 +36,7 @@ from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopChec
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
 from workspace_app.patient_imports import PatientImports
+from workspace_app.patient_links import PatientLinkService
 from workspace_app.patients.records import PatientRecordSource
 from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
@@ -139,12 +140,12 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     workspaces = WorkspaceService(catalog, vectors, documents)
     patients = PatientService(catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary)
     imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports")
+    links = PatientLinkService(graph, patients, workspaces.get)
     return App(
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
         guides=guides, suggestions=SuggestionService(catalog, guides, answers),
-        patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients)),
-        patient_imports=imports,
-        translator=translator,
+        patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients), links),
+        patient_imports=imports, patient_links=links, translator=translator,
     )
 
 

@@ -7,10 +7,12 @@ cited and labelled.
 
 The answer's text groups its sentences under 'Patient record:', 'Guideline:' and 'Definition:', every sentence
 with its [n]; a level with nothing to say says so rather than being filled with anything else. `Answer.entities`
-lists the concepts crossed: those the cited events share with the cited guideline passages.
+lists the graph entities crossed: the workspace entities (as the Graph page names them, with their ids) that the
+concepts the cited events share with the cited guideline passages link to (LINKS_TO).
 
 The patient's record is read through `PatientRecords` (implemented by workspace_app/patients/records.py and given
-by the wiring), so this package does not import the patients package.
+by the wiring), and concepts become graph entities through `ConceptEntities` (workspace_app/patient_links.py), so
+this package imports neither the patients nor the graph package.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from workspace_app.answer.patient_evidence import PatientEvidence, choose_events
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, Citation, EntityRef, Turn
 from workspace_app.models.events import ConceptName, Event, VocabularyEntry
+from workspace_app.models.graph import Entity
 from workspace_app.text.language import detect_language
 
 HEADINGS = {
@@ -46,6 +49,12 @@ class PatientRecords(Protocol):
     def definitions(self, events: Sequence[Event]) -> list[tuple[str, VocabularyEntry]]: ...
 
 
+class ConceptEntities(Protocol):
+    """The workspace graph's entities that patient concepts link to."""
+
+    def concept_entities(self, workspace: str, concepts: Sequence[str]) -> dict[str, Entity]: ...
+
+
 class GuidelineAnswerer(Protocol):
     """The workspace's answerer (AnswerService.ask)."""
 
@@ -58,9 +67,10 @@ class GuidelineAnswerer(Protocol):
 class PatientAnswerService:
     """Answers about one patient that cite the patient's events, the guidelines and the standard vocabulary."""
 
-    def __init__(self, answers: GuidelineAnswerer, records: PatientRecords) -> None:
+    def __init__(self, answers: GuidelineAnswerer, records: PatientRecords, entities: ConceptEntities) -> None:
         self.answers = answers
         self.records = records
+        self.entities = entities
 
     def ask(
         self, workspace: str, patient_id: str, question: str, documents: Sequence[str] | None = None,
@@ -77,7 +87,7 @@ class PatientAnswerService:
         guideline = self._guideline_level(workspace, question, concepts, language, documents, mode)
         definitions = self.records.definitions([p.event for p in chosen])
         answer = _assemble(question, language, patient_id, concepts, chosen, guideline, definitions)
-        answer.entities = self._crossed(workspace, chosen, answer.citations, language)
+        answer.entities = self._crossed(workspace, chosen, answer.citations)
         answer.mode = mode
         answer.timings_ms = {**(guideline.timings_ms if guideline else {}), "total": _ms(started)}
         return answer
@@ -103,26 +113,28 @@ class PatientAnswerService:
                 return answer
         return None
 
-    def _crossed(
-        self, workspace: str, chosen: Sequence[PatientEvidence], citations: Sequence[Citation], language: str
-    ) -> list[EntityRef]:
-        """The concepts the cited events share with the cited guideline passages, with the citations naming them."""
+    def _crossed(self, workspace: str, chosen: Sequence[PatientEvidence], citations: Sequence[Citation]) -> list[EntityRef]:
+        """The graph entities of the concepts the cited events share with the cited guideline passages, with the
+        citations naming them (a concept with no entity in the workspace's graph is not listed)."""
         in_events = {c for p in chosen for c in p.event.concepts}
-        refs: dict[str, tuple[ConceptName, set[int]]] = {}
+        numbers: dict[str, set[int]] = {}
         for citation in citations:
             if citation.level != "guideline":
                 continue
             for concept in self.records.concepts(citation.quote):
                 if concept.key in in_events:
-                    refs.setdefault(concept.key, (concept, set()))[1].add(citation.n)
+                    numbers.setdefault(concept.key, set()).add(citation.n)
         for citation in citations:
             event = next((p.event for p in chosen if p.event.event_id == citation.event_id), None)
-            for key in set(event.concepts if event and citation.level == "patient" else ()) & set(refs):
-                refs[key][1].add(citation.n)
+            for key in set(event.concepts if event and citation.level == "patient" else ()) & set(numbers):
+                numbers[key].add(citation.n)
+        entities = self.entities.concept_entities(workspace, list(numbers))
+        refs: dict[str, tuple[Entity, set[int]]] = {}
+        for key, entity in entities.items():
+            refs.setdefault(entity.id, (entity, set()))[1].update(numbers[key])
         return [
-            EntityRef(key, (concept.name_zh if language == "zh" and concept.name_zh else concept.name), concept.kind,
-                      workspace, workspace, tuple(sorted(numbers)))
-            for key, (concept, numbers) in refs.items()
+            EntityRef(entity.id, entity.name, entity.type, entity.workspace_id, workspace, tuple(sorted(cited)))
+            for entity, cited in refs.values()
         ]
 
 

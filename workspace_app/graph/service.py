@@ -176,6 +176,12 @@ class GraphService:
         found = self.store.entity_rows(workspace_id, entity_ids=[entity_id])
         return found[0] if found else None
 
+    def present(self, workspace_id: str, entity_ids: Sequence[str]) -> dict[str, Entity]:
+        """The entities of these ids that the workspace's graph holds, by id."""
+        self._fresh(workspace_id)
+        wanted = sorted(set(entity_ids))
+        return {e.id: e for e in self.store.entity_rows(workspace_id, entity_ids=wanted)} if wanted else {}
+
     def find_entities(self, workspace_id: str, text: str, limit: int = 10) -> list[Entity]:
         """Entities whose name or an alias contains the text (exact matches first), for a search box."""
         self._fresh(workspace_id)

@@ -165,3 +165,27 @@ class ChunkInfo:
     ordinal: int
     page_start: int
     text: str
+
+
+LINKS_TO = "LINKS_TO"
+
+
+@dataclass(frozen=True)
+class PatientLink:
+    """A LINKS_TO edge: a patient's coded concepts (diagnoses, drugs, procedures, lab items) -> a workspace entity,
+    with the events and codes that support it."""
+
+    patient_id: str
+    entity: Entity
+    concepts: tuple[str, ...]
+    event_ids: tuple[str, ...]
+    events: int
+    codes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        """The public JSON shape: the edge's type, its two ends (the entity by its graph id and name) and support."""
+        return {
+            "type": LINKS_TO, "patient_id": self.patient_id, "entity_id": self.entity.id, "name": self.entity.name,
+            "entity_type": self.entity.type, "concepts": list(self.concepts), "event_ids": list(self.event_ids),
+            "events": self.events, "codes": list(self.codes),
+        }

@@ -75,3 +75,27 @@ def concept_names(text: str) -> list[ConceptName]:
         found.setdefault(key, len(text))
     ordered = sorted(found, key=lambda k: (found[k], k))
     return [ConceptName(key, *table.names.get(key, (key.split(":", 1)[1], ""))) for key in ordered]
+
+
+def concept_synonyms(key: str) -> tuple[str, ...]:
+    """Every name the lexicon knows for a concept ('class:anticoagulant' -> anticoagulant, 抗凝药, anticoagulation...),
+    its own name first; an abnormal finding ('abnormal:potassium↓') is named as its lab item."""
+    kind, _, value = key.partition(":")
+    if kind == "abnormal":
+        kind, value = "lab", value.rstrip("↑↓!")
+    key = f"{kind}:{value}"
+    lexicon, table = load_lexicon(), load_question_lexicon()
+    tables = {"class": lexicon.class_names, "disease": lexicon.disease_words, "lab": lexicon.lab_names}
+    names = [value, *(n for n, c in tables.get(kind, {}).items() if c == value)]
+    names += [w for w, k in table.words.items() if k == key]
+    return tuple(dict.fromkeys(names))
+
+
+def lexicon_concepts() -> list[str]:
+    """Every concept key of the lexicon: drug classes, drugs, diseases and lab items."""
+    lexicon = load_lexicon()
+    keys = [f"class:{c}" for c in dict.fromkeys(lexicon.class_names.values())]
+    keys += [f"drug:{d}" for d in lexicon.drug_class]
+    keys += [f"disease:{d}" for d in dict.fromkeys(lexicon.disease_words.values())]
+    keys += [f"lab:{lab}" for lab in dict.fromkeys(lexicon.lab_names.values())]
+    return keys

@@ -1,5 +1,5 @@
 """Routes of patient records (seed 004) and questions about one patient (seed 002 QUERY-003): thin calls into
-`app.patients` and `app.patient_answers`.
+`app.patients`, `app.patient_links` (LINKS_TO edges to a workspace's graph) and `app.patient_answers`.
 
 Everything is read-only but the question and imports. An import (a MIMIC-IV folder or an events file on the
 server's disk) takes minutes, which is no request's business: `POST /patients/imports` checks the path and queues
@@ -93,3 +93,10 @@ def ask_about_patient(workspace: str, patient_id: str, body: PatientAskRequest, 
     found = app.workspaces.get(workspace)
     answer = app.patient_answers.ask(found.id, patient_id, body.question, body.documents, body.mode)
     return answer_payload(answer, found.name)
+
+
+@router.get("/workspaces/{workspace}/patients/{patient_id}/links")
+def patient_links(workspace: str, patient_id: str, app: AppDep) -> list[dict[str, Any]]:
+    """The patient's LINKS_TO edges to the workspace graph's entities, with the events and codes supporting each."""
+    found = app.workspaces.get(workspace)
+    return [link.to_json() for link in app.patient_links.links(found.id, patient_id)]
