@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from workspace_app.errors import EventNotFoundError, PatientNotFoundError
 from workspace_app.models.events import epoch_seconds
+from workspace_app.patients.service import PatientService
 
 FEATURES = ("sim_vec", "time_score", "concept_overlap", "rule_boost")
 
@@ -70,3 +72,23 @@ def test_unknown_patients_and_events_are_errors_users_can_read(imported: tuple[A
         app.patients.related("10019917", "labevents:0")
     with pytest.raises(PatientNotFoundError, match="patients list"):
         app.patients.events("nobody")
+
+
+def test_related_events_see_events_another_process_imported(build: Any, tmp_path: Path) -> None:
+    """The worker imports in its own process: a page that already showed a patient's related events finds the
+    events imported since, without a restart (its memory is checked against the record's size)."""
+    app = build(tmp_path / "data")
+    header = "event_id,patient_id,timestamp,event_type,sub_type,content\n"
+    first = tmp_path / "first.csv"
+    first.write_text(
+        header + "k1,P1,2180-01-01 08:00:00,lab,chemistry,Potassium 3.0 mmol/L (low; ref 3.5-5.1)\n"
+        "o1,P1,2180-01-01 09:00:00,order,medication,Potassium chloride 20 mEq oral\n",
+        encoding="utf-8",
+    )
+    app.patients.import_path(first)
+    assert [r["event_id"] for r in app.patients.related("P1", "k1")] == ["o1"]
+    later = tmp_path / "later.csv"
+    later.write_text(header + "a1,P1,2180-01-01 10:00:00,medication,administration,Potassium chloride 20 mEq given\n", encoding="utf-8")
+    worker = PatientService(app.catalog.patients, app.embedder)  # another process's service over the same catalog
+    worker.import_path(later)
+    assert {r["event_id"] for r in app.patients.related("P1", "k1")} == {"o1", "a1"}

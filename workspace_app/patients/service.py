@@ -54,7 +54,7 @@ class PatientService:
         self._vocabulary = vocabulary
         self._rules = rules if isinstance(rules, RuleSet) else None
         self._rules_file = None if isinstance(rules, RuleSet) else rules
-        self._memories: dict[str, PatientMemory] = {}
+        self._memories: dict[str, tuple[tuple[int, int], PatientMemory]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -169,17 +169,20 @@ class PatientService:
         return event
 
     def memory(self, patient_id: str) -> PatientMemory:
-        """The patient's events and vectors, built once and kept (until the next import)."""
+        """The patient's events and vectors, built once and kept while the record is unchanged (an import by the
+        worker, another process, adds events or vectors: the next call sees them)."""
+        version = self._store.patient_version(patient_id, self._embedder.model_id)
         with self._lock:
             found = self._memories.get(patient_id)
-        if found is not None:
-            return found
+        if found is not None and found[0] == version:
+            return found[1]
         ids, matrix = self._store.patient_vectors(patient_id, self._embedder.model_id)
         memory = PatientMemory.build(self.events(patient_id), ids, matrix)
         with self._lock:
+            self._memories.pop(patient_id, None)
             if len(self._memories) >= MEMORIES:
                 self._memories.pop(next(iter(self._memories)))
-            self._memories[patient_id] = memory
+            self._memories[patient_id] = (version, memory)
         return memory
 
     def definitions(self, system: str, codes: Sequence[str] | None = None) -> builtins.list[VocabularyEntry]:
