@@ -83,7 +83,7 @@ def _import_panel(app: App, *, expanded: bool) -> None:
     polling = False
     with report_errors():
         polling = any(job.is_active for job in app.patient_imports.latest())
-    st.fragment(_render_live_imports, run_every=POLL_S if polling else None)(app)
+    st.fragment(_render_live_imports, run_every=POLL_S if polling else None)(app, polling)
 
 
 def _submit(app: App, request: ImportRequest) -> None:
@@ -100,11 +100,14 @@ def _submit(app: App, request: ImportRequest) -> None:
     st.rerun()
 
 
-def _render_live_imports(app: App) -> None:
-    """The imports queued or running, and the latest one, as the worker records them (re-read every second)."""
+def _render_live_imports(app: App, polling: bool) -> None:
+    """The imports queued or running, and the latest one, as the worker records them (re-read every second while
+    one runs: `polling`). When the last one ends, the whole page runs again, so its patients are listed."""
     jobs: list[PatientImport] = []
     with report_errors():
         latest = app.patient_imports.latest()
+        if polling and not any(job.is_active for job in latest):
+            st.rerun()
         jobs = [job for job in latest if job.is_active] or latest[:1]
         if latest and latest[0] not in jobs:
             jobs.insert(0, latest[0])
@@ -113,8 +116,6 @@ def _render_live_imports(app: App) -> None:
             with report_errors():
                 app.patient_imports.cancel(job.import_id)
             st.rerun()
-    if jobs and jobs[0].status == "done" and st.button("Show the imported patients", key=f"{IMPORT_KEY}-refresh"):
-        st.rerun()
 
 
 def _seed_patient(patients: list[Patient]) -> None:
