@@ -54,7 +54,7 @@ class PatientService:
         self._vocabulary = vocabulary
         self._rules = rules if isinstance(rules, RuleSet) else None
         self._rules_file = None if isinstance(rules, RuleSet) else rules
-        self._memories: dict[str, tuple[tuple[int, int], PatientMemory]] = {}
+        self._memories: dict[str, tuple[int, int, PatientMemory]] = {}  # (events, vectors, memory)
         self._lock = threading.Lock()
 
     @property
@@ -169,20 +169,24 @@ class PatientService:
         return event
 
     def memory(self, patient_id: str) -> PatientMemory:
-        """The patient's events and vectors, built once and kept while the record is unchanged (an import by the
-        worker, another process, adds events or vectors: the next call sees them)."""
-        version = self._store.patient_version(patient_id, self._embedder.model_id)
+        """The patient's events and vectors, built once and kept while the record is unchanged: an import by the
+        worker (another process) adds events, which the count of events shows on the next call; a memory built
+        while some events still had no vector is also checked against the count of vectors."""
+        count = self._store.event_count(patient_id)
         with self._lock:
             found = self._memories.get(patient_id)
-        if found is not None and found[0] == version:
-            return found[1]
+        if found is not None and found[0] == count:
+            events, vectors, memory = found
+            if vectors == events or self._store.vector_count(patient_id, self._embedder.model_id) == vectors:
+                return memory
         ids, matrix = self._store.patient_vectors(patient_id, self._embedder.model_id)
-        memory = PatientMemory.build(self.events(patient_id), ids, matrix)
+        events_now = self.events(patient_id)
+        memory = PatientMemory.build(events_now, ids, matrix)
         with self._lock:
             self._memories.pop(patient_id, None)
             if len(self._memories) >= MEMORIES:
                 self._memories.pop(next(iter(self._memories)))
-            self._memories[patient_id] = (version, memory)
+            self._memories[patient_id] = (len(events_now), len(ids), memory)
         return memory
 
     def definitions(self, system: str, codes: Sequence[str] | None = None) -> builtins.list[VocabularyEntry]:
