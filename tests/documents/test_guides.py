@@ -124,3 +124,36 @@ def test_a_failing_language_model_keeps_the_offline_guide(
     syncope = document(service, "shen")
     guide = guides.guides("Cardiology", [syncope.id])[syncope.id]
     assert guide.llm_summary is None and guide.summary
+
+
+def test_a_chinese_summary_quotes_no_section_number(tmp_path: Path, build: Callable[..., Any],
+                                                     excerpt: Callable[..., Path]) -> None:
+    """zh-acute-af-ed-2024 keeps a heading with its paragraph ('2.2.2. 综合评估 在纠正与稳定…'): the summary quotes
+    the sentence without the heading's number and title."""
+    import re
+
+    from workspace_app.text.sentences import split_sentences
+
+    made = build(tmp_path / "data")
+    workspace = made.workspaces.create("Emergency")
+    assert made.documents.ingest(workspace.id, excerpt("zh-acute-af-ed-2024.pdf", 1, 3)).status == "ready"
+    source = made.documents.list("Emergency")[0]
+    summary = made.guides.guides("Emergency", [source.id])[source.id].summary
+    sentences = [span.text for span in split_sentences(summary)]
+    assert len(sentences) >= 2
+    assert any(s.startswith("在纠正与稳定血流动力学状态的同时") for s in sentences)  # the sentence stays, its heading goes
+    assert not any(re.match(r"\d+(\.\d+)+", s) for s in sentences)
+    assert not re.search(r"\d+\.\d+\.\d+|综合评估 ", summary)
+
+
+def test_a_heading_fused_to_a_sentence_is_cut_off_or_the_sentence_left_out() -> None:
+    from workspace_app.documents.guide import without_section_heading
+
+    assert without_section_heading("2.2.2. 综合评估 在纠正与稳定血流动力学状态的同时，全面询问病史。") == (
+        "在纠正与稳定血流动力学状态的同时，全面询问病史。"
+    )
+    assert without_section_heading("3.2 在纠正与稳定血流动力学状态的同时，全面询问病史。") == ""  # no end to cut at
+    assert without_section_heading("2.2.2 Comprehensive assessment In addition to the ECG, a history is taken.") == ""
+    assert without_section_heading("如前所述（见 2.2.2 节），应全面询问病史。") == ""
+    for kept in ("风险增加2.2 倍，且差异显著。", "Warfarin 2.5 mg daily is reasonable in these patients."):
+        assert without_section_heading(kept) == kept

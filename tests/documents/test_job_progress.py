@@ -1,9 +1,11 @@
 """What a user sees of a running job: every stage shows itself and counts, and a cancel is obeyed promptly,
-also by a job waiting for the embedding model while another document is being embedded."""
+also by a job waiting for the embedding model while another document is being embedded, and by one in the middle
+of a model batch."""
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -103,3 +105,48 @@ def test_cancel_reaches_a_job_waiting_for_the_model(service: Any, tmp_path: Path
     assert outcome["second"] == "cancelled"
     assert int(outcome["first_embedded_then"]) < int(outcome["first_total"])  # A was still embedding
     assert service.documents.get("Cardiology", second.document_id).status == "cancelled"
+
+
+def test_cancel_in_the_middle_of_a_model_batch_settles_within_2_s(tmp_path: Path, excerpt: Callable[..., Path]) -> None:
+    """Issue 12's 2 s budget for a cancel, whatever the batch: the job stops while its batch is still embedded.
+
+    30 pages make ~170 passages, one model batch here (batch size 256, no embedding cache): 4-13 s of
+    embedding, which a job that looked for a cancel only between batches spent before it stopped."""
+    from workspace_app.adapters.wiring import build_app
+    from workspace_app.config import Settings
+    from workspace_app.embedding.embedder import Embedder
+
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings.storage.data_dir = tmp_path / "data"
+    settings.queue.heartbeat_s = 0.1
+    settings.embedding.batch_size = 256
+    service = build_app(settings, embedder=Embedder(settings.embedding))
+    service.workspaces.create("Cardiology")
+    report = service.documents.submit("Cardiology", excerpt("kusumoto-2018-bradycardia.pdf", 10, 39))
+    embedding = threading.Event()
+    asked_at: list[float] = []
+
+    def cancel_once_the_batch_runs() -> None:
+        assert embedding.wait(120)
+        time.sleep(0.5)  # the model is in the middle of the batch now
+        asked_at.append(time.monotonic())
+        service.documents.cancel("Cardiology", report.document_id)
+
+    def listen(progress: Any) -> None:
+        if progress.stage == "embedding":
+            assert progress.done < 200 and progress.total > 150  # one batch, not yet embedded
+            embedding.set()
+
+    canceller = threading.Thread(target=cancel_once_the_batch_runs, name="canceller")
+    canceller.start()
+    try:
+        assert service.documents.jobs.run(report.document_id, OWNER, None, listen) == "cancelled"
+        settled_s = time.monotonic() - asked_at[0]
+        assert settled_s < 2.0
+        document = service.documents.get("Cardiology", report.document_id)
+        assert document.status == "cancelled" and document.chunks_embedded == 0
+        assert service.catalog.document_chunk_ids(document.id) == []
+    finally:
+        embedding.set()
+        canceller.join()
+        service.catalog.close()

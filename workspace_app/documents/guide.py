@@ -33,7 +33,7 @@ from workspace_app.text.terms import content_terms
 
 log = logging.getLogger(__name__)
 
-GUIDE_VERSION = "guide-v4"
+GUIDE_VERSION = "guide-v5"
 SUMMARY_SENTENCES = 3
 SUMMARY_MAX_CHARS = 700
 MAX_RECOMMENDATIONS = 5
@@ -53,6 +53,13 @@ _ADVICE = re.compile(
     r"推荐|建议|应|不宜|可考虑",
     re.IGNORECASE,
 )
+# A heading the chunker kept with its paragraph is split off with the paragraph's first sentence
+# ('2.2.2. 综合评估 在纠正与稳定血流动力学状态的同时，…'); a summary must not quote its number.
+_SECTION_NUMBER = r"\d{1,2}(?:\.\d{1,2})+\.?(?![\d.])"  # 2.2, 2.2.2, 2.2.2.
+_LEADING_HEADING = re.compile(rf"^(?:{_SECTION_NUMBER}|\d{{1,2}}\.(?=\s))\s*")
+# The heading's own title, when a space ends it (Chinese prose has none): '综合评估 '.
+_HEADING_TITLE = re.compile(r"^[\u3400-\u9fff][^\s，。；：、,.;:]{0,23}\s+(?=\S)")
+_INNER_HEADING = re.compile(r"(?<![\d.])\d{1,2}\.\d{1,2}\.\d{1,2}\.?(?![\d.])")
 _LEAD_MARK = re.compile(r"^(?:[•·▪●○■□–—*-]|\d{1,2}[.)]|\(\d{1,2}\)|[①-⑩])\s*")
 SUMMARY_PROMPT = (
     "You write a short overview of one clinical source for a clinician who has not read it. Use only the text "
@@ -92,10 +99,10 @@ def extractive_summary(chunks: Sequence[Chunk]) -> str:
     for chunk in chunks:
         opening = bool(_OPENING.search(chunk.section)) and not _BOILERPLATE.search(chunk.section)
         for span in split_sentences(chunk.text):
-            terms = content_terms(span.text)
-            frequency.update(terms.keys())
-            if _summary_candidate(span.text, chunk.section):
-                sentences.append((len(sentences), without_source_markers(span.text), terms, opening))
+            frequency.update(content_terms(span.text).keys())
+            sentence = without_section_heading(without_source_markers(span.text))
+            if sentence and _summary_candidate(sentence, chunk.section):
+                sentences.append((len(sentences), sentence, content_terms(sentence), opening))
     if not sentences:
         return ""
     total = len(sentences)
@@ -119,6 +126,18 @@ def extractive_summary(chunks: Sequence[Chunk]) -> str:
             break
         text = joined
     return text
+
+
+def without_section_heading(sentence: str) -> str:
+    """The sentence without a section number and title fused to its start ('2.2.2. 综合评估 在纠正…' -> '在纠正…');
+    empty when a number is left that cannot be cut off cleanly (an English title has no end mark, '1.2.3' inside)."""
+    lead = _LEADING_HEADING.match(sentence)
+    if lead:
+        title = _HEADING_TITLE.match(sentence[lead.end():])
+        if title is None:
+            return ""
+        sentence = sentence[lead.end() + title.end():]
+    return "" if _INNER_HEADING.search(sentence) else sentence
 
 
 def key_recommendations(chunks: Sequence[Chunk], limit: int = MAX_RECOMMENDATIONS) -> tuple[GuideRecommendation, ...]:

@@ -3,7 +3,8 @@
     front end --enqueue(document id)--> queue --> worker thread --run_job--> claim the lease (or skip)
         -> Heartbeat renews the lease every heartbeat_s on its own thread and notices cancel / a lost lease;
            its check (between pages and batches) also reads the cancel flag itself, at most every 0.2 s
-        -> pipeline, which calls Heartbeat.check between pages and embedding batches -> ready | failed
+        -> pipeline, which calls Heartbeat.check between pages and embedding batches, and every 0.1 s while a
+           batch is embedded (the job leaves the batch to finish on its own thread) -> ready | failed
         -> or interrupted: cancel -> cancelled (chunks and vectors dropped); shutdown -> queued again;
            lost (another worker took over a lease we failed to renew) -> left to that worker
     recover_jobs: queued/running documents that nobody runs (stale lease, owner process gone, or missing from

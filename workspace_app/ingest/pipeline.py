@@ -1,8 +1,8 @@
 """The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> source guide -> ready.
 
 Progress (stage, counts, overall share, ETA) is written to the document row as it goes. A caller may pass
-`should_stop`, called between pages and embedding batches, which raises `JobInterrupted` to end the run
-early (cancel, shutdown, lost lease); the caller then decides the document's state.
+`should_stop`, called between pages and embedding batches and while a batch is embedded, which raises
+`JobInterrupted` to end the run early (cancel, shutdown, lost lease); the caller then decides the document's state.
 
 Every write is keyed by deterministic ids (chunk `<document id>-<ordinal>`), so a run killed at any point
 and started again ends with exactly the chunks and vectors of an undisturbed run. A document is marked
@@ -163,7 +163,9 @@ def ingest_document(
         records = _build_chunks(document, parsed, embedder, settings, lambda d, t: track("chunking", d, t))
         chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts(records))
         chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
-        embedded = embedder.embed_passages([embedding_text(c) for c in records], lambda d, t: track("embedding", d, t))
+        embedded = embedder.embed_passages(
+            [embedding_text(c) for c in records], lambda d, t: track("embedding", d, t), should_stop
+        )
         track("indexing", 0, len(records))
         index_vectors(document, records, embedded.tolist(), vectors)
         track("indexing", len(records), len(records))
