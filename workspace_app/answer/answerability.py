@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
-from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
 from workspace_app.text.sentences import split_sentences
+from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
 
 _DOSE_QUESTION = re.compile(
     r"\b(?:dose|doses|dosage|dosing|bolus|regimen|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"

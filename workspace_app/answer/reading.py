@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 
 from storage.base import ChunkRepository
 from workspace_app.answer.answerability import (
-    case_terms,
     AnswerabilityRules,
     Needs,
+    case_terms,
     contrary,
     names_acronyms,
     question_acronyms,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
 from collections.abc import Generator, Iterator, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from storage.base import ChatRepository, ChunkRepository, DocumentRepository, NoteRepository
