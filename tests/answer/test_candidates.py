@@ -35,3 +35,17 @@ def test_a_glossary_entry_is_read_with_its_term() -> None:
 def test_a_sentence_after_a_full_sentence_is_read_alone() -> None:
     found = candidates("How is delayed OH defined?", "Delayed OH is common in older adults. A reduction of blood pressure follows standing in many.")
     assert not next(c for text, c in found.items() if text.startswith("A reduction")).defining
+
+
+def test_asked_what_the_grades_mean_a_graded_statement_gets_no_boost() -> None:
+    """The walk's "How are classes of recommendation and levels of evidence defined?" was answered with an LDL-C
+    recommendation: its "(Class I; Level of Evidence A)" counted as the grading asked for."""
+    text = (
+        "LDL-C lowering drug therapy is recommended in women with CHD (Class I; Level of Evidence A). "
+        "Each recommendation was assigned both a strength of recommendation (Class I, IIa, IIb, or III) and a "
+        "Level of Evidence (A, B, or C)."
+    )
+    defined = candidates("How are classes of recommendation and levels of evidence defined?", text)
+    assert not any(c.graded for c in defined.values())
+    strength = candidates("How strong is the recommendation for LDL-C lowering drug therapy in women with CHD?", text)
+    assert next(c for t, c in strength.items() if t.startswith("LDL-C")).graded

@@ -259,8 +259,9 @@ class ExtractiveAnswerer:
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, coverage: Coverage
     ) -> list[Candidate]:
         numeric = bool(_NUMERIC_QUESTION.search(question))
-        grading = asks_grading(question)
         definition = asks_definition(question)
+        # "How are classes of recommendation defined?" asks what the grades mean, not for a graded statement.
+        grading = asks_grading(question) and not definition
         found = []
         for block in blocks:
             if block.chunk.kind != "body":
