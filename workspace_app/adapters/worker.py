@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from storage.base import RetryJob
 from workspace_app.adapters.liveness import WorkerBeacon
@@ -58,36 +59,31 @@ def handle_job(
     `RetryJob`, for the queue to run it again after its back-off. An `import:<id>` entry is a patient import."""
     import_id = import_id_of(document_id)
     if import_id is not None:
-        _run_import(app, import_id, owner, shutdown)
+        # Its row holds the outcome; a failure is not retried: it says what to fix.
+        _logged("import", import_id, owner, lambda: app.patient_imports.run(import_id, owner, shutdown))
         return
-    started = time.monotonic()
-    try:
-        outcome = app.documents.jobs.run(document_id, owner, shutdown, attempt=attempt)
-    except WorkspaceError as exc:
-        log.error("job %s: %s", document_id, exc.user_message)
-        return
-    except Exception:
-        log.exception("job %s crashed", document_id)
-        return
-    log.info("job %s %s in %.1f s by %s", document_id, outcome, time.monotonic() - started, owner)
+    outcome = _logged(
+        "job", document_id, owner, lambda: app.documents.jobs.run(document_id, owner, shutdown, attempt=attempt)
+    )
     if outcome == "retrying":
         raise RetryJob(document_id)
     if outcome == "ready":
         _suggest_when_settled(app, document_id)
 
 
-def _run_import(app: App, import_id: str, owner: str, shutdown: threading.Event) -> None:
-    """Run one patient import; its row holds the outcome (a failure is not retried: it says what to fix)."""
+def _logged(kind: str, job_id: str, owner: str, run: Callable[[], str]) -> str | None:
+    """Run a job and log its outcome, or what stopped it (None then)."""
     started = time.monotonic()
     try:
-        outcome = app.patient_imports.run(import_id, owner, shutdown)
+        outcome = run()
     except WorkspaceError as exc:
-        log.error("import %s: %s", import_id, exc.user_message)
-        return
+        log.error("%s %s: %s", kind, job_id, exc.user_message)
+        return None
     except Exception:
-        log.exception("import %s crashed", import_id)
-        return
-    log.info("import %s %s in %.1f s by %s", import_id, outcome, time.monotonic() - started, owner)
+        log.exception("%s %s crashed", kind, job_id)
+        return None
+    log.info("%s %s %s in %.1f s by %s", kind, job_id, outcome, time.monotonic() - started, owner)
+    return outcome
 
 
 def _suggest_when_settled(app: App, document_id: str) -> None:
