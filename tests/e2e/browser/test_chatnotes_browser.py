@@ -111,7 +111,13 @@ def ask(page: Any, question: str, answers_before: int) -> None:
     box = page.get_by_test_id("stChatInputTextArea")
     box.fill(question)
     box.press("Enter")
-    expect(page.get_by_text("For clinical reference only")).to_have_count(answers_before + 1, timeout=120_000)
+    try:
+        expect(page.get_by_text("For clinical reference only")).to_have_count(answers_before + 1, timeout=120_000)
+    except AssertionError:
+        # Seen once in a full run (never alone, nor under CPU load): keep what the page showed for whoever looks.
+        page.screenshot(path="/tmp/chatnotes-ask-timeout.png", full_page=True)
+        Path("/tmp/chatnotes-ask-timeout.txt").write_text(page.inner_text("body"), encoding="utf-8")
+        raise
     settle(page)
 
 
