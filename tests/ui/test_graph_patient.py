@@ -18,7 +18,6 @@ from streamlit.testing.v1 import AppTest
 
 REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "app.py"
-DEMO = REPO / ".." / "shared" / "clinical" / "mimic-iv-demo"
 AF_PATIENT = "10025463"  # coded with atrial fibrillation, prescribed warfarin
 if str(REPO) not in sys.path:  # components/ belongs to the Streamlit app, not to the installed packages
     sys.path.insert(0, str(REPO))
@@ -28,17 +27,10 @@ from components.patient_links import PATIENT_COLOUR, PATIENT_LEGEND, PatientOver
 from workspace_app.models.graph import Entity, PatientLink
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], excerpt: Callable[..., Path]) -> Path:
-    """Workspace 'AF' with the HCM guideline's AF pages, and the AF demo patient imported."""
-    if not (DEMO / "hosp" / "admissions.csv.gz").is_file():
-        pytest.skip(f"the MIMIC-IV demo is not at {DEMO.resolve()}")
-    folder = tmp_path_factory.mktemp("graph-patient")
-    service = build(folder / "data")
-    service.workspaces.create("AF")
-    assert service.documents.ingest("AF", excerpt("ommen-2024-hcm.pdf", 47, 48), "hcm-af.pdf").status == "ready"
-    service.patients.import_path(DEMO, [AF_PATIENT])
-    return folder / "data"
+@pytest.fixture
+def data_dir(af_patient_data: Path) -> Path:
+    """Workspace 'AF' with the HCM guideline's AF pages, and the AF demo patient imported (tests/ui/conftest.py)."""
+    return af_patient_data
 
 
 @pytest.fixture
