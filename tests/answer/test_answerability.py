@@ -309,3 +309,18 @@ def test_a_part_that_leaves_its_subject_to_the_part_before_names_none() -> None:
     assert names_a_subject("and what daily sodium ceiling applies to adults who need BP lowering?")  # BP
     assert names_a_subject("Which features of frailty are listed for older adults?")
     assert names_a_subject("列出的房颤主要共病有哪些？")
+
+
+def test_a_reference_marker_or_a_word_piece_is_no_number() -> None:
+    """"…可能更长的患者[76]。" answered "how many joules": its only figures were the source's reference marker and
+    the 一 of 若一时 ("for the moment")."""
+    joules = question_needs("How many joules should the first shock deliver?", lambda k: 1, {}, RULES)
+    assert joules.wants == "number"
+    assert unmet(joules, ["若一时不能明确病因，应紧急心脏复律，特别是对于房颤发作持续时间可能更长的患者[76]。"], "", RULES) == ["wants:number"]
+    assert unmet(joules, ["推荐150 J～200 J 双相波作为初始电击能量[91]。"], "", RULES) == []
+    times = question_needs("地高辛每天服用几次？", lambda k: 1, {}, RULES)
+    assert times.wants == "number" and unmet(times, ["地高辛每日服用两次。"], "", RULES) == []
+
+
+def test_a_dosing_regimen_asked_in_chinese_wants_a_dose() -> None:
+    assert question_needs("胺碘酮静脉用于控制心室率时，给药方案是怎样的？", lambda k: 1, {}, RULES).wants == "dose"

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
 from workspace_app.text.sentences import split_sentences
+from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
 
 _DOSE_QUESTION = re.compile(
     r"\b(?:dose|doses|dosage|dosing|bolus|regimen|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"
-    r"|剂量|用量|给药量|如何给药|怎样给药|多大量",
+    r"|剂量|用量|给药量|如何给药|怎样给药|给药方案|用药方案|用法|多大量",
     re.IGNORECASE,
 )
 _DURATION_QUESTION = re.compile(
@@ -43,7 +44,11 @@ _NUMBER_QUESTION = re.compile(
     r"|多少|比例|阈值|目标值|几",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|half|once)\b|[一二三四五六七八九十两半]")
+# A Chinese numeral counts with what it counts ("三周", "两次", "一半"): alone it is a word's piece ("若一时", "一般").
+_NUMBER = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|half|once)\b"
+    r"|[一二三四五六七八九十两半]+(?:[个次周天日月年岁倍种项级度分秒成半]|小时)"
+)
 _AMOUNT = re.compile(
     r"\d\s*(?:mg|µg|μg|mcg|g|gram|grams|kg|iu|units?|u|mmol|meq|ml|mL|l|mg/kg|µg/kg|μg/kg)\b|\d\s*(?:毫克|克|单位|毫升)",
     re.IGNORECASE,
@@ -404,6 +409,7 @@ def _wants(question: str) -> str | None:
 
 
 def _gives(wants: str, text: str) -> bool:
+    text = without_source_markers(text)  # "[76]" is a reference, not a number the sentence gives
     if wants == "dose":
         return bool(_AMOUNT.search(text))
     if wants == "duration":
