@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workspace_app.answer.markers import markers_of, strip_markers
+from workspace_app.answer.quotes import table_rows
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.sentences import Span, split_sentences
@@ -138,14 +139,18 @@ def check_support(claim: str, block: EvidenceBlock, embedder: Embedder | None) -
 
 
 def best_quote(claim: str, block: EvidenceBlock, coverage: Coverage | None = None) -> tuple[Span | None, float]:
-    """The block sentence covering most of the claim (ties: the earlier one)."""
+    """The block sentence or table row covering most of the claim (ties: the longer quoted whole, then the
+    earlier one)."""
     coverage = coverage or Coverage(content_terms(claim), {})
     flat_claim = loose(claim)
+    sentences = split_sentences(block.chunk.text)
     best: tuple[Span | None, float] = (None, -1.0)
-    for span in split_sentences(block.chunk.text):
-        score = 1.0 if flat_claim and loose(span.text) in flat_claim and len(loose(span.text)) > 8 else coverage.of(span.text)
-        if score > best[1]:
-            best = (span, score)
+    size = 0
+    for span in sentences + [row for _, row in table_rows(block.chunk.text, sentences)]:
+        whole = bool(flat_claim) and loose(strip_markers(span.text)) in flat_claim and len(loose(span.text)) > 8
+        score = 1.0 if whole else coverage.of(span.text)
+        if score > best[1] or whole and score == best[1] and len(span.text) > size:
+            best, size = (span, score), len(span.text)
     return best
 
 

@@ -18,20 +18,27 @@ from collections.abc import Callable, Sequence
 from workspace_app.answer.answerability import question_parts
 from workspace_app.answer.document_names import without_document_names
 from workspace_app.models.answers import EvidenceBlock
+from workspace_app.models.documents import Chunk
 from workspace_app.retrieval.modes import ModeHit, ModeRetrieval, ModeRetriever
 from workspace_app.retrieval.scope import Scope
 
 EVIDENCE_BLOCKS = 8
 PART_BLOCKS = 3
+ANCHOR_BLOCKS = 2
 
 
 class EvidenceGatherer:
     """Gathers a question's evidence blocks from the query modes."""
 
-    def __init__(self, modes: ModeRetriever, named: Callable[[str, Scope], Sequence[str]]) -> None:
-        """`named`: the documents of a scope a text names (QuestionReader.named)."""
+    def __init__(
+        self, modes: ModeRetriever, named: Callable[[str, Scope], Sequence[str]],
+        anchored: Callable[[str, Scope], Sequence[Sequence[Chunk]]] | None = None,
+    ) -> None:
+        """`named`: the documents of a scope a text names (QuestionReader.named); `anchored`: passages naming the
+        rarest things a question names (QuestionReader.anchored)."""
         self.modes = modes
         self._named = named
+        self._anchored = anchored
         self.blocks = EVIDENCE_BLOCKS
 
     def gather(
@@ -68,6 +75,15 @@ class EvidenceGatherer:
             # naming several, each one's: its answer cites each (extractive.py).
             for document_id in sources:
                 _add(hits, self.modes.retrieve(scope.narrowed([document_id]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS])
+        for passages in self._anchored(query, scope) if self._anchored is not None else ():
+            # The best passages naming each of the rarest things the question names, when the search found one
+            # of them but missed others (a thing the search found nothing of is likely not what the sources say:
+            # "intermittent fasting" is not "fasting glucose").
+            names = scope.searched_names
+            seen = {hit.chunk.id for hit in hits}
+            fresh = [chunk for chunk in passages if chunk.id not in seen][:ANCHOR_BLOCKS]
+            if len(fresh) < len(passages):
+                _add(hits, [ModeHit(chunk, names.get(chunk.document_id, ""), 0.0, "anchor") for chunk in fresh])
         timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
         blocks = [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(hits, start=1)]
         return blocks, found, part_documents

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workspace_app.answer.answerability import asks_definition, asks_grading, defines
-from workspace_app.answer.quotes import quotable
+from workspace_app.answer.quotes import quotable, table_rows
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.cjk import has_cjk
@@ -173,7 +173,10 @@ class ExtractiveAnswerer:
             candidates = [c for c in candidates if not contrary(c)]
         if not candidates:
             return Selection([], True, 0.0, {"candidates": 0})
-        self._score(question, candidates, language)
+        if parts:
+            # A question in several parts is answerable when one part is; each part then gets its best sentence.
+            answers = _any_part(parts)
+        self._score(question, candidates, language, answers)
         candidates.sort(key=lambda c: -c.score)
         evidence = coverage.of("\n".join(b.support_text + "\n" + b.chunk.section for b in blocks[:5]))
         best = candidates[0]
@@ -184,9 +187,6 @@ class ExtractiveAnswerer:
         low = best.score < threshold and not any(_part_score(p, c) >= self.weights.part_coverage for p in parts for c in candidates[:20])
         if low or evidence < self.weights.evidence_coverage_min:
             return Selection([], True, confidence, features)
-        if parts:
-            # A question in several parts is answerable when one part is; each part then gets its best sentence.
-            answers = _any_part(parts)
         if answers is not None:
             lead = self._lead(candidates, answers, features, naming)
             if lead is None:
@@ -285,9 +285,21 @@ class ExtractiveAnswerer:
                     numeric and bool(_HAS_NUMBER.search(span.text)), context,
                     grading and _graded(block.chunk.text, span), definition and defines(read), label=label or "",
                 ))
+            # A table row of several sentences is also quoted whole: a drug's dose, use and contraindications are
+            # one row's cells, and a question about the drug often asks for more than one of them.
+            for i, row in table_rows(block.chunk.text, spans):
+                context = f"{row.text} {title}"
+                found.append(Candidate(
+                    block, row, i, coverage.of(row.text), coverage.of(context), 1.0 / block.n,
+                    numeric and bool(_HAS_NUMBER.search(row.text)), context,
+                    grading and _graded(block.chunk.text, row), definition and defines(row.text),
+                ))
         return found
 
-    def _score(self, question: str, candidates: list[Candidate], language: str) -> None:
+    def _score(
+        self, question: str, candidates: list[Candidate], language: str,
+        answers: Callable[[Candidate], list[str]] | None = None,
+    ) -> None:
         w = self.weights
         for c in candidates:
             c.score = (w.coverage * c.coverage + w.context * c.context_coverage + w.prior * c.prior
@@ -302,7 +314,7 @@ class ExtractiveAnswerer:
         if self._multilingual is None:
             lexical_only += across
         else:
-            self._add_semantic(question, across, self._multilingual, w.multilingual_scale)
+            self._add_semantic(question, across, self._multilingual, w.multilingual_scale, answers)
         for c in lexical_only:
             c.score /= 1.0 - w.semantic
         self._add_semantic(question, own, self._embedder, 1.0)
@@ -312,11 +324,19 @@ class ExtractiveAnswerer:
                 # whose English names come from a few lexicon concepts rather than from its own words.
                 c.score *= w.other_language_zh if language == "zh" else w.other_language
 
-    def _add_semantic(self, question: str, candidates: list[Candidate], embedder: Embedder, scale: float) -> None:
-        """The embedder's similarity of the question to the lexically best candidates, scaled to the main
-        embedder's range, added with the semantic weight."""
+    def _add_semantic(
+        self, question: str, candidates: list[Candidate], embedder: Embedder, scale: float,
+        answers: Callable[[Candidate], list[str]] | None = None,
+    ) -> None:
+        """The embedder's similarity of the question to the lexically best candidates, and to the best of those
+        giving all the question asks for (`answers`; for sentences in the other language, whose words the question
+        reaches only through a few concepts' names: a dose table's row names the drug and its doses, and little of
+        the rest), scaled to the main embedder's range, added with the semantic weight."""
         w = self.weights
-        pool = sorted(candidates, key=lambda c: -c.score)[: w.semantic_pool]
+        ranked = sorted(candidates, key=lambda c: -c.score)
+        pool = ranked[: w.semantic_pool]
+        if answers is not None:
+            pool += [c for c in ranked[w.semantic_pool :] if not answers(c)][: w.semantic_pool]
         if not pool:
             return
         vectors = embedder.embed_passages([c.span.text for c in pool])

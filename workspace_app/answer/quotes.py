@@ -9,7 +9,9 @@ caption or a contents line is not an answer. The source's own reference markers 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
+from workspace_app.text.cjk import has_cjk
 from workspace_app.text.sentences import Span, ends_in_grade_cells
 
 _EN_TERMINAL = tuple(".!?:;")
@@ -43,6 +45,28 @@ _ZH_LEGEND = re.compile(
     r"^\s*(?=[\w/-]*[A-Z][\w/-]*[A-Z])[A-Za-z0-9/-]{2,}\s*[：:]\s*(?![^；;。]*(?:推荐|首选|使用|应|可|禁|避免|\d))"
     r"[\u4e00-\u9fff][^，。；;,]{1,30}[；;]?\s*$"
 )
+# Where one cell of a Chinese table row ends and the next begins: the cells of a row are joined by a space
+# (ingest/captioned_tables.py), and Chinese prose never puts one after its full stop.
+_CELL_BREAK = re.compile(r"[。；](?= \S)")
+_ROW_CHARS = 700
+
+
+def table_rows(text: str, spans: Sequence[Span]) -> list[tuple[int, Span]]:
+    """The rows of a Chinese table holding several sentences, as spans of `text` (a row is one line of it), each
+    with the index of its first sentence in `spans` (the sentences of `text`). A row of one sentence is a sentence."""
+    rows = []
+    offset = 0
+    for line in text.split("\n"):
+        start, end = offset, offset + len(line)
+        offset = end + 1
+        inside = [i for i, span in enumerate(spans) if start <= span.start and span.end <= end]
+        row = line.strip()
+        if len(inside) >= 2 and has_cjk(row) and _CELL_BREAK.search(row) and len(row) <= _ROW_CHARS:
+            lead = len(line) - len(line.lstrip())
+            rows.append((inside[0], Span(start + lead, start + lead + len(row), row)))
+    return rows
+
+
 def is_fragment(text: str, span: Span, language: str) -> bool:
     """Whether a sentence of `text` is cut off: it starts mid-sentence or ends mid-clause."""
     quote = span.text.strip()

@@ -31,7 +31,9 @@ from workspace_app.answer.document_names import named_documents, without_documen
 from workspace_app.answer.extractive import Candidate, EitherLanguage, ExtractiveWeights, Part
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.models.answers import EvidenceBlock
+from workspace_app.models.documents import Chunk
 from workspace_app.retrieval.scope import Scope
+from workspace_app.text.analyzer import index_text
 from workspace_app.text.terms import (
     Coverage,
     content_terms,
@@ -49,7 +51,8 @@ _BORROWED = 0.5  # weight of the rest of the question's words in a part that nam
 _TRANSLATED_DISCOUNT = ExtractiveWeights().translated
 _CASE_WEIGHT = 0.5  # a technical word only of the case a question describes, against one of what it asks
 _CASE_EVERYDAY_WEIGHT = 0.05  # an everyday word only of the case
-_OPENING_CHUNKS, _OPENING_CHARS = 8, 4000  # where a document's title is looked for: its first page
+_OPENING_CHUNKS, _OPENING_CHARS = 8, 4000
+_ANCHORS, _RARE = 2, 12  # the question's rarest named things, and how rare (`anchored`)  # where a document's title is looked for: its first page
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,33 @@ class QuestionReader:
             return Coverage(list(names), names)
         coverage = Coverage(list(own), own)
         return EitherLanguage(coverage, list(names), _TRANSLATED_DISCOUNT, names) if names else coverage
+
+    def anchored(self, question: str, scope: Scope) -> list[list[Chunk]]:
+        """For each of the `_ANCHORS` rarest things the question names (a drug, a score, a trial; in either
+        language), used by at most `_RARE` passages, those passages, best first by the keyword index. A dose table's
+        row names its drug once, among figures, and loses the search to prose naming everything else the question
+        says."""
+        idf = self.idf(question, scope)
+        forms = self._forms(scope)
+        terms = content_terms(question, drop_question_words=True)
+        needs = self._needs(question, scope, idf, forms, ())
+        rare = []
+        # Judged absent too: the keyword index holds a Chinese name in jieba's words, which the needs' count of the
+        # word as written misses ("地尔硫卓" is held as "地尔 硫卓").
+        for key in (*needs.specific, *needs.absent):
+            word = terms.get(key, key)
+            if len(word) < 3:
+                continue  # "iv", "af": two letters name too many things
+            # Each name as the index holds it (a Chinese one in jieba's words, matched as a phrase).
+            names = [index_text(name) for name in dict.fromkeys([word, *forms(word)])]
+            found = self._chunks.keyword_search(scope.workspace.id, names, _RARE + 1, scope.document_ids)
+            if 0 < len(found) <= _RARE:
+                rare.append([chunk_id for chunk_id, _ in found])
+        anchored = []
+        for ids in sorted(rare, key=len)[:_ANCHORS]:
+            chunks = self._chunks.get_chunks(ids)
+            anchored.append([chunks[i] for i in ids if i in chunks and chunks[i].kind == "body"])
+        return anchored
 
     def named(self, text: str, scope: Scope) -> list[str]:
         """The documents of the scope the text names (document_names.py), by file name or by title."""

@@ -84,7 +84,7 @@ class AnswerService:
             translator.mentions if translator else None,
         )
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
-        self.evidence = EvidenceGatherer(self.modes, self.reader.named)
+        self.evidence = EvidenceGatherer(self.modes, self.reader.named, self.reader.anchored)
         llm_settings = settings.llm
         configured = bool(llm_settings.api_key or llm_settings.base_url)
         self.llm = llm if llm is not None else (LlmAnswerer(llm_settings) if configured else None)
