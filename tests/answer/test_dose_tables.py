@@ -48,3 +48,20 @@ def test_passages_naming_a_rare_drug_are_found_in_either_language(app: App) -> N
     # A drug the pages never name anchors nothing; nor do two-letter words ("IV", "AF").
     assert app.answers.reader.anchored("What is the IV dose of ivabradine in AF?", scope) == []
 
+
+
+
+def test_a_dose_asked_in_english_finds_the_dose_rows_of_a_common_drug(app: App) -> None:
+    """Asked for amiodarone's dose in English, the passages naming 胺碘酮 are found, 表8's and 表9's rows among
+    them (in the whole dev workspace, where it is too common to be rare, those giving a dose: bench.answers)."""
+    scope = answer_scope(app.catalog, "AF", None)
+    groups = app.answers.reader.anchored("What amiodarone regimen is given for pharmacological cardioversion of AF?", scope)
+    rows = [chunk for group in groups for chunk in group if chunk.text.lstrip().startswith(("胺碘酮", "其他类"))]
+    assert any("150 mg" in chunk.text for chunk in rows) and any("300 mg" in chunk.text for chunk in rows)
+    # Asked in Chinese, the question's own word finds its passages: nothing is added.
+    assert app.answers.reader.anchored("胺碘酮用于药物复律时怎样给药？", scope) == []
+
+def test_a_dose_for_a_use_the_pages_never_mention_is_refused(app: App) -> None:
+    """Amiodarone's doses are in the tables, for rate control and cardioversion; not for preventing AF after
+    cardiac surgery."""
+    assert app.answers.ask("AF", "心脏外科术后（如冠脉搭桥术后）预防房颤，胺碘酮应怎样给药？").refused

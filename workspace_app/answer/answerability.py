@@ -29,7 +29,7 @@ from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
 
 _DOSE_QUESTION = re.compile(
-    r"\b(?:dose|doses|dosage|dosing|bolus|regimen|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"
+    r"\b(?:dose|doses|dosage|dosing|bolus|regimens?|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"
     r"|剂量|用量|给药量|如何给药|怎样给药|给药方案|用药方案|用法|多大量",
     re.IGNORECASE,
 )
@@ -260,7 +260,7 @@ def unmet(
     elif len(named) < least:
         # Alone, an unknown word decides by itself, as the absent one it is unless a piece of it is quoted.
         missing += [f"absent:{t}" for t in needs.unknown if t in named and not named[t]]
-    if needs.wants and not _gives(needs.wants, text):
+    if needs.wants and not gives(needs.wants, text):
         missing.append(f"wants:{needs.wants}")
     found = named_populations(around)
     missing += [f"population:{name}" for name in needs.populations if name not in found]
@@ -408,7 +408,8 @@ def _wants(question: str) -> str | None:
     return None
 
 
-def _gives(wants: str, text: str) -> bool:
+def gives(wants: str, text: str) -> bool:
+    """Whether a text gives the kind of answer wanted: an amount with a unit, a time, a number."""
     text = without_source_markers(text)  # "[76]" is a reference, not a number the sentence gives
     if wants == "dose":
         return bool(_AMOUNT.search(text))

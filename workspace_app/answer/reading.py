@@ -20,6 +20,7 @@ from workspace_app.answer.answerability import (
     Needs,
     case_terms,
     contrary,
+    gives,
     names_acronyms,
     question_acronyms,
     question_needs,
@@ -51,8 +52,10 @@ _BORROWED = 0.5  # weight of the rest of the question's words in a part that nam
 _TRANSLATED_DISCOUNT = ExtractiveWeights().translated
 _CASE_WEIGHT = 0.5  # a technical word only of the case a question describes, against one of what it asks
 _CASE_EVERYDAY_WEIGHT = 0.05  # an everyday word only of the case
-_OPENING_CHUNKS, _OPENING_CHARS = 8, 4000
-_ANCHORS, _RARE = 2, 12  # the question's rarest named things, and how rare (`anchored`)  # where a document's title is looked for: its first page
+_OPENING_CHUNKS, _OPENING_CHARS = 8, 4000  # where a document's title is looked for: its first page
+# `anchored`: the question's rarest named things, how rare (passages naming one), and how common a thing may be
+# when the question asks for a dose, duration or number (only passages giving one are kept then).
+_ANCHORS, _RARE, _COMMON = 2, 12, 40
 
 
 @dataclass(frozen=True)
@@ -211,14 +214,15 @@ class QuestionReader:
 
     def anchored(self, question: str, scope: Scope) -> list[list[Chunk]]:
         """For each of the `_ANCHORS` rarest things the question names (a drug, a score, a trial; in either
-        language), used by at most `_RARE` passages, those passages, best first by the keyword index. A dose table's
-        row names its drug once, among figures, and loses the search to prose naming everything else the question
-        says."""
+        language), the passages naming it, best first by the keyword index: all of them when at most `_RARE` do;
+        when the question asks for a dose, duration or number, those of them giving one, for a thing named by fewer
+        than `_COMMON`. A dose table's row names its drug once, among figures, and loses the search to prose naming
+        everything else the question says."""
         idf = self.idf(question, scope)
         forms = self._forms(scope)
         terms = content_terms(question, drop_question_words=True)
         needs = self._needs(question, scope, idf, forms, ())
-        rare = []
+        found: list[list[str]] = []
         # Judged absent too: the keyword index holds a Chinese name in jieba's words, which the needs' count of the
         # word as written misses ("地尔硫卓" is held as "地尔 硫卓").
         for key in (*needs.specific, *needs.absent):
@@ -227,14 +231,16 @@ class QuestionReader:
                 continue  # "iv", "af": two letters name too many things
             # Each name as the index holds it (a Chinese one in jieba's words, matched as a phrase).
             names = [index_text(name) for name in dict.fromkeys([word, *forms(word)])]
-            found = self._chunks.keyword_search(scope.workspace.id, names, _RARE + 1, scope.document_ids)
-            if 0 < len(found) <= _RARE:
-                rare.append([chunk_id for chunk_id, _ in found])
-        anchored = []
-        for ids in sorted(rare, key=len)[:_ANCHORS]:
+            ids = [chunk_id for chunk_id, _ in self._chunks.keyword_search(scope.workspace.id, names, _COMMON, scope.document_ids)]
             chunks = self._chunks.get_chunks(ids)
-            anchored.append([chunks[i] for i in ids if i in chunks and chunks[i].kind == "body"])
-        return anchored
+            body = [chunks[i] for i in ids if i in chunks and chunks[i].kind == "body"]
+            if 0 < len(ids) <= _RARE:
+                found.append((len(ids), body))
+            elif needs.wants and 0 < len(ids) < _COMMON and not any(_uses(word, chunk.text) for chunk in body):
+                # Named only in the other language, the thing's passages rank low for the question's words: those
+                # giving what it asks for (the dose of a drug the English question names, in a Chinese table).
+                found.append((len(ids), [chunk for chunk in body if gives(needs.wants, chunk.text)]))
+        return [body for _, body in sorted(found, key=lambda pair: pair[0])[:_ANCHORS]]
 
     def named(self, text: str, scope: Scope) -> list[str]:
         """The documents of the scope the text names (document_names.py), by file name or by title."""
@@ -291,6 +297,12 @@ class QuestionReader:
             return found + (list(self.translate(term)) if self.translate is not None else [])
 
         return forms
+
+
+def _uses(word: str, text: str) -> bool:
+    """Whether a passage uses the word itself (its stem, for an English one)."""
+    key = word if is_cjk_term(word) else stem(loose(word))
+    return present(key, evidence_terms(text), loose(text))
 
 
 def _acronym_naming(
