@@ -222,7 +222,7 @@ class QuestionReader:
         forms = self._forms(scope)
         terms = content_terms(question, drop_question_words=True)
         needs = self._needs(question, scope, idf, forms, ())
-        found: list[list[str]] = []
+        found: list[tuple[int, list[Chunk]]] = []
         # Judged absent too: the keyword index holds a Chinese name in jieba's words, which the needs' count of the
         # word as written misses ("地尔硫卓" is held as "地尔 硫卓").
         for key in (*needs.specific, *needs.absent):
@@ -232,11 +232,13 @@ class QuestionReader:
             # Each name as the index holds it (a Chinese one in jieba's words, matched as a phrase).
             names = [index_text(name) for name in dict.fromkeys([word, *forms(word)])]
             ids = [chunk_id for chunk_id, _ in self._chunks.keyword_search(scope.workspace.id, names, _COMMON, scope.document_ids)]
+            if not 0 < len(ids) <= _RARE and not (needs.wants and 0 < len(ids) < _COMMON):
+                continue
             chunks = self._chunks.get_chunks(ids)
             body = [chunks[i] for i in ids if i in chunks and chunks[i].kind == "body"]
-            if 0 < len(ids) <= _RARE:
+            if len(ids) <= _RARE:
                 found.append((len(ids), body))
-            elif needs.wants and 0 < len(ids) < _COMMON and not any(_uses(word, chunk.text) for chunk in body):
+            elif needs.wants and not any(_uses(word, chunk.text) for chunk in body):
                 # Named only in the other language, the thing's passages rank low for the question's words: those
                 # giving what it asks for (the dose of a drug the English question names, in a Chinese table).
                 found.append((len(ids), [chunk for chunk in body if gives(needs.wants, chunk.text)]))
