@@ -361,6 +361,17 @@ def test_a_line_resumed_after_a_raised_reference_mark_stays_in_its_sentence(
     assert "危险因素[121]，既容易出现抗凝不足" in text
 
 
+def test_lines_a_font_boxes_too_tall_stay_in_reading_order(excerpt: Callable[[str, int, int], Path]) -> None:
+    """zh-dapt-chd-consensus-2021 sets digits in a Latin font whose boxes are twice as tall as its letters: the
+    line "（600 mg）可以减轻…" overlapped the lines above and below it, and both columns of page 8 were read
+    interleaved ("…相比替格瑞洛单药治需考虑原有抗血小板治疗方案…")."""
+    path = excerpt("zh-dapt-chd-consensus-2021.pdf", 8, 8)
+    text = "".join(paragraph.text for paragraph in parse_pdf(path, path.name).paragraphs)
+    assert "在替换时先使用氯吡格雷负荷剂量（600 mg）可以减轻血小板高反应性［84］。考虑到替格瑞洛的半衰期" in text
+    assert "给予氯吡格雷负荷剂量300~600 mg［81］。替格瑞洛与氯吡格雷之间的相互转换建议见图1。" in text
+    assert "阿司匹林（75 mg qd）较安慰剂降低约34% 的心肌梗死及猝死发生率［86］。" in text
+
+
 def test_symbol_font_comparisons_read_as_greater_or_less_equal(excerpt: Callable[[str, int, int], Path]) -> None:
     """shen-2017 draws "≥" and "≤" with a symbol font whose glyphs are "$" and "#" in the text layer."""
     path = excerpt("shen-2017-syncope.pdf", 8, 8)
