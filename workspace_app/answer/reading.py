@@ -53,9 +53,10 @@ _TRANSLATED_DISCOUNT = ExtractiveWeights().translated
 _CASE_WEIGHT = 0.5  # a technical word only of the case a question describes, against one of what it asks
 _CASE_EVERYDAY_WEIGHT = 0.05  # an everyday word only of the case
 _OPENING_CHUNKS, _OPENING_CHARS = 8, 4000  # where a document's title is looked for: its first page
-# `anchored`: the question's rarest named things, how rare (passages naming one), and how common a thing may be
-# when the question asks for a dose, duration or number (only passages giving one are kept then).
-_ANCHORS, _RARE, _COMMON = 2, 12, 40
+# `anchored`: the question's rarest named things; how rare (named by at most this share of the scope's passages,
+# or this many); and how common a thing may be when the question asks for a dose, duration or number (only
+# passages giving one are kept then).
+_ANCHORS, _RARE_SHARE, _RARE_MIN, _COMMON = 2, 0.01, 3, 40
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,8 @@ class QuestionReader:
 
     def anchored(self, question: str, scope: Scope) -> list[list[Chunk]]:
         """For each of the `_ANCHORS` rarest things the question names (a drug, a score, a trial; in either
-        language), the passages naming it, best first by the keyword index: all of them when at most `_RARE` do;
+        language), the passages naming it, best first by the keyword index: all of them when few do (1 % of the
+        scope's passages, at least 3);
         when the question asks for a dose, duration or number, those of them giving one, for a thing named by fewer
         than `_COMMON`. A dose table's row names its drug once, among figures, and loses the search to prose naming
         everything else the question says."""
@@ -223,6 +225,7 @@ class QuestionReader:
         terms = content_terms(question, drop_question_words=True)
         needs = self._needs(question, scope, idf, forms, ())
         found: list[tuple[int, list[Chunk]]] = []
+        rare = max(_RARE_MIN, int(_RARE_SHARE * scope.chunk_total))
         # Judged absent too: the keyword index holds a Chinese name in jieba's words, which the needs' count of the
         # word as written misses ("地尔硫卓" is held as "地尔 硫卓").
         for key in (*needs.specific, *needs.absent):
@@ -232,11 +235,11 @@ class QuestionReader:
             # Each name as the index holds it (a Chinese one in jieba's words, matched as a phrase).
             names = [index_text(name) for name in dict.fromkeys([word, *forms(word)])]
             ids = [chunk_id for chunk_id, _ in self._chunks.keyword_search(scope.workspace.id, names, _COMMON, scope.document_ids)]
-            if not 0 < len(ids) <= _RARE and not (needs.wants and 0 < len(ids) < _COMMON):
+            if not 0 < len(ids) <= rare and not (needs.wants and 0 < len(ids) < _COMMON):
                 continue
             chunks = self._chunks.get_chunks(ids)
             body = [chunks[i] for i in ids if i in chunks and chunks[i].kind == "body"]
-            if len(ids) <= _RARE:
+            if len(ids) <= rare:
                 found.append((len(ids), body))
             elif needs.wants and not any(_uses(word, chunk.text) for chunk in body):
                 # Named only in the other language, the thing's passages rank low for the question's words: those
