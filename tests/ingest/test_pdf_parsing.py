@@ -412,6 +412,20 @@ def test_two_column_tables_read_row_by_row(excerpt: Callable[[str, int, int], Pa
     assert row in text
 
 
+def test_each_table_row_is_a_paragraph_of_its_own(excerpt: Callable[[str, int, int], Path]) -> None:
+    """shen-2017 Table 10: a condition and its waiting time are one row, quoted alone ("… treated with ablation
+    (698) 1 week"), not run on into the next condition; a condition's indented second line stays in its row. So
+    are arnett-2014's Table 1 rows (rank and prevalence per index condition)."""
+    path = excerpt("shen-2017-syncope.pdf", 45, 45)
+    paragraphs = [" ".join(p.text.split()) for p in parse_pdf(path, path.name).paragraphs]
+    assert "Syncope due to SVT, pharmacologically suppressed (698) 1 month" in paragraphs
+    assert "Syncope due to SVT, treated with ablation (698) 1 week" in paragraphs
+    assert "Syncope due to nonreflex bradycardia, untreated (698) Not fit to drive" in paragraphs
+    path = excerpt("arnett-2014-guideline-strategies.pdf", 3, 3)
+    paragraphs = [" ".join(p.text.split()) for p in parse_pdf(path, path.name).paragraphs]
+    assert "Alzheimer’s disease/dementia † 10 (26.3) † 9 (33.8)" in paragraphs
+
+
 def test_a_three_column_reference_page_is_not_read_as_a_table(excerpt: Callable[[str, int, int], Path]) -> None:
     """shen-2017 p. 50: its third column is as narrow as a table column, but it is justified text."""
     path = excerpt("shen-2017-syncope.pdf", 50, 50)

@@ -45,6 +45,7 @@ class TextLine:
     recommendation: tuple[str, str] | None = None
     glyphs: GlyphCount = field(default_factory=GlyphCount)
     ends_row: bool = False  # the last line of a table row: the next line starts a new paragraph
+    in_row: bool = False  # a line of a table row before its last: the row goes on (an indented cell line too)
     apart: bool = False  # a paragraph of its own, joined to no other line (a table's caption, header or row)
     edge_sizes: tuple[float, float] | None = None  # font sizes of its first and last pieces, where they differ
 

@@ -85,6 +85,8 @@ def _starts_paragraph(previous: TextLine, line: TextLine, current: Paragraph) ->
     """Whether `line` begins a new paragraph after `previous`."""
     if previous.ends_row or line.apart:
         return True
+    if previous.in_row and line.page == previous.page:
+        return False  # a table row goes on to its last cell, through a cell's indented second line
     if len(previous.text) > 1 and previous.text[-1] == "-" and previous.text[-2].isalpha():
         return False  # a paragraph never ends with a hyphen: the word goes on below
     if abs(line.size - previous.size) > 0.6:

@@ -114,10 +114,21 @@ def _rows(lines: list[TextLine], table: bool = False) -> list[TextLine]:
     row: list[list[TextLine]] = []
     for group in groups:
         if row and group[0].y0 - row[0][0].y0 > 0.5 * max(row[0][0].height, 1.0):
-            ordered += [line for g in sorted(row, key=lambda g: g[0].x0) for line in g]
+            ordered += _read_across(row, table)
             row = []
         row.append(group)
-    return ordered + [line for g in sorted(row, key=lambda g: g[0].x0) for line in g]
+    return ordered + _read_across(row, table)
+
+
+def _read_across(row: list[list[TextLine]], table: bool) -> list[TextLine]:
+    """A row's runs left to right; a table's row ends its paragraph (a condition and its waiting time are one
+    row, the next condition another)."""
+    lines = [line for group in sorted(row, key=lambda g: g[0].x0) for line in group]
+    if table and len(row) > 1:
+        for line in lines[:-1]:
+            line.in_row = True
+        lines[-1].ends_row = True
+    return lines
 
 
 def _cut_at_row_starts(groups: list[list[TextLine]]) -> list[list[TextLine]]:
