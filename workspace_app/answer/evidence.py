@@ -81,9 +81,9 @@ class EvidenceGatherer:
             # "intermittent fasting" is not "fasting glucose").
             names = scope.searched_names
             seen = {hit.chunk.id for hit in hits}
-            fresh = [chunk for chunk in passages if chunk.id not in seen][:ANCHOR_BLOCKS]
+            fresh = [chunk for chunk in passages if chunk.id not in seen]
             if len(fresh) < len(passages):
-                _add(hits, [ModeHit(chunk, names.get(chunk.document_id, ""), 0.0, "anchor") for chunk in fresh])
+                _add(hits, [ModeHit(chunk, names.get(chunk.document_id, ""), 0.0, "anchor") for chunk in fresh[:ANCHOR_BLOCKS]])
         timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
         blocks = [EvidenceBlock(n, h.chunk, h.document_name, h.score, h.ranks) for n, h in enumerate(hits, start=1)]
         return blocks, found, part_documents

@@ -216,10 +216,9 @@ class QuestionReader:
     def anchored(self, question: str, scope: Scope) -> list[list[Chunk]]:
         """For each of the `_ANCHORS` rarest things the question names (a drug, a score, a trial; in either
         language), the passages naming it, best first by the keyword index: all of them when few do (1 % of the
-        scope's passages, at least 3);
-        when the question asks for a dose, duration or number, those of them giving one, for a thing named by fewer
-        than `_COMMON`. A dose table's row names its drug once, among figures, and loses the search to prose naming
-        everything else the question says."""
+        scope's passages, at least 3); when the question asks for a dose, duration or number of a thing named by
+        fewer than `_COMMON` passages, and only in the other language, those of them giving one. A dose table's row
+        names its drug once, among figures, and loses the search to prose naming everything else the question says."""
         idf = self.idf(question, scope)
         forms = self._forms(scope)
         terms = content_terms(question, drop_question_words=True)
