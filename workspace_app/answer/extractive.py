@@ -288,6 +288,8 @@ class ExtractiveAnswerer:
             # A table row of several sentences is also quoted whole: a drug's dose, use and contraindications are
             # one row's cells, and a question about the drug often asks for more than one of them.
             for i, row in table_rows(block.chunk.text, spans):
+                if not quotable(block.chunk.text, row, "zh"):
+                    continue
                 context = f"{row.text} {title}"
                 found.append(Candidate(
                     block, row, i, coverage.of(row.text), coverage.of(context), 1.0 / block.n,
