@@ -98,6 +98,13 @@ def test_reference_entries_and_captions() -> None:
     assert not is_caption("This indicates that the risk of recurrence is high in older adults.")
     assert is_caption("2.2. Epidemiology and Demographics . . . . . . e45")
     assert not is_caption("Tables and figures summarise the evidence for each recommendation.")
+    # A table's header row is no answer ("How are classes of recommendation defined?" quoted mosca's Table 3
+    # header); its data rows are.
+    assert is_caption("Class I Class IIa Strength of Recommendation")
+    assert is_caption("Classification and Level of Evidence Classification")
+    assert not is_caption("Hypertension 1 (81.3) 1 (85.6) 1 (84.5) 1 (89.0)")
+    assert not is_caption("Cough syncope, untreated Not fit to drive")
+    assert not is_caption("Statins Reduce LDL-C In Women.")
 
 
 def test_source_markers_leave_the_answer_text() -> None:

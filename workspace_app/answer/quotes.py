@@ -116,8 +116,26 @@ def is_reference_entry(quote: str) -> bool:
 
 
 def is_caption(quote: str) -> bool:
-    """A figure, table or box title, or a table-of-contents line."""
-    return bool(_CAPTION.search(quote) or _LEGEND.search(quote) or _ZH_LEGEND.search(quote) or _CONTENTS_LEADER.search(quote))
+    """A figure, table or box title, a table's header, or a table-of-contents line."""
+    return bool(
+        _CAPTION.search(quote) or _LEGEND.search(quote) or _ZH_LEGEND.search(quote) or _CONTENTS_LEADER.search(quote)
+        or _is_header(quote)
+    )
+
+
+_HEADER_WORD = re.compile(r"[A-Za-z][\w'’/-]*")
+_FUNCTION_WORDS = frozenset("a an and at by for in of on or the to vs with".split())
+
+
+def _is_header(quote: str) -> bool:
+    """A table's header row or a heading: words in title case ("Class I Class IIa Strength of Recommendation"),
+    no figure and no full stop. A table's data row has figures ("Hypertension 1 (81.3) …") or lower-case words
+    ("Cough syncope, untreated Not fit to drive"), a statement its full stop."""
+    text = quote.strip()
+    if not text or has_cjk(text) or any(ch.isdigit() for ch in text) or text.endswith(_EN_TERMINAL):
+        return False
+    words = [w for w in _HEADER_WORD.findall(text) if w.lower() not in _FUNCTION_WORDS]
+    return len(words) >= 2 and all(w[0].isupper() for w in words)
 
 
 def quotable(text: str, span: Span, language: str) -> bool:
