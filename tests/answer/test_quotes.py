@@ -105,6 +105,8 @@ def test_reference_entries_and_captions() -> None:
     assert not is_caption("Hypertension 1 (81.3) 1 (85.6) 1 (84.5) 1 (89.0)")
     assert not is_caption("Cough syncope, untreated Not fit to drive")
     assert not is_caption("Statins Reduce LDL-C In Women.")
+    assert is_caption("KEY WORDS: syncope, tilt-table testing, pacemaker")
+    assert is_caption("AVOIDANCE OF PRIVATE DRIVING AFTER AN EPISODE OF SYNCOPE")
 
 
 def test_source_markers_leave_the_answer_text() -> None:

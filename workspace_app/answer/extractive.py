@@ -271,7 +271,7 @@ class ExtractiveAnswerer:
             for i, span in enumerate(spans):
                 # Judged in the sentence's own language (a Chinese sentence is shorter than an English one).
                 own = "zh" if has_cjk(span.text) else "en"
-                if not _MIN_CHARS.get(own, 30) <= len(span.text) <= _MAX_CHARS or _is_heading(span.text):
+                if not _MIN_CHARS.get(own, 30) <= len(span.text) <= _MAX_CHARS:
                     continue
                 if not quotable(block.chunk.text, span, own):
                     continue
@@ -393,14 +393,6 @@ def _term_label(line: str) -> str | None:
     "- 阵发性房颤"), or None."""
     match = _TERM_LINE.fullmatch(line.strip())
     return match.group(1) if match else None
-
-
-def _is_heading(text: str) -> bool:
-    """Running heads, table headers and keyword lines: mostly capitals, or no sentence at all."""
-    letters = [ch for ch in text if ch.isascii() and ch.isalpha()]
-    if len(letters) < 12:
-        return False
-    return sum(ch.isupper() for ch in letters) / len(letters) > 0.6 or text.upper().startswith("KEY WORDS")
 
 
 def _redundant(a: Candidate, b: Candidate) -> bool:

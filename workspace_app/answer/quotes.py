@@ -128,10 +128,14 @@ _FUNCTION_WORDS = frozenset("a an and at by for in of on or the to vs with".spli
 
 
 def _is_header(quote: str) -> bool:
-    """A table's header row or a heading: words in title case ("Class I Class IIa Strength of Recommendation"),
-    no figure and no full stop. A table's data row has figures ("Hypertension 1 (81.3) …") or lower-case words
-    ("Cough syncope, untreated Not fit to drive"), a statement its full stop."""
+    """A running head, keyword line, table header row or heading: mostly capitals ("KEY WORDS", "TABLE 10"), or
+    words in title case ("Class I Class IIa Strength of Recommendation") with no figure and no full stop. A table's
+    data row has figures ("Hypertension 1 (81.3) …") or lower-case words ("Cough syncope, untreated Not fit to
+    drive"), a statement its full stop."""
     text = quote.strip()
+    letters = [ch for ch in text if ch.isascii() and ch.isalpha()]
+    if len(letters) >= 12 and (sum(ch.isupper() for ch in letters) / len(letters) > 0.6 or text.upper().startswith("KEY WORDS")):
+        return True
     if not text or has_cjk(text) or any(ch.isdigit() for ch in text) or text.endswith(_EN_TERMINAL):
         return False
     words = [w for w in _HEADER_WORD.findall(text) if w.lower() not in _FUNCTION_WORDS]
