@@ -426,6 +426,59 @@ def test_each_table_row_is_a_paragraph_of_its_own(excerpt: Callable[[str, int, i
     assert "Alzheimer’s disease/dementia † 10 (26.3) † 9 (33.8)" in paragraphs
 
 
+def _paragraphs(excerpt: Callable[[str, int, int], Path], name: str, page: int) -> list[str]:
+    path = excerpt(name, page, page)
+    return [" ".join(p.text.split()) for p in parse_pdf(path, path.name).paragraphs]
+
+
+def test_a_ruled_table_row_is_one_paragraph_across_its_columns(excerpt: Callable[[str, int, int], Path]) -> None:
+    """shen-2017 Table 6 (seven columns): a study's year, size, events, outcome, predictors and NPV are one row;
+    a study name and a predictor list wrapped onto the lines below stay in it. Read by position, the columns ran
+    as separate runs and no passage held the SFSR row."""
+    paragraphs = _paragraphs(excerpt, "shen-2017-syncope.pdf", 12)
+    assert (
+        "SFSR (72) 2004 684 79 (12%) 7-d serious events§ Yes Abnormal ECG‡; dyspnea; hematocrit; systolic BP <90 mm Hg;"
+        " HF 99" in paragraphs
+    )
+    assert any(
+        p.startswith("Boston Syncope Rule (70) 2007 293 68 (23%) 30-d serious events") and p.endswith("primary central nervous event 100")
+        for p in paragraphs
+    )
+
+
+def test_a_ruled_table_whose_cells_wrap_reads_each_row_whole(excerpt: Callable[[str, int, int], Path]) -> None:
+    """tracy-2012's pacemaker table: every cell wraps, so each visual line fills most columns; a first cell going
+    on in lower case ("Single-chamber atrial / pacemaker") or left empty continues the row above."""
+    paragraphs = _paragraphs(excerpt, "tracy-2012-device-therapy.pdf", 23)
+    row = next(p for p in paragraphs if p.startswith("Single-chamber atrial pacemaker "))
+    assert "No suspected abnormality of atrioventricular conduction and not at increased risk for future" in row
+    assert not any(p.startswith("pacemaker ") for p in paragraphs)
+
+
+def test_a_group_label_of_a_ruled_table_stays_a_row_of_its_own(excerpt: Callable[[str, int, int], Path]) -> None:
+    """eckel-2013 Table 5: "PHYSICAL ACTIVITY" and "Lipids" label the rows below them, in reading order; a
+    recommendation row holds its grade, evidence statements, class and level."""
+    paragraphs = _paragraphs(excerpt, "eckel-2013-lifestyle.pdf", 7)
+    at = paragraphs.index("PHYSICAL ACTIVITY")
+    assert paragraphs[at + 1] == "Lipids"
+    assert paragraphs[at + 2].startswith("1. In general, advise adults to engage in aerobic physical activity to reduce LDL-C")
+    assert paragraphs[at + 2].endswith("B (Moderate) CQ3: ES1 (moderate), ES2 (moderate), ES5 (low) IIa A")
+
+
+def test_a_table_of_one_row_of_lists_is_read_by_column(excerpt: Callable[[str, int, int], Path]) -> None:
+    """kusumoto-2018 Table 4: a header of drug classes over one row of lists; joined across, every drug would
+    lose its class, so each class is read with its own list."""
+    paragraphs = _paragraphs(excerpt, "kusumoto-2018-bradycardia.pdf", 15)
+    at = paragraphs.index("Psychoactive")
+    assert paragraphs[at + 1].startswith("• Donepezil • Lithium")
+
+
+def test_a_word_hyphenated_at_a_cell_edge_is_joined(excerpt: Callable[[str, int, int], Path]) -> None:
+    """stout-2018 p. 14: "hospi- / tal" inside a joined row's cell reads "hospital"."""
+    assert any("Perform procedure in a hospital with cardiologists, anesthesiologists" in p
+               for p in _paragraphs(excerpt, "stout-2018-achd.pdf", 14))
+
+
 def test_a_three_column_reference_page_is_not_read_as_a_table(excerpt: Callable[[str, int, int], Path]) -> None:
     """shen-2017 p. 50: its third column is as narrow as a table column, but it is justified text."""
     path = excerpt("shen-2017-syncope.pdf", 50, 50)

@@ -22,6 +22,8 @@ _MIN_COLUMNS = 3
 _CELL_ENDS = tuple("。；;.")
 _LABEL_CHARS = 20
 _WORDS = re.compile(r"[A-Za-z\u4e00-\u9fff]")
+_SPLIT_WORD = re.compile(r"[a-z]{2,}-$")
+_HYPHEN_END = re.compile(r"[A-Za-z0-9][-‐]$")
 
 
 def join_table_rows(lines: list[TextLine]) -> list[TextLine]:
@@ -40,7 +42,7 @@ def join_table_rows(lines: list[TextLine]) -> list[TextLine]:
         caption.apart = caption.ends_row = True
         taken = {id(line) for line in [*header, *body]}
         kept = [line for line in lines if id(line) not in taken]
-        lines = kept + [_joined(header, [cell.x0 for cell in header])] + [_joined(row, lefts) for row in rows]
+        lines = kept + [joined_row(header, [cell.x0 for cell in header])] + [joined_row(row, lefts) for row in rows]
     return lines
 
 
@@ -151,7 +153,7 @@ def _column(line: TextLine, lefts: list[float]) -> int:
     return max((i for i, left in enumerate(lefts) if left <= line.x0 + 2), default=0)
 
 
-def _joined(cells: list[TextLine], lefts: list[float]) -> TextLine:
+def joined_row(cells: list[TextLine], lefts: list[float]) -> TextLine:
     """One line holding a row's cells, column by column; in a cell, visual lines top to bottom, each left to right
     (a superscript "-1" sits beside its unit, a little higher)."""
     row = TextLine(
@@ -182,7 +184,9 @@ def _cell_text(lines: list[TextLine]) -> str:
             visual.append([line])
     text = ""
     for piece in (line.text.strip() for group in visual for line in sorted(group, key=lambda ln: ln.x0)):
-        if text and needs_space(text, piece):
-            text += " "
+        if _SPLIT_WORD.search(text) and piece[:1].islower():
+            text = text[:-1]  # a word hyphenated at the cell's edge ("hospi-" "tal")
+        elif text and needs_space(text, piece) and not _HYPHEN_END.search(text):
+            text += " "  # not after a real hyphen at the edge ("HDL-" "C")
         text += piece
     return text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from workspace_app.ingest.grade_cells import attach_grade_cells, stands_apart, t
 from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
 from workspace_app.ingest.reading_order import page_order
+from workspace_app.ingest.ruled_tables import has_caption, join_ruled_rows
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
@@ -171,10 +173,29 @@ def _read_pages(
             raise CorruptPdfError(_damaged_page(display_name, index)) from exc
         set_aside = GlyphCount()
         lines = list(_raw_lines(raw, index + 1, set_aside))
-        rows = attach_grade_cells(_merge_fragments(join_table_rows(_attach_drop_capitals(lines))))
+        lines = _merge_fragments(join_table_rows(_attach_drop_capitals(lines)))
+        if has_caption(lines):
+            lines = join_ruled_rows(lines, _tables(page))
+        rows = attach_grade_cells(lines)
         yield tag_recommendation_cells(rows), set_aside
         if on_page is not None:
             on_page(index + 1, total)
+
+
+@dataclass(frozen=True)
+class _Table:
+    bbox: tuple[float, float, float, float]
+    rows: tuple[tuple[float, float, float, float], ...]
+    columns: int
+
+
+def _tables(page: pymupdf.Page) -> list[_Table]:
+    """The tables pymupdf finds on a page, as boxes (none when the finder fails: the page is read as text)."""
+    try:
+        found = page.find_tables().tables
+    except Exception:  # the finder is a heuristic over drawings; a page it cannot handle is still text
+        return []
+    return [_Table(tuple(t.bbox), tuple(tuple(row.bbox) for row in t.rows), t.col_count) for t in found]
 
 
 def _raw_lines(raw: dict[str, Any], page_number: int, set_aside: GlyphCount) -> Iterator[TextLine]:

@@ -1,0 +1,123 @@
+"""Ruled tables ("TABLE 6 Examples of Syncope Risk Scores"): read row by row, one line per row.
+
+A table of four or more columns puts a row's cells side by side on one baseline ("SFSR (72) | 2004 | 684 |
+79 (12%) | 7-d serious events | Yes | Abnormal ECG; dyspnea; … | 99"); read by position, its columns run as
+separate paragraphs and no passage holds a row. pymupdf's table finder gives the rows (from the table's rules
+and the text's alignment); the page's own lines give the text, so nothing is re-read. A row filling fewer than
+half the columns of the fullest row goes on with the row above it (a study's name or a predictor list wrapped
+onto a second line), unless it is a group label standing alone ("DIET", "BP: Advise adults … to:"). Columns
+are the left edges where the table's lines start, so a cell pymupdf merged with its neighbour ("Recommendations
+| NHLBI Grade") is still read column by column. Each row becomes one line that ends its paragraph.
+
+Only pages with an English table caption are searched (the finder takes ~0.3 s a page).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+from workspace_app.ingest.captioned_tables import joined_row
+from workspace_app.ingest.layout import TextLine
+
+_CAPTION = re.compile(r"^\s*(?:TABLE|Table)\s+\d+\b")
+_MIN_COLUMNS = 4
+_MIN_ROWS = 3
+_LABEL = re.compile(r"^[^a-z]*$|:\s*$")  # "DIET", "PHYSICAL ACTIVITY", "BP: Advise adults … to:"
+_TIGHT = 0.4  # a gap under this share of the widest gap between rows is a wrapped line's
+_EDGE = 10.0  # points: left edges this close start the same column
+
+
+class Bounds(Protocol):
+    """A table found on the page: its box and its rows' boxes (x0, y0, x1, y1)."""
+
+    bbox: tuple[float, float, float, float]
+    rows: Sequence[tuple[float, float, float, float]]
+    columns: int
+
+
+def has_caption(lines: Sequence[TextLine]) -> bool:
+    """Whether a page names an English table ("TABLE 6", "Table 1."), so its tables are worth finding."""
+    return any(_CAPTION.match(line.text) for line in lines)
+
+
+def join_ruled_rows(lines: list[TextLine], tables: Sequence[Bounds]) -> list[TextLine]:
+    """The page's lines with each found table of `_MIN_COLUMNS` or more columns joined into one line per row."""
+    for table in tables:
+        if table.columns < _MIN_COLUMNS or len(table.rows) < _MIN_ROWS:
+            continue
+        inside = [line for line in lines if _within(line, table.bbox)]
+        lefts = _column_lefts(inside)
+        if len(lefts) < _MIN_COLUMNS:
+            continue
+        rows = _merge_continuations(_rows(inside, table.rows), lefts)
+        if len(rows) < _MIN_ROWS:
+            continue  # a header over one row of lists ("Antihypertensive | Antiarrhythmic | …"): read by column
+        taken = {id(line) for line in inside}
+        lines = [line for line in lines if id(line) not in taken] + [_across(joined_row(row, lefts), table) for row in rows]
+    return lines
+
+
+def _across(row: TextLine, table: Bounds) -> TextLine:
+    """A row spans its table, so that reading order keeps it whole (a centred group label too)."""
+    row.x0, row.x1 = min(row.x0, table.bbox[0]), max(row.x1, table.bbox[2])
+    return row
+
+
+def _within(line: TextLine, box: tuple[float, float, float, float]) -> bool:
+    x0, y0, x1, y1 = box
+    return x0 - 1 <= (line.x0 + line.x1) / 2 <= x1 + 1 and y0 - 1 <= line.y_mid <= y1 + 1
+
+
+def _rows(lines: list[TextLine], bounds: Sequence[tuple[float, float, float, float]]) -> list[list[TextLine]]:
+    """The table's lines grouped by the row box their middle falls in (the nearest one otherwise)."""
+    tops = sorted(box[1] for box in bounds)
+    grouped: dict[int, list[TextLine]] = {}
+    for line in lines:
+        index = max((i for i, top in enumerate(tops) if top <= line.y_mid), default=0)
+        grouped.setdefault(index, []).append(line)
+    return [grouped[i] for i in sorted(grouped)]
+
+
+def _column_lefts(lines: list[TextLine]) -> list[float]:
+    """Left edges where two or more of the table's lines start: its columns' (a cell's wrapped lines too)."""
+    edges: list[list[float]] = []
+    for x in sorted(line.x0 for line in lines):
+        if edges and x - edges[-1][-1] <= _EDGE:
+            edges[-1].append(x)
+        else:
+            edges.append([x])
+    return [group[0] for group in edges if len(group) >= 2] or [min(line.x0 for line in lines)]
+
+
+def _column(line: TextLine, lefts: list[float]) -> int:
+    return max((i for i, left in enumerate(lefts) if left <= line.x0 + 2), default=0)
+
+
+def _merge_continuations(rows: list[list[TextLine]], lefts: list[float]) -> list[list[TextLine]]:
+    """Rows going on with the row above joined to it; a group label stays a row of its own.
+
+    A row goes on with the one above when its first column is empty or goes on in lower case (a wrapped
+    "Single-chamber atrial / pacemaker"), when it fills fewer than half the columns of the fullest row (a
+    wrapped predictor list), or when it sits as close under it as a cell's wrapped lines do while rows are set
+    further apart (a table whose cells all wrap: every visual line fills most columns).
+    """
+    filled = [len({_column(line, lefts) for line in row}) for row in rows]
+    fullest = max(filled)
+    gaps = [0.0] + [min(ln.y0 for ln in row) - max(ln.y1 for ln in above) for above, row in zip(rows, rows[1:])]
+    apart = max(gaps)
+    merged: list[list[TextLine]] = []
+    label_above = True
+    for row, count, gap in zip(rows, filled, gaps):
+        label = count == 1 and all(_LABEL.search(line.text.strip()) for line in row)
+        height = min(line.height for line in row)
+        tight = gap <= _TIGHT * apart and gap <= 0.5 * height
+        first = min((line for line in row if _column(line, lefts) == 0), key=lambda line: line.y0, default=None)
+        wrapped = first is None or first.text.lstrip()[:1].islower()
+        if merged and not label and not label_above and (wrapped or 2 * count < fullest or tight):
+            merged[-1] = merged[-1] + row
+        else:
+            merged.append(row)
+        label_above = label
+    return merged
