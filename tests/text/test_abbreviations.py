@@ -24,6 +24,26 @@ def test_parentheses_that_do_not_spell_the_term_are_ignored() -> None:
     assert find_abbreviations("blood pressure was lowered (see Table 4) in 12 trials (n=340)") == {}
 
 
+def test_a_tables_glossary_note_defines_its_terms() -> None:
+    """ACC/AHA tables define their abbreviations only in a note under the table; the table says "SFSR (72)"."""
+    note = (
+        "AVB indicates atrioventricular block; BP, blood pressure; NPV, negative predictive value; SFSR, San Francisco "
+        "Syncope Rule; TIA, transient ischemic attack; and VHD, valvular heart disease.\nNext paragraph; X, y."
+    )
+    found = find_abbreviations(note)
+    assert found["AVB"] == "atrioventricular block"
+    assert found["SFSR"] == "San Francisco Syncope Rule"
+    assert found["VHD"] == "valvular heart disease"
+    assert "X" not in found
+
+
+def test_a_glossary_entry_whose_letters_do_not_spell_the_term_is_ignored() -> None:
+    found = find_abbreviations("ACC indicates American College of Cardiology; FDA, see the agency's website; HF, heart failure.")
+    assert found["ACC"] == "American College of Cardiology"
+    assert "FDA" not in found
+    assert found["HF"] == "heart failure"
+
+
 def test_query_spelling_out_a_long_form_also_searches_its_short_form() -> None:
     question = "Which drug helps syncope caused by neurogenic orthostatic hypotensions?"
     terms = expand_with_abbreviations(question, query_terms(question), {"OH": "orthostatic hypotension", "VVS": "vasovagal syncope"})
