@@ -129,6 +129,7 @@ class ExtractiveWeights:
     refuse_below_zh: float = 0.40
     evidence_coverage_min: float = 0.30
     lead_ratio: float = 0.5
+    graded_lead_coverage: float = 0.5  # share of the best fitting sentence's coverage a graded lead needs
     translated: float = 0.9
     other_language: float = 0.9
     other_language_zh: float = 0.8
@@ -251,7 +252,10 @@ class ExtractiveAnswerer:
             fit = [c for c in fit if named[id(c)] == most]
         # Asked how strong a recommendation is, or how something is defined: the recommendation or the definition
         # itself leads, not the prose around it.
-        lead = next((c for c in fit if c.graded or c.defining), fit[0])
+        # One covering far less of the question is another recommendation (a graded sentence on ACE inhibitors
+        # naming "LVEF ≤40%", asked about digitalis at an ejection fraction below 40%).
+        floor = self.weights.graded_lead_coverage * fit[0].coverage
+        lead = next((c for c in fit if (c.graded or c.defining) and c.coverage >= floor), fit[0])
         features["lead_rank"] = ranked.index(lead)
         return lead
 
