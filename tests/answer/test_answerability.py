@@ -127,6 +127,20 @@ def test_question_parts() -> None:
     assert len(question_parts("华法林起始剂量是多少？开始时INR多久监测一次，INR稳定后监测间隔可以延长到多久？")) == 2
 
 
+def test_the_same_asked_of_two_cases_is_a_part_per_case() -> None:
+    """"for A and for B": each case is asked on its own (each may be answered by another table)."""
+    assert question_parts("胺碘酮静脉用于控制房颤心室率与用于药物复律时，给药方案分别是怎样的？") == [
+        "胺碘酮静脉用于控制房颤心室率时，给药方案是怎样的？",
+        "胺碘酮静脉用于药物复律时，给药方案是怎样的？",
+    ]
+    assert question_parts("What is the IV dose of amiodarone for rate control and for cardioversion, respectively?") == [
+        "What is the IV dose of amiodarone for rate control?",
+        "What is the IV dose of amiodarone for cardioversion?",
+    ]
+    # Two things of one case ("rate control and rhythm control") are not two cases.
+    assert len(question_parts("What is the role of amiodarone for rate control and rhythm control?")) == 1
+
+
 def test_a_sentence_on_the_other_side_of_the_questions_threshold_does_not_answer_it() -> None:
     from workspace_app.answer.answerability import bounds, contrary
 

@@ -328,13 +328,39 @@ def names_a_subject(text: str) -> bool:
     return any(is_technical(term) or (is_cjk_term(term) and len(term) >= 2 and term not in _ZH_ASKING) for term in terms)
 
 
+# "… for rate control and for cardioversion?", "胺碘酮用于控制心室率与用于药物复律时，剂量分别是…": one question
+# about two cases, each introduced by the same word; each case is a part of its own.
+_RESPECTIVE_EN = re.compile(
+    r"^(?P<before>.*?\b)(?P<word>for|in|with|after|during|before)\s+(?P<one>[^,?;]+?)\s+and\s+(?P=word)\s+"
+    r"(?P<other>[^,?;]+?)(?P<after>[,?;].*|\s+respectively\b.*|)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_RESPECTIVE_ZH = re.compile(
+    r"^(?P<before>.*?)(?P<word>用于|对于|针对|服用|使用|合并|伴)(?P<one>[^，。？；、与和及]+?)(?:与|和|及|以及)(?P=word)"
+    r"(?P<other>[^，。？；]+?)(?P<after>(?:时|的|，|,).*)$",
+    re.DOTALL,
+)
+_RESPECTIVELY = re.compile(r",?\s*\brespectively\b|分别|各自")
+
+
+def _cases(question: str) -> list[str]:
+    """The question once per case when it asks the same of two cases introduced by the same word, else itself."""
+    for pattern in (_RESPECTIVE_ZH, _RESPECTIVE_EN):
+        found = pattern.match(question)
+        if found:
+            ask = _RESPECTIVELY.sub("", found["after"])
+            return [f"{found['before']}{found['word']}{' ' * (pattern is _RESPECTIVE_EN)}{case}{ask}"
+                    for case in (found["one"], found["other"])]
+    return [question]
+
+
 def question_parts(question: str) -> list[str]:
     """The separate questions asked in one ("What is X, and how does the other guideline Y?"); one when one.
 
     A part needs at least three content terms of its own, so a short follow-on ("and for how long?") stays with
-    the question it extends.
+    the question it extends. The same asked of two cases ("for A and for B") is a part per case.
     """
-    pieces = [p.strip(" ,") for p in _PART_BREAK.split(question) if p and p.strip(" ,")]
+    pieces = [p.strip(" ,") for c in _cases(question) for p in _PART_BREAK.split(c) if p and p.strip(" ,")]
     parts: list[str] = []
     for piece in pieces:
         extends = len(content_terms(piece, drop_question_words=True)) < _MIN_PART_TERMS or _BACK_REFERENCE.search(piece)
