@@ -89,6 +89,9 @@ def test_reference_entries_and_captions() -> None:
     assert is_reference_entry("吕传柱，四川省人民医院，Email:lvchuanzhu677@126.com DOI:10.3760/cma.j.issn.1671-0282.2024.08.003心房颤动是最常见的心律失常。")
     assert is_reference_entry("本指南采用ESC的政策（http://www.escardio.org/guidelines），见表1。")
     assert is_caption("Figure 3. Syncope evaluation algorithm")
+    # arnett-2014 sets a table's label after its title.
+    assert is_caption("The 10 Most Common Comorbidities for 4 Index Cardiovascular Conditions: 2012 Data (13) TABLE 1")
+    assert not is_caption("The 10 most common comorbidities are listed in Table 1.")
     assert is_caption("表 8 急性房颤心室率控制的常用药物")
     assert is_caption("CVD indicates cardiovascular disease; DASH, Dietary Approaches to Stop Hypertension.")
     assert is_caption("HF = heart failure")

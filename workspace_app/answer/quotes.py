@@ -38,6 +38,8 @@ _CAPTION = re.compile(
 )
 # A table's abbreviation legend: "CVD indicates cardiovascular disease;", "HF = heart failure" (an abbreviation:
 # two capitals at least, so "This indicates that ..." is a sentence).
+# A caption whose label is set after its title ("The 10 Most Common Comorbidities … (13) TABLE 1").
+_TRAILING_LABEL = re.compile(r"\b(?:TABLE|FIGURE)\s+\d+[A-Z]?\s*$")
 _LEGEND = re.compile(r"^\s*(?=[\w/-]*[A-Z][\w/-]*[A-Z])[A-Za-z0-9/-]{2,},?\s*(?:indicates\b|[=¼]\s)")
 # … and a Chinese one: "HFrEF：射血分数降低的心力衰竭；", "INR ：国际标准化比值；" (the long form alone; a row such as
 # "HFrEF：首选β受体阻滞剂" says what to do and is kept).
@@ -118,8 +120,8 @@ def is_reference_entry(quote: str) -> bool:
 def is_caption(quote: str) -> bool:
     """A figure, table or box title, a table's header, or a table-of-contents line."""
     return bool(
-        _CAPTION.search(quote) or _LEGEND.search(quote) or _ZH_LEGEND.search(quote) or _CONTENTS_LEADER.search(quote)
-        or _is_header(quote)
+        _CAPTION.search(quote) or _TRAILING_LABEL.search(quote) or _LEGEND.search(quote) or _ZH_LEGEND.search(quote)
+        or _CONTENTS_LEADER.search(quote) or _is_header(quote)
     )
 
 
