@@ -446,6 +446,15 @@ def test_a_ruled_table_row_is_one_paragraph_across_its_columns(excerpt: Callable
     )
 
 
+def test_a_ruled_tables_rows_carry_its_caption_and_header(excerpt: Callable[[str, int, int], Path]) -> None:
+    """arnett-2014 sets Table 1's label left of a two-line title; the rows are read under both, and the header."""
+    path = excerpt("arnett-2014-guideline-strategies.pdf", 3, 3)
+    row = next(p for p in parse_pdf(path, path.name).paragraphs if p.text.startswith("Alzheimer"))
+    assert row.table.startswith("TABLE 1 The 10 Most Common Comorbidities for 4 Index Cardiovascular Conditions")
+    assert "Ischemic Heart Disease* Comorbidity" in row.table and len(row.table) <= 200
+    assert row.section.endswith(row.table) and not row.is_heading
+
+
 def test_a_ruled_table_whose_cells_wrap_reads_each_row_whole(excerpt: Callable[[str, int, int], Path]) -> None:
     """tracy-2012's pacemaker table: every cell wraps, so each visual line fills most columns; a first cell going
     on in lower case ("Single-chamber atrial / pacemaker") or left empty continues the row above."""

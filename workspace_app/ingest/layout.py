@@ -48,6 +48,7 @@ class TextLine:
     in_row: bool = False  # a line of a table row before its last: the row goes on (an indented cell line too)
     apart: bool = False  # a paragraph of its own, joined to no other line (a table's caption, header or row)
     edge_sizes: tuple[float, float] | None = None  # font sizes of its first and last pieces, where they differ
+    table: str = ""  # a ruled table's row: the table's caption and header, the section its rows are read in
 
     @property
     def height(self) -> float:
@@ -83,6 +84,11 @@ class Paragraph:
     def page_start(self) -> int:
         """First page the paragraph touches (1 for sources without pages)."""
         return self.spans[0].line.page if self.spans else 1
+
+    @property
+    def table(self) -> str:
+        """The caption and header of the ruled table the paragraph is a row of ("" for text)."""
+        return self.spans[0].line.table if self.spans else ""
 
     @property
     def page_end(self) -> int:

@@ -27,7 +27,7 @@ def build_paragraphs(pages: list[list[TextLine]]) -> list[Paragraph]:
     previous: TextLine | None = None
     for line in lines:
         boundary = previous is None or _starts_paragraph(previous, line, current) or _style_changes(previous, line)
-        level = heading_level(line, body_size) if boundary and line.page not in contents else 0
+        level = heading_level(line, body_size) if boundary and line.page not in contents and not line.table else 0
         if current.is_heading and _runs_on(current.text, line.text):
             # A bold lead-in that goes on in lower case ("…lowering to: a. Combine the DASH dietary pattern with
             # lower" / "sodium intake.") is a sentence set in bold, not a heading: it stays in the text.

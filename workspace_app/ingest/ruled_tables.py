@@ -26,6 +26,8 @@ _MIN_COLUMNS = 4
 _MIN_ROWS = 3
 _LABEL = re.compile(r"^[^a-z]*$|:\s*$")  # "DIET", "PHYSICAL ACTIVITY", "BP: Advise adults … to:"
 _TIGHT = 0.4  # a gap under this share of the widest gap between rows is a wrapped line's
+_CAPTION_ABOVE = 40.0  # points: how far above a table's top its caption may sit
+_TITLE_CHARS = 200  # a table's title (caption and header) is the section title its rows are read with
 _EDGE = 10.0  # points: left edges this close start the same column
 
 
@@ -54,9 +56,64 @@ def join_ruled_rows(lines: list[TextLine], tables: Sequence[Bounds]) -> list[Tex
         rows = _merge_continuations(_rows(inside, table.rows), lefts)
         if len(rows) < _MIN_ROWS:
             continue  # a header over one row of lists ("Antihypertensive | Antiarrhythmic | …"): read by column
+        joined = [_across(joined_row(row, lefts), table) for row in rows]
+        title = _title(lines, table, rows, joined, lefts)
+        for row in joined:
+            row.table = title
         taken = {id(line) for line in inside}
-        lines = [line for line in lines if id(line) not in taken] + [_across(joined_row(row, lefts), table) for row in rows]
+        lines = [line for line in lines if id(line) not in taken] + joined
     return lines
+
+
+def _title(
+    lines: list[TextLine], table: Bounds, rows: list[list[TextLine]], joined: list[TextLine], lefts: list[float]
+) -> str:
+    """What the table is, for reading any of its rows: its caption and its header row ("TABLE 6 Examples of
+    Syncope Risk Scores: Study/ Reference Sample Year N …"). The caption is the caption line at the table's top or
+    just above it, with the words beside it; the header, the rows under the caption down to the first one filling
+    half the columns."""
+    x0, top, x1, _ = table.bbox
+    captions = [
+        line for line in lines
+        if _CAPTION.match(line.text) and top - _CAPTION_ABOVE <= line.y0 <= top + _CAPTION_ABOVE / 2
+        and x0 - 1 <= line.x0 <= x1
+    ]
+    caption_line = min(captions, key=lambda line: abs(line.y0 - top), default=None)
+    caption = ""
+    if caption_line is not None:
+        caption = " ".join(line.text.strip() for line in _beside(caption_line, lines, x0, x1))
+    fullest = max(len({_column(line, lefts) for line in row}) for row in rows)
+    header: list[str] = []
+    for row, line in zip(rows, joined):
+        full = 2 * len({_column(cell, lefts) for cell in row}) >= fullest
+        if caption_line is not None and any(cell is caption_line for cell in row):
+            if full:  # the caption sits in the header row ("TABLE 9 Normal and … Acceptable, mg/dL …")
+                caption = line.text.strip()
+                break
+            continue
+        header.append(line.text.strip())
+        if full:
+            break
+    title = ": ".join(part for part in (caption, " ".join(header)) if part)
+    return title if len(title) <= _TITLE_CHARS else title[: _TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _beside(caption: TextLine, lines: list[TextLine], left: float, right: float) -> list[TextLine]:
+    """The caption line and its title beside it, left to right: on its line, or, for a label alone ("TABLE 1"),
+    the title's lines to its right within a line's height above or below ("The 10 Most Common … / … (13)")."""
+    label = len(caption.text.split()) <= 2
+    top, bottom = caption.y0 - caption.height * label, caption.y1 + caption.height * label
+
+    def beside(line: TextLine) -> bool:
+        if line is caption:
+            return True
+        if not left - 1 <= line.x0 <= right:
+            return False
+        if label:
+            return line.x0 >= caption.x1 and top <= line.y_mid <= bottom
+        return min(line.y1, caption.y1) - max(line.y0, caption.y0) > 0.5 * caption.height
+
+    return sorted((line for line in lines if beside(line)), key=lambda line: (line.x0 > caption.x0, line.y0, line.x0))
 
 
 def _across(row: TextLine, table: Bounds) -> TextLine:

@@ -68,7 +68,9 @@ def assign_sections(paragraphs: list[Paragraph]) -> None:
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, _title(paragraph.text)))
-        paragraph.section = " > ".join(title for _, title in stack)
+        # A table's rows are read in the table: its caption and header are their innermost section title.
+        path = [title for _, title in stack] + ([paragraph.table] if paragraph.table else [])
+        paragraph.section = " > ".join(path)
 
 
 def _title(text: str) -> str:
