@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workspace_app.answer.markers import markers_of, strip_markers
-from workspace_app.answer.quotes import table_rows
+from workspace_app.answer.quotes import is_table_title, table_rows
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.sentences import Span, split_sentences
@@ -146,7 +146,8 @@ def best_quote(claim: str, block: EvidenceBlock, coverage: Coverage | None = Non
     sentences = split_sentences(block.chunk.text)
     best: tuple[Span | None, float] = (None, -1.0)
     size = 0
-    for span in sentences + [row for _, row in table_rows(block.chunk.text, sentences)]:
+    in_table = is_table_title(block.chunk.section.split(" > ")[-1])
+    for span in sentences + [row for _, row in table_rows(block.chunk.text, sentences, in_table)]:
         whole = bool(flat_claim) and loose(strip_markers(span.text)) in flat_claim and len(loose(span.text)) > 8
         score = 1.0 if whole else coverage.of(span.text)
         if score > best[1] or whole and score == best[1] and len(span.text) > size:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workspace_app.answer.answerability import asks_definition, asks_grading, defines
-from workspace_app.answer.quotes import quotable, table_rows
+from workspace_app.answer.quotes import is_table_title, quotable, table_rows
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.cjk import has_cjk
@@ -291,8 +291,8 @@ class ExtractiveAnswerer:
                 ))
             # A table row of several sentences is also quoted whole: a drug's dose, use and contraindications are
             # one row's cells, and a question about the drug often asks for more than one of them.
-            for i, row in table_rows(block.chunk.text, spans):
-                if not quotable(block.chunk.text, row, "zh"):
+            for i, row in table_rows(block.chunk.text, spans, is_table_title(title)):
+                if not quotable(block.chunk.text, row, "zh" if has_cjk(row.text) else "en"):
                     continue
                 context = f"{row.text} {title}"
                 found.append(Candidate(

@@ -53,9 +53,16 @@ _CELL_BREAK = re.compile(r"[。；](?= \S)")
 _ROW_CHARS = 700
 
 
-def table_rows(text: str, spans: Sequence[Span]) -> list[tuple[int, Span]]:
-    """The rows of a Chinese table holding several sentences, as spans of `text` (a row is one line of it), each
-    with the index of its first sentence in `spans` (the sentences of `text`). A row of one sentence is a sentence."""
+def is_table_title(section_title: str) -> bool:
+    """Whether a passage's innermost section is a table ("TABLE 6 Examples of …: Study/ Reference …"): ingestion
+    reads a ruled table's rows one per line, in a section of their own titled by the table's caption and header."""
+    return bool(_CAPTION.match(section_title))
+
+
+def table_rows(text: str, spans: Sequence[Span], table: bool = False) -> list[tuple[int, Span]]:
+    """The table rows holding several sentences, as spans of `text` (a row is one line of it), each with the index
+    of its first sentence in `spans` (the sentences of `text`): a Chinese table's, told by the cell breaks in its
+    lines, and every line of a ruled table's passage (`table`). A row of one sentence is a sentence."""
     rows = []
     offset = 0
     for line in text.split("\n"):
@@ -63,7 +70,8 @@ def table_rows(text: str, spans: Sequence[Span]) -> list[tuple[int, Span]]:
         offset = end + 1
         inside = [i for i, span in enumerate(spans) if start <= span.start and span.end <= end]
         row = line.strip()
-        if len(inside) >= 2 and has_cjk(row) and _CELL_BREAK.search(row) and len(row) <= _ROW_CHARS:
+        cells = table or has_cjk(row) and bool(_CELL_BREAK.search(row))
+        if len(inside) >= 2 and cells and len(row) <= _ROW_CHARS:
             lead = len(line) - len(line.lstrip())
             rows.append((inside[0], Span(start + lead, start + lead + len(row), row)))
     return rows
