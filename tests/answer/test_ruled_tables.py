@@ -15,6 +15,7 @@ from workspace_app.app import App
 
 ECKEL = "eckel-2013-lifestyle.pdf"
 SHEN = "shen-2017-syncope.pdf"
+ARNETT = "arnett-2014-guideline-strategies.pdf"
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +24,7 @@ def app(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], exc
     service.workspaces.create("Tables")
     assert service.documents.ingest("Tables", excerpt(ECKEL, 7, 7), ECKEL).status == "ready"
     assert service.documents.ingest("Tables", excerpt(SHEN, 12, 12), SHEN).status == "ready"
+    assert service.documents.ingest("Tables", excerpt(ARNETT, 2, 3), ARNETT).status == "ready"
     return service
 
 
@@ -59,3 +61,13 @@ def test_a_table_row_of_several_sentences_is_quoted_whole(app: App) -> None:
     assert "reduce LDL-C and non–HDL-C" in lead.quote and lead.quote.rstrip().endswith("ES5 (low) IIa A"), answer.text
     chunk = app.catalog.get_chunks([lead.chunk_id])[lead.chunk_id]
     assert flat(lead.quote) in flat(chunk.text) and lead.rects and lead.page_start == 1
+
+
+def test_the_row_a_question_names_leads_over_prose_on_the_same_topic(app: App) -> None:
+    """arnett-2014 Table 1: asked where a comorbidity ranks, the row naming it answers, not the methods paragraph
+    naming every other word of the question."""
+    answer = app.answers.ask(
+        "Tables", "Among Medicare beneficiaries with heart failure, how did chronic kidney disease rank as a comorbidity?"
+    )
+    assert not answer.refused, answer.text
+    assert answer.citations[0].quote.startswith("Chronic kidney disease 7 (30.2) 7 (44.8)"), answer.text

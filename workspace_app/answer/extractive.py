@@ -61,6 +61,7 @@ class Candidate:
     score: float = 0.0
     twins: list[Candidate] = field(default_factory=list)
     label: str = ""  # the glossary term it is read with ("Delayed OH"), if any
+    keyed: bool = False  # a table row whose label the question names ("Alzheimer's disease/dementia † 10 (26.3) …")
 
     @property
     def own_text(self) -> str:
@@ -158,6 +159,7 @@ class ExtractiveAnswerer:
         answers: Callable[[Candidate], list[str]] | None = None, parts: Sequence[Part] = (),
         translations: Sequence[str] = (), contrary: Callable[[Candidate], bool] | None = None,
         sources: frozenset[str] = frozenset(), naming: Callable[[Candidate], float] | None = None,
+        keyed: Callable[[str], bool] | None = None,
     ) -> Selection:
         """Choose the sentences to quote, or decide to refuse.
 
@@ -169,7 +171,7 @@ class ExtractiveAnswerer:
         coverage: Coverage = Coverage(terms, idf)
         if translations:
             coverage = EitherLanguage(coverage, translations, self.weights.translated)
-        candidates = self._candidates(question, blocks, language, coverage)
+        candidates = self._candidates(question, blocks, language, coverage, keyed)
         if contrary is not None:
             candidates = [c for c in candidates if not contrary(c)]
         if not candidates:
@@ -252,15 +254,22 @@ class ExtractiveAnswerer:
             fit = [c for c in fit if named[id(c)] == most]
         # Asked how strong a recommendation is, or how something is defined: the recommendation or the definition
         # itself leads, not the prose around it.
-        # One covering far less of the question is another recommendation (a graded sentence on ACE inhibitors
-        # naming "LVEF ≤40%", asked about digitalis at an ejection fraction below 40%).
+        # So does the row of a table the question names (its rank and prevalence in the comorbidity table), read
+        # with the table's caption and header. One covering far less of the question is another recommendation
+        # (a graded sentence on ACE inhibitors naming "LVEF ≤40%", asked about digitalis at an ejection fraction
+        # below 40%).
         floor = self.weights.graded_lead_coverage * fit[0].coverage
-        lead = next((c for c in fit if (c.graded or c.defining) and c.coverage >= floor), fit[0])
+        lead = next(
+            (c for c in fit if (c.graded or c.defining) and c.coverage >= floor
+             or c.keyed and max(c.coverage, c.context_coverage) >= floor),
+            fit[0],
+        )
         features["lead_rank"] = ranked.index(lead)
         return lead
 
     def _candidates(
-        self, question: str, blocks: Sequence[EvidenceBlock], language: str, coverage: Coverage
+        self, question: str, blocks: Sequence[EvidenceBlock], language: str, coverage: Coverage,
+        keyed: Callable[[str], bool] | None = None,
     ) -> list[Candidate]:
         numeric = bool(_NUMERIC_QUESTION.search(question))
         definition = asks_definition(question)
@@ -272,6 +281,8 @@ class ExtractiveAnswerer:
                 continue
             spans = split_sentences(block.chunk.text)
             title = block.chunk.section.split(" > ")[-1]
+            in_table = is_table_title(title)
+            named_row = _named_rows(block.chunk.text, keyed) if in_table and keyed is not None else set()
             for i, span in enumerate(spans):
                 # Judged in the sentence's own language (a Chinese sentence is shorter than an English one).
                 own = "zh" if has_cjk(span.text) else "en"
@@ -288,10 +299,11 @@ class ExtractiveAnswerer:
                     block, span, i, coverage.of(read), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(span.text)), context,
                     grading and _graded(block.chunk.text, span), definition and defines(read), label=label or "",
+                    keyed=_line_start(block.chunk.text, span.start) in named_row,
                 ))
             # A table row of several sentences is also quoted whole: a drug's dose, use and contraindications are
             # one row's cells, and a question about the drug often asks for more than one of them.
-            for i, row in table_rows(block.chunk.text, spans, is_table_title(title)):
+            for i, row in table_rows(block.chunk.text, spans, in_table):
                 if not quotable(block.chunk.text, row, "zh" if has_cjk(row.text) else "en"):
                     continue
                 context = f"{row.text} {title}"
@@ -299,6 +311,7 @@ class ExtractiveAnswerer:
                     block, row, i, coverage.of(row.text), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(row.text)), context,
                     grading and _graded(block.chunk.text, row), definition and defines(row.text),
+                    keyed=_line_start(block.chunk.text, row.start) in named_row,
                 ))
         return found
 
@@ -370,6 +383,30 @@ class ExtractiveAnswerer:
         # The best sentence leads; the rest follow in document order (block, then position).
         head, rest = chosen[:1], sorted(chosen[1:], key=lambda c: (c.block.n, c.position))
         return head + rest
+
+
+# A table row's label: the words before its first figure or mark ("Alzheimer’s disease/dementia † 10 (26.3) …",
+# "SFSR (72) 2004 684 …"); a numbered statement ("1. In general, …") has none.
+_ROW_LABEL = re.compile(r"^\s*([A-Za-z][^\d†‡§*¶#|]{2,60}?)\s*(?:\(?\d|[†‡§*¶#]|$)")
+_LABEL_WORDS = 6
+
+
+def _named_rows(text: str, keyed: Callable[[str], bool]) -> set[int]:
+    """Where the rows of a table's passage start whose label the question names."""
+    named = set()
+    offset = 0
+    for line in text.split("\n"):
+        found = _ROW_LABEL.match(line)
+        if found and len(found.group(1).split()) <= _LABEL_WORDS and keyed(found.group(1)):
+            named.add(offset)
+        offset += len(line) + 1
+    return named
+
+
+def _line_start(text: str, position: int) -> int:
+    """Where the line holding `position` starts, if the position opens it (leading spaces aside), else -1."""
+    start = text.rfind("\n", 0, position) + 1
+    return start if not text[start:position].strip() else -1
 
 
 def _part_score(part: Part, candidate: Candidate) -> float:

@@ -11,6 +11,7 @@ One reader serves every ask; what belongs to one ask is returned in a `Reading`,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -34,7 +35,7 @@ from workspace_app.answer.vocabulary import is_technical
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.models.documents import Chunk
 from workspace_app.retrieval.scope import Scope
-from workspace_app.text.analyzer import index_text
+from workspace_app.text.analyzer import expand_with_abbreviations, index_text
 from workspace_app.text.terms import (
     Coverage,
     content_terms,
@@ -71,6 +72,7 @@ class Reading:
     translations: tuple[str, ...]
     sources: frozenset[str] = frozenset()  # the documents it names, when it names several: each must be cited
     naming: Callable[[Candidate], float] | None = None  # how many of the question's acronyms a sentence names
+    keyed: Callable[[str], bool] | None = None  # whether the question names a table row's label
 
 
 class QuestionReader:
@@ -110,6 +112,7 @@ class QuestionReader:
             tuple(self.translate(question)) if self.translate is not None else (),
             frozenset(named) if len(named) > 1 else frozenset(),
             _acronym_naming(question_acronyms(question), forms),
+            _row_naming(question, self._chunks.workspace_abbreviations(scope.workspace.id)),
         )
 
     def idf(self, question: str, scope: Scope, shared_case: bool = False) -> dict[str, float]:
@@ -307,6 +310,24 @@ def _uses(word: str, text: str) -> bool:
     """Whether a passage uses the word itself (its stem, for an English one)."""
     key = word if is_cjk_term(word) else stem(loose(word))
     return present(key, evidence_terms(text), loose(text))
+
+
+def _row_naming(question: str, abbreviations: Mapping[str, str]) -> Callable[[str], bool]:
+    """Whether the question names a table row's label: every word of it, or its short form spelled out ("San
+    Francisco Syncope Rule" names the row "SFSR (72) …"). A label of one everyday word ("Depression", "Yes") names
+    too little to pick a row."""
+    asked = evidence_terms(question) | {stem(short) for short in expand_with_abbreviations(question, [], abbreviations)}
+
+    def names(label: str) -> bool:
+        words = evidence_terms(label) - {"s"}
+        one = next(iter(words), "")
+        picks = len(words) >= 2 or bool(_ACRONYM_LABEL.fullmatch(label.strip())) or is_technical(one)
+        return bool(words) and picks and words <= asked
+
+    return names
+
+
+_ACRONYM_LABEL = re.compile(r"[A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*")
 
 
 def _acronym_naming(
