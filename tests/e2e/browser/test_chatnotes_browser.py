@@ -105,12 +105,25 @@ def params(page: Any) -> dict[str, str]:
 
 
 def ask(page: Any, question: str, answers_before: int) -> None:
-    """Type a question and wait for its answer's disclaimer."""
+    """Type a question and wait for its answer's disclaimer.
+
+    The question is typed again when no message appeared for it: a run the page started after `settle` returned
+    (a click's `st.rerun`, late under load) redraws the chat input and drops what was typed into it.
+    """
     from playwright.sync_api import expect
 
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(question)
-    box.press("Enter")
+    messages = page.get_by_test_id("stChatMessage")
+    before = messages.count()
+    for _ in range(3):
+        box = page.get_by_test_id("stChatInputTextArea")
+        expect(box).to_be_editable(timeout=60_000)
+        box.fill(question)
+        box.press("Enter")
+        try:
+            expect(messages).not_to_have_count(before, timeout=20_000)
+            break
+        except AssertionError:
+            settle(page)
     try:
         expect(page.get_by_text("For clinical reference only")).to_have_count(answers_before + 1, timeout=120_000)
     except AssertionError:
