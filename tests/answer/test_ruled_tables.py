@@ -71,3 +71,13 @@ def test_the_row_a_question_names_leads_over_prose_on_the_same_topic(app: App) -
     )
     assert not answer.refused, answer.text
     assert answer.citations[0].quote.startswith("Chronic kidney disease 7 (30.2) 7 (44.8)"), answer.text
+
+
+def test_a_row_named_by_its_short_form_answers_the_long_form(app: App) -> None:
+    """Table 6 says "SFSR (72)"; only the note under it says "SFSR, San Francisco Syncope Rule"."""
+    answer = app.answers.ask(
+        "Tables", "Which predictors and what negative predictive value were reported for the San Francisco Syncope Rule?"
+    )
+    assert not answer.refused, answer.text
+    assert answer.citations[0].quote.startswith("SFSR (72) 2004 684"), answer.text
+    assert "(72)" not in answer.text.split("[1]")[0]  # the source's reference marker stays in the quote

@@ -25,12 +25,13 @@ import numpy as np
 
 from workspace_app.answer.answerability import asks_definition, asks_grading, defines
 from workspace_app.answer.quotes import is_table_title, quotable, table_rows
+from workspace_app.answer.vocabulary import is_technical
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.cjk import has_cjk
 from workspace_app.text.grades import grading_in
 from workspace_app.text.sentences import Span, split_sentences
-from workspace_app.text.terms import Coverage, content_terms, loose
+from workspace_app.text.terms import Coverage, content_terms, evidence_terms, loose
 
 _NUMERIC_QUESTION = re.compile(
     r"\b(how (?:many|much|long|often)|what (?:dose|percentage|proportion|range|length|angle|target|limit)|"
@@ -77,7 +78,7 @@ class EitherLanguage(Coverage):
     def __init__(
         self, own: Coverage, names: Sequence[str], discount: float, name_weights: Mapping[str, float] | None = None
     ) -> None:
-        super().__init__(own.terms, own.weights)
+        super().__init__(own.terms, own.weights, own.short_forms)
         self._names = [loose(name) for name in names if loose(name)]
         self._other = Coverage(self._names, name_weights or {})
         self._discount = discount
@@ -159,7 +160,7 @@ class ExtractiveAnswerer:
         answers: Callable[[Candidate], list[str]] | None = None, parts: Sequence[Part] = (),
         translations: Sequence[str] = (), contrary: Callable[[Candidate], bool] | None = None,
         sources: frozenset[str] = frozenset(), naming: Callable[[Candidate], float] | None = None,
-        keyed: Callable[[str], bool] | None = None,
+        short_forms: Mapping[str, Sequence[str]] | None = None,
     ) -> Selection:
         """Choose the sentences to quote, or decide to refuse.
 
@@ -169,9 +170,15 @@ class ExtractiveAnswerer:
         """
         terms = content_terms(question, drop_question_words=True)
         coverage: Coverage = Coverage(terms, idf)
+        # A table's row often names its item by a short form only ("SFSR (72) …"); prose is read in its own words
+        # (counting "BP" for "blood pressure" everywhere let a sodium sentence answer a potassium question).
+        in_tables: Coverage = Coverage(terms, idf, short_forms)
         if translations:
             coverage = EitherLanguage(coverage, translations, self.weights.translated)
-        candidates = self._candidates(question, blocks, language, coverage, keyed)
+            in_tables = EitherLanguage(in_tables, translations, self.weights.translated)
+        candidates = self._candidates(
+            question, blocks, language, coverage, _row_naming(question, short_forms or {}), in_tables
+        )
         if contrary is not None:
             candidates = [c for c in candidates if not contrary(c)]
         if not candidates:
@@ -268,8 +275,8 @@ class ExtractiveAnswerer:
         return lead
 
     def _candidates(
-        self, question: str, blocks: Sequence[EvidenceBlock], language: str, coverage: Coverage,
-        keyed: Callable[[str], bool] | None = None,
+        self, question: str, blocks: Sequence[EvidenceBlock], language: str, prose: Coverage,
+        keyed: Callable[[str], bool] | None = None, in_tables: Coverage | None = None,
     ) -> list[Candidate]:
         numeric = bool(_NUMERIC_QUESTION.search(question))
         definition = asks_definition(question)
@@ -283,12 +290,13 @@ class ExtractiveAnswerer:
             title = block.chunk.section.split(" > ")[-1]
             in_table = is_table_title(title)
             named_row = _named_rows(block.chunk.text, keyed) if in_table and keyed is not None else set()
+            coverage = in_tables if in_table and in_tables is not None else prose
             for i, span in enumerate(spans):
                 # Judged in the sentence's own language (a Chinese sentence is shorter than an English one).
                 own = "zh" if has_cjk(span.text) else "en"
                 if not _MIN_CHARS.get(own, 30) <= len(span.text) <= _MAX_CHARS:
                     continue
-                if not quotable(block.chunk.text, span, own):
+                if not quotable(block.chunk.text, span, own, in_table):
                     continue
                 context = " ".join(s.text for s in spans[max(0, i - 1) : i + 2]) + " " + title
                 # An entry of a glossary or definitions table ("• Delayed OH" / "A sustained reduction …") is read
@@ -304,7 +312,7 @@ class ExtractiveAnswerer:
             # A table row of several sentences is also quoted whole: a drug's dose, use and contraindications are
             # one row's cells, and a question about the drug often asks for more than one of them.
             for i, row in table_rows(block.chunk.text, spans, in_table):
-                if not quotable(block.chunk.text, row, "zh" if has_cjk(row.text) else "en"):
+                if not quotable(block.chunk.text, row, "zh" if has_cjk(row.text) else "en", in_table):
                     continue
                 context = f"{row.text} {title}"
                 found.append(Candidate(
@@ -389,6 +397,24 @@ class ExtractiveAnswerer:
 # "SFSR (72) 2004 684 …"); a numbered statement ("1. In general, …") has none.
 _ROW_LABEL = re.compile(r"^\s*([A-Za-z][^\d†‡§*¶#|]{2,60}?)\s*(?:\(?\d|[†‡§*¶#]|$)")
 _LABEL_WORDS = 6
+
+
+def _row_naming(question: str, short_forms: Mapping[str, Sequence[str]]) -> Callable[[str], bool]:
+    """Whether the question names a table row's label: every word of it, or its short form spelled out ("San
+    Francisco Syncope Rule" names the row "SFSR (72) …"). A label of one everyday word ("Depression", "Yes") names
+    too little to pick a row."""
+    asked = evidence_terms(question) | set(short_forms)
+
+    def names(label: str) -> bool:
+        words = evidence_terms(label) - {"s"}
+        one = next(iter(words), "")
+        picks = len(words) >= 2 or bool(_ACRONYM_LABEL.fullmatch(label.strip())) or is_technical(one)
+        return bool(words) and picks and words <= asked
+
+    return names
+
+
+_ACRONYM_LABEL = re.compile(r"[A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*")
 
 
 def _named_rows(text: str, keyed: Callable[[str], bool]) -> set[int]:

@@ -77,8 +77,9 @@ def table_rows(text: str, spans: Sequence[Span], table: bool = False) -> list[tu
     return rows
 
 
-def is_fragment(text: str, span: Span, language: str) -> bool:
-    """Whether a sentence of `text` is cut off: it starts mid-sentence or ends mid-clause."""
+def is_fragment(text: str, span: Span, language: str, table: bool = False) -> bool:
+    """Whether a sentence of `text` is cut off: it starts mid-sentence or ends mid-clause. In a ruled table's
+    passage (`table`) a line is a whole row: one ending the passage goes on in no other."""
     quote = span.text.strip()
     if not quote:
         return True
@@ -96,8 +97,8 @@ def is_fragment(text: str, span: Span, language: str) -> bool:
     if ends_in_grade_cells(quote):
         return False  # a whole recommendation row: its class and level cells end it
     if not text[span.end :].strip():
-        # The chunk ends here without a full stop: the sentence goes on in the next chunk.
-        return True
+        # The chunk ends here without a full stop: the sentence goes on in the next chunk (a table's row does not).
+        return not table
     return bool(_DANGLING.search(quote))
 
 
@@ -152,8 +153,8 @@ def _is_header(quote: str) -> bool:
     return len(words) >= 2 and all(w[0].isupper() for w in words)
 
 
-def quotable(text: str, span: Span, language: str) -> bool:
+def quotable(text: str, span: Span, language: str, table: bool = False) -> bool:
     """A whole sentence, list item or table row that is neither a reference entry nor a caption."""
-    return not (is_fragment(text, span, language) or is_reference_entry(span.text) or is_caption(span.text))
+    return not (is_fragment(text, span, language, table) or is_reference_entry(span.text) or is_caption(span.text))
 
 

@@ -11,7 +11,6 @@ One reader serves every ask; what belongs to one ask is returned in a `Reading`,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -72,7 +71,9 @@ class Reading:
     translations: tuple[str, ...]
     sources: frozenset[str] = frozenset()  # the documents it names, when it names several: each must be cited
     naming: Callable[[Candidate], float] | None = None  # how many of the question's acronyms a sentence names
-    keyed: Callable[[str], bool] | None = None  # whether the question names a table row's label
+    # The short forms of what the question spells out, each with the question's terms its long form spells
+    # ("sfsr" -> san, francisco, syncop, rule): a sentence using one covers them.
+    short_forms: Mapping[str, tuple[str, ...]] | None = None
 
 
 class QuestionReader:
@@ -112,7 +113,7 @@ class QuestionReader:
             tuple(self.translate(question)) if self.translate is not None else (),
             frozenset(named) if len(named) > 1 else frozenset(),
             _acronym_naming(question_acronyms(question), forms),
-            _row_naming(question, self._chunks.workspace_abbreviations(scope.workspace.id)),
+            spelled_short_forms(question, self._chunks.workspace_abbreviations(scope.workspace.id)),
         )
 
     def idf(self, question: str, scope: Scope, shared_case: bool = False) -> dict[str, float]:
@@ -230,7 +231,9 @@ class QuestionReader:
         rare = max(_RARE_MIN, int(_RARE_SHARE * scope.chunk_total))
         # Judged absent too: the keyword index holds a Chinese name in jieba's words, which the needs' count of the
         # word as written misses ("地尔硫卓" is held as "地尔 硫卓").
-        for key in (*needs.specific, *needs.absent):
+        # … and the short forms of what it spells out ("San Francisco Syncope Rule": a table row says "SFSR (72)").
+        shorts = expand_with_abbreviations(question, [], self._chunks.workspace_abbreviations(scope.workspace.id))
+        for key in (*needs.specific, *needs.absent, *shorts):
             word = terms.get(key, key)
             if len(word) < 3:
                 continue  # "iv", "af": two letters name too many things
@@ -312,22 +315,15 @@ def _uses(word: str, text: str) -> bool:
     return present(key, evidence_terms(text), loose(text))
 
 
-def _row_naming(question: str, abbreviations: Mapping[str, str]) -> Callable[[str], bool]:
-    """Whether the question names a table row's label: every word of it, or its short form spelled out ("San
-    Francisco Syncope Rule" names the row "SFSR (72) …"). A label of one everyday word ("Depression", "Yes") names
-    too little to pick a row."""
-    asked = evidence_terms(question) | {stem(short) for short in expand_with_abbreviations(question, [], abbreviations)}
-
-    def names(label: str) -> bool:
-        words = evidence_terms(label) - {"s"}
-        one = next(iter(words), "")
-        picks = len(words) >= 2 or bool(_ACRONYM_LABEL.fullmatch(label.strip())) or is_technical(one)
-        return bool(words) and picks and words <= asked
-
-    return names
-
-
-_ACRONYM_LABEL = re.compile(r"[A-Z][A-Za-z0-9-]*[A-Z][A-Za-z0-9-]*")
+def spelled_short_forms(question: str, abbreviations: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The short forms of the long forms a question spells out ("San Francisco Syncope Rule" -> "sfsr"), each with
+    the question's terms its long form spells."""
+    asked = content_terms(question, drop_question_words=True)
+    found = {}
+    for short in expand_with_abbreviations(question, [], abbreviations):
+        long_form = next(long for key, long in abbreviations.items() if key.lower() == short)
+        found[stem(short)] = tuple(key for key in content_terms(long_form) if key in asked)
+    return found
 
 
 def _acronym_naming(

@@ -159,7 +159,7 @@ class AnswerService:
         reading = self.reader.read(question, scope, blocks, part_documents)
         selection = self.extractive.select(
             question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-            reading.contrary, reading.sources, reading.naming, reading.keyed,
+            reading.contrary, reading.sources, reading.naming, reading.short_forms,
         )
         weights = self.extractive.weights
         threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below
@@ -184,7 +184,7 @@ class AnswerService:
         started = time.perf_counter()
         selection = self.extractive.select(
             standalone, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-            reading.contrary, reading.sources, reading.naming, reading.keyed,
+            reading.contrary, reading.sources, reading.naming, reading.short_forms,
         )
         timings["answer"] = _ms(started)
         if selection.refused:
@@ -225,7 +225,7 @@ class AnswerService:
             reading = self.reader.read(asked, within, own, part_documents, shared_case=True)
             selection = self.extractive.select(
                 asked, own, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-                reading.contrary, reading.sources, reading.naming, reading.keyed,
+                reading.contrary, reading.sources, reading.naming, reading.short_forms,
             )
             if selection.refused:
                 return None

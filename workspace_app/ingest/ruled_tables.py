@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Protocol
 
 from workspace_app.ingest.captioned_tables import joined_row
@@ -162,7 +163,7 @@ def _merge_continuations(rows: list[list[TextLine]], lefts: list[float]) -> list
     """
     filled = [len({_column(line, lefts) for line in row}) for row in rows]
     fullest = max(filled)
-    gaps = [0.0] + [min(ln.y0 for ln in row) - max(ln.y1 for ln in above) for above, row in zip(rows, rows[1:])]
+    gaps = [0.0] + [min(ln.y0 for ln in row) - max(ln.y1 for ln in above) for above, row in pairwise(rows)]
     apart = max(gaps)
     merged: list[list[TextLine]] = []
     label_above = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from workspace_app.text.analyzer import STOPWORDS, analyze
@@ -82,12 +82,19 @@ def loose(text: str) -> str:
 
 
 class Coverage:
-    """IDF-weighted share of a question's content terms found in a piece of evidence."""
+    """IDF-weighted share of a question's content terms found in a piece of evidence.
 
-    def __init__(self, terms: Iterable[str], idf: Mapping[str, float]) -> None:
+    `short_forms`: short form (stemmed, "sfsr") -> the question's terms its long form spells ("san", "francisco",
+    "syncop", "rule"): a text using the short form covers them.
+    """
+
+    def __init__(
+        self, terms: Iterable[str], idf: Mapping[str, float], short_forms: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
         self.terms = list(terms)
         self.weights = {term: idf.get(term, 1.0) for term in self.terms}
         self.total = sum(self.weights.values()) or 1.0
+        self.short_forms = dict(short_forms or {})
 
     def of(self, text: str) -> float:
         """Share of the question's weight covered by the text (0..1)."""
@@ -95,8 +102,11 @@ class Coverage:
             return 0.0
         words = evidence_terms(text)
         flat = loose(text)
-        found = sum(w for t, w in self.weights.items() if present(t, words, flat))
-        return found / self.total
+        found = {t for t in self.weights if present(t, words, flat)}
+        for short, spelled in self.short_forms.items():
+            if short in words:
+                found.update(t for t in spelled if t in self.weights)
+        return sum(self.weights[t] for t in found) / self.total
 
     def missing(self, text: str) -> list[str]:
         """The question's terms the text lacks."""

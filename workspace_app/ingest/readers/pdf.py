@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +193,7 @@ def _tables(page: pymupdf.Page) -> list[_Table]:
     """The tables pymupdf finds on a page, as boxes (none when the finder fails: the page is read as text)."""
     try:
         found = page.find_tables().tables
-    except Exception:  # the finder is a heuristic over drawings; a page it cannot handle is still text
+    except Exception:  # noqa: BLE001 - the finder is a heuristic over drawings; a page it cannot handle is text
         return []
     return [_Table(tuple(t.bbox), tuple(tuple(row.bbox) for row in t.rows), t.col_count) for t in found]
 
