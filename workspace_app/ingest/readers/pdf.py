@@ -23,7 +23,7 @@ from workspace_app.ingest.grade_cells import attach_grade_cells, stands_apart, t
 from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.paragraphs import build_paragraphs
 from workspace_app.ingest.reading_order import page_order
-from workspace_app.ingest.ruled_tables import has_caption, join_ruled_rows
+from workspace_app.ingest.ruled_tables import join_ruled_rows, may_hold_table
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
@@ -174,7 +174,7 @@ def _read_pages(
         set_aside = GlyphCount()
         lines = list(_raw_lines(raw, index + 1, set_aside))
         lines = _merge_fragments(join_table_rows(_attach_drop_capitals(lines)))
-        if has_caption(lines):
+        if may_hold_table(lines):
             lines = join_ruled_rows(lines, _tables(page))
         rows = attach_grade_cells(lines)
         yield tag_recommendation_cells(rows), set_aside
