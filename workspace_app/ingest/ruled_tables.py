@@ -2,15 +2,14 @@
 
 A table of four or more columns puts a row's cells side by side on one baseline ("SFSR (72) | 2004 | 684 |
 79 (12%) | 7-d serious events | Yes | Abnormal ECG; dyspnea; … | 99"); read by position, its columns run as
-separate paragraphs and no passage holds a row. pymupdf's table finder gives the rows (from the table's rules
-and the text's alignment); the page's own lines give the text, so nothing is re-read. A row filling fewer than
+separate paragraphs and no passage holds a row. pymupdf's layout model gives the table's box; the page's own
+lines give its rows (lines on one baseline) and text, so nothing is re-read. A row filling fewer than
 half the columns of the fullest row goes on with the row above it (a study's name or a predictor list wrapped
 onto a second line), unless it is a group label standing alone ("DIET", "BP: Advise adults … to:"). Columns
-are the left edges where the table's lines start, so a cell pymupdf merged with its neighbour ("Recommendations
-| NHLBI Grade") is still read column by column. Each row becomes one line that ends its paragraph.
+are the left edges where the table's lines start. Each row becomes one line that ends its paragraph.
 
-Only pages with an English table caption and enough columns under it are searched (the finder takes ~0.35 s a
-page on this machine).
+Tables are found by pymupdf's layout model (a table without ruling lines too; ~0.25 s a page here), and only on
+pages with an English table caption and cells side by side under it.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import Protocol
 
 from workspace_app.ingest.captioned_tables import joined_row
 from workspace_app.ingest.layout import TextLine
@@ -33,35 +31,31 @@ _TITLE_CHARS = 200  # a table's title (caption and header) is the section title 
 _EDGE = 10.0  # points: left edges this close start the same column
 
 
-class Bounds(Protocol):
-    """A table found on the page: its box and its rows' boxes (x0, y0, x1, y1)."""
-
-    bbox: tuple[float, float, float, float]
-    rows: Sequence[tuple[float, float, float, float]]
-    columns: int
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in points, top-left origin
 
 
 def may_hold_table(lines: Sequence[TextLine]) -> bool:
     """Whether a page's tables are worth finding: it names an English table ("TABLE 6", "Table 1.") and its lines
-    from there down start at `_MIN_COLUMNS` or more left edges (a recommendation table's three columns, or two
-    text columns with their indents, have fewer). Half the caption pages of the corpus are passed over."""
+    from there down start at `_MIN_COLUMNS` or more left edges, as many side by side on one line at least once (a
+    recommendation table's three columns, or two text columns with their indents, have fewer)."""
     captions = [line.y0 for line in lines if _CAPTION.match(line.text)]
     if not captions:
         return False
     below = [line for line in lines if line.y0 >= min(captions) - 2]
-    return len(_column_lefts(below)) >= _MIN_COLUMNS
+    if len(_column_lefts(below)) < _MIN_COLUMNS:
+        return False
+    return any(len(row) >= _MIN_COLUMNS for row in _visual_rows(below))  # cells side by side on one line
 
 
-def join_ruled_rows(lines: list[TextLine], tables: Sequence[Bounds]) -> list[TextLine]:
-    """The page's lines with each found table of `_MIN_COLUMNS` or more columns joined into one line per row."""
+def join_ruled_rows(lines: list[TextLine], tables: Sequence[Box]) -> list[TextLine]:
+    """The page's lines with each table (found as a box) of `_MIN_COLUMNS` or more columns joined into one line
+    per row."""
     for table in tables:
-        if table.columns < _MIN_COLUMNS or len(table.rows) < _MIN_ROWS:
-            continue
-        inside = [line for line in lines if _within(line, table.bbox)]
-        lefts = _column_lefts(inside)
+        inside = [line for line in lines if _within(line, table)]
+        lefts = _column_lefts(inside) if inside else []
         if len(lefts) < _MIN_COLUMNS:
             continue
-        rows = _merge_continuations(_rows(inside, table.rows), lefts)
+        rows = _merge_continuations(_visual_rows(inside), lefts)
         if len(rows) < _MIN_ROWS:
             continue  # a header over one row of lists ("Antihypertensive | Antiarrhythmic | …"): read by column
         joined = [_across(joined_row(row, lefts), table) for row in rows]
@@ -74,13 +68,13 @@ def join_ruled_rows(lines: list[TextLine], tables: Sequence[Bounds]) -> list[Tex
 
 
 def _title(
-    lines: list[TextLine], table: Bounds, rows: list[list[TextLine]], joined: list[TextLine], lefts: list[float]
+    lines: list[TextLine], table: Box, rows: list[list[TextLine]], joined: list[TextLine], lefts: list[float]
 ) -> str:
     """What the table is, for reading any of its rows: its caption and its header row ("TABLE 6 Examples of
     Syncope Risk Scores: Study/ Reference Sample Year N …"). The caption is the caption line at the table's top or
     just above it, with the words beside it; the header, the rows under the caption down to the first one filling
     half the columns."""
-    x0, top, x1, _ = table.bbox
+    x0, top, x1, _ = table
     captions = [
         line for line in lines
         if _CAPTION.match(line.text) and top - _CAPTION_ABOVE <= line.y0 <= top + _CAPTION_ABOVE / 2
@@ -124,25 +118,26 @@ def _beside(caption: TextLine, lines: list[TextLine], left: float, right: float)
     return sorted((line for line in lines if beside(line)), key=lambda line: (line.x0 > caption.x0, line.y0, line.x0))
 
 
-def _across(row: TextLine, table: Bounds) -> TextLine:
+def _across(row: TextLine, table: Box) -> TextLine:
     """A row spans its table, so that reading order keeps it whole (a centred group label too)."""
-    row.x0, row.x1 = min(row.x0, table.bbox[0]), max(row.x1, table.bbox[2])
+    row.x0, row.x1 = min(row.x0, table[0]), max(row.x1, table[2])
     return row
 
 
-def _within(line: TextLine, box: tuple[float, float, float, float]) -> bool:
+def _within(line: TextLine, box: Box) -> bool:
     x0, y0, x1, y1 = box
     return x0 - 1 <= (line.x0 + line.x1) / 2 <= x1 + 1 and y0 - 1 <= line.y_mid <= y1 + 1
 
 
-def _rows(lines: list[TextLine], bounds: Sequence[tuple[float, float, float, float]]) -> list[list[TextLine]]:
-    """The table's lines grouped by the row box their middle falls in (the nearest one otherwise)."""
-    tops = sorted(box[1] for box in bounds)
-    grouped: dict[int, list[TextLine]] = {}
-    for line in lines:
-        index = max((i for i, top in enumerate(tops) if top <= line.y_mid), default=0)
-        grouped.setdefault(index, []).append(line)
-    return [grouped[i] for i in sorted(grouped)]
+def _visual_rows(lines: list[TextLine]) -> list[list[TextLine]]:
+    """The table's lines grouped into visual rows: lines whose middles lie within half a line of the row's first."""
+    rows: list[list[TextLine]] = []
+    for line in sorted(lines, key=lambda ln: ln.y_mid):
+        if rows and line.y_mid - rows[-1][0].y_mid < 0.5 * max(rows[-1][0].height, 1.0):
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    return rows
 
 
 def _column_lefts(lines: list[TextLine]) -> list[float]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -175,27 +174,22 @@ def _read_pages(
         lines = list(_raw_lines(raw, index + 1, set_aside))
         lines = _merge_fragments(join_table_rows(_attach_drop_capitals(lines)))
         if may_hold_table(lines):
-            lines = join_ruled_rows(lines, _tables(page))
+            lines = join_ruled_rows(lines, _table_boxes(page))
         rows = attach_grade_cells(lines)
         yield tag_recommendation_cells(rows), set_aside
         if on_page is not None:
             on_page(index + 1, total)
 
 
-@dataclass(frozen=True)
-class _Table:
-    bbox: tuple[float, float, float, float]
-    rows: tuple[tuple[float, float, float, float], ...]
-    columns: int
-
-
-def _tables(page: pymupdf.Page) -> list[_Table]:
-    """The tables pymupdf finds on a page, as boxes (none when the finder fails: the page is read as text)."""
+def _table_boxes(page: pymupdf.Page) -> list[tuple[float, float, float, float]]:
+    """The boxes of the tables pymupdf's layout model sees on a page (none when it cannot say: the page is read as
+    text). The model is what finds a table without ruling lines; its boxes are all the table finder would use."""
     try:
-        found = page.find_tables().tables
-    except Exception:  # noqa: BLE001 - the finder is a heuristic over drawings; a page it cannot handle is text
+        page.get_layout()
+        found = page.layout_information or []
+    except Exception:  # noqa: BLE001 - the layout model is a heuristic; a page it cannot handle is still text
         return []
-    return [_Table(tuple(t.bbox), tuple(tuple(row.bbox) for row in t.rows), t.col_count) for t in found]
+    return [(float(b[0]), float(b[1]), float(b[2]), float(b[3])) for b in found if b[-1] == "table"]
 
 
 def _raw_lines(raw: dict[str, Any], page_number: int, set_aside: GlyphCount) -> Iterator[TextLine]:
