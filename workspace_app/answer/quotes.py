@@ -36,10 +36,10 @@ _CAPTION = re.compile(
     r"|^\s*[图表]\s*\d+",
     re.IGNORECASE,
 )
-# A table's abbreviation legend: "CVD indicates cardiovascular disease;", "HF = heart failure" (an abbreviation:
-# two capitals at least, so "This indicates that ..." is a sentence).
 # A caption whose label is set after its title ("The 10 Most Common Comorbidities … (13) TABLE 1").
 _TRAILING_LABEL = re.compile(r"\b(?:TABLE|FIGURE)\s+\d+[A-Z]?\s*$")
+# A table's abbreviation legend: "CVD indicates cardiovascular disease;", "HF = heart failure" (an abbreviation:
+# two capitals at least, so "This indicates that ..." is a sentence).
 _LEGEND = re.compile(r"^\s*(?=[\w/-]*[A-Z][\w/-]*[A-Z])[A-Za-z0-9/-]{2,},?\s*(?:indicates\b|[=¼]\s)")
 # … and a Chinese one: "HFrEF：射血分数降低的心力衰竭；", "INR ：国际标准化比值；" (the long form alone; a row such as
 # "HFrEF：首选β受体阻滞剂" says what to do and is kept).

@@ -72,7 +72,7 @@ class Reading:
     sources: frozenset[str] = frozenset()  # the documents it names, when it names several: each must be cited
     naming: Callable[[Candidate], float] | None = None  # how many of the question's acronyms a sentence names
     # The short forms of what the question spells out, each with the question's terms its long form spells
-    # ("sfsr" -> san, francisco, syncop, rule): a sentence using one covers them.
+    # ("sfsr" -> san, francisco, syncop, rule): a table row using one covers them (extractive.py).
     short_forms: Mapping[str, tuple[str, ...]] | None = None
 
 
