@@ -104,7 +104,7 @@ def _rows(body: list[TextLine], lefts: list[float]) -> list[list[TextLine]]:
     above it (superscripts sit a little higher)."""
     # A reference marker under a drug's name ("[93-94]") starts no row.
     starts = sorted(
-        (line for line in body if _column(line, lefts) == 0 and _WORDS.search(line.text)), key=lambda line: line.y0
+        (line for line in body if column_of(line, lefts) == 0 and _WORDS.search(line.text)), key=lambda line: line.y0
     )
     if not starts:
         return [body]
@@ -113,9 +113,9 @@ def _rows(body: list[TextLine], lefts: list[float]) -> list[list[TextLine]]:
     last_in_column: dict[int, TextLine] = {}
     rights: dict[int, float] = {}
     for line in body:
-        rights[_column(line, lefts)] = max(rights.get(_column(line, lefts), 0.0), line.x1)
+        rights[column_of(line, lefts)] = max(rights.get(column_of(line, lefts), 0.0), line.x1)
     for line in sorted(body, key=lambda ln: (ln.y0, ln.x0)):
-        column = _column(line, lefts)
+        column = column_of(line, lefts)
         above = last_in_column.get(column)
         if id(line) not in row_of:
             if column > 0 and above is not None and _continues_cell(above, line, lefts[column], rights[column]):
@@ -149,7 +149,8 @@ def _column_lefts(lines: list[TextLine]) -> list[float]:
     return lefts or [min(line.x0 for line in lines)]
 
 
-def _column(line: TextLine, lefts: list[float]) -> int:
+def column_of(line: TextLine, lefts: list[float]) -> int:
+    """The column a line starts in: the last left edge at or before its start."""
     return max((i for i, left in enumerate(lefts) if left <= line.x0 + 2), default=0)
 
 
@@ -163,7 +164,7 @@ def joined_row(cells: list[TextLine], lefts: list[float]) -> TextLine:
     )
     by_column: dict[int, list[TextLine]] = {}
     for cell in cells:
-        by_column.setdefault(_column(cell, lefts), []).append(cell)
+        by_column.setdefault(column_of(cell, lefts), []).append(cell)
     for index in sorted(by_column):
         text = _cell_text(by_column[index])
         if row.text and text:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from itertools import pairwise
 
-from workspace_app.ingest.captioned_tables import joined_row
+from workspace_app.ingest.captioned_tables import column_of, joined_row
 from workspace_app.ingest.layout import TextLine
 
 _CAPTION = re.compile(r"^\s*(?:TABLE|Table)\s+\d+\b")
@@ -84,10 +84,10 @@ def _title(
     caption = ""
     if caption_line is not None:
         caption = " ".join(line.text.strip() for line in _beside(caption_line, lines, x0, x1))
-    fullest = max(len({_column(line, lefts) for line in row}) for row in rows)
+    fullest = max(len({column_of(line, lefts) for line in row}) for row in rows)
     header: list[str] = []
     for row, line in zip(rows, joined):
-        full = 2 * len({_column(cell, lefts) for cell in row}) >= fullest
+        full = 2 * len({column_of(cell, lefts) for cell in row}) >= fullest
         if caption_line is not None and any(cell is caption_line for cell in row):
             if full:  # the caption sits in the header row ("TABLE 9 Normal and … Acceptable, mg/dL …")
                 caption = line.text.strip()
@@ -151,10 +151,6 @@ def _column_lefts(lines: list[TextLine]) -> list[float]:
     return [group[0] for group in edges if len(group) >= 2] or [min(line.x0 for line in lines)]
 
 
-def _column(line: TextLine, lefts: list[float]) -> int:
-    return max((i for i, left in enumerate(lefts) if left <= line.x0 + 2), default=0)
-
-
 def _merge_continuations(rows: list[list[TextLine]], lefts: list[float]) -> list[list[TextLine]]:
     """Rows going on with the row above joined to it; a group label stays a row of its own.
 
@@ -163,7 +159,7 @@ def _merge_continuations(rows: list[list[TextLine]], lefts: list[float]) -> list
     wrapped predictor list), or when it sits as close under it as a cell's wrapped lines do while rows are set
     further apart (a table whose cells all wrap: every visual line fills most columns).
     """
-    filled = [len({_column(line, lefts) for line in row}) for row in rows]
+    filled = [len({column_of(line, lefts) for line in row}) for row in rows]
     fullest = max(filled)
     gaps = [0.0] + [min(ln.y0 for ln in row) - max(ln.y1 for ln in above) for above, row in pairwise(rows)]
     apart = max(gaps)
@@ -173,7 +169,7 @@ def _merge_continuations(rows: list[list[TextLine]], lefts: list[float]) -> list
         label = count == 1 and all(_LABEL.search(line.text.strip()) for line in row)
         height = min(line.height for line in row)
         tight = gap <= _TIGHT * apart and gap <= 0.5 * height
-        first = min((line for line in row if _column(line, lefts) == 0), key=lambda line: line.y0, default=None)
+        first = min((line for line in row if column_of(line, lefts) == 0), key=lambda line: line.y0, default=None)
         wrapped = first is None or first.text.lstrip()[:1].islower()
         if merged and not label and not label_above and (wrapped or 2 * count < fullest or tight):
             merged[-1] = merged[-1] + row
