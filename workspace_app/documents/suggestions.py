@@ -55,8 +55,9 @@ _PROCESS = re.compile(
     r"|\breferences?\b|参考文献|撰写|成员|执笔|专家组|工作组|推荐意见$",
     re.IGNORECASE,
 )
-# A table row or figure label read as a heading: counts ("N = 8,678,060"), footnote marks inside.
-_TABLE_LABEL = re.compile(r"\bN\s*=|\d{1,3}(?:,\d{3})+|\d{4,}|\*\s*\S")
+# A table row or figure label read as a heading: counts ("N = 8,678,060"), footnote marks inside; or a table's own
+# title, which its rows are read under ("Table 5. Summary of Recommendations …: Recommendations NHLBI Grade …").
+_TABLE_LABEL = re.compile(r"\bN\s*=|\d{1,3}(?:,\d{3})+|\d{4,}|\*\s*\S|^(?:TABLE|Table|FIGURE|Figure)\s+\d+")
 # A sentence cut at the end of its line, read as a heading: "Rationale: Reducing saturated fat intake lowers both".
 _SENTENCE_CUT = re.compile(r":\s+[A-Z][a-z]+ing\b|\b(?:lowers|reduces|increases|improves|is|are|was|were)\s+\w+$")
 # A clinical question's or section's label before its title: "CQ2—Sodium and Potassium", "S4.1: Syncope".
