@@ -186,7 +186,7 @@ def _table_boxes(page: pymupdf.Page) -> list[tuple[float, float, float, float]]:
     text). The model is what finds a table without ruling lines; its boxes are all the table finder would use."""
     try:
         page.get_layout()
-        found = page.layout_information or []
+        found: list[Any] = page.layout_information or []
     except Exception:  # noqa: BLE001 - the layout model is a heuristic; a page it cannot handle is still text
         return []
     return [(float(b[0]), float(b[1]), float(b[2]), float(b[3])) for b in found if b[-1] == "table"]
