@@ -99,7 +99,8 @@ class QuestionReader:
         """The question's weights, needs, parts (when it has several) and translations. `shared_case`: the question
         is one part of several, and a case it describes before asking is shared with the others (`idf`)."""
         idf = self.idf(question, scope, shared_case)
-        forms = self._forms(scope)
+        defined = self._chunks.workspace_abbreviations(scope.workspace.id)
+        forms = self._forms(defined)
         needs = self._needs(question, scope, idf, forms, blocks)
         parts = question_parts(question)
         read_parts = tuple(
@@ -113,7 +114,7 @@ class QuestionReader:
             tuple(self.translate(question)) if self.translate is not None else (),
             frozenset(named) if len(named) > 1 else frozenset(),
             _acronym_naming(question_acronyms(question), forms),
-            spelled_short_forms(question, self._chunks.workspace_abbreviations(scope.workspace.id)),
+            spelled_short_forms(question, defined),
         )
 
     def idf(self, question: str, scope: Scope, shared_case: bool = False) -> dict[str, float]:
@@ -224,7 +225,8 @@ class QuestionReader:
         fewer than `_COMMON` passages, and only in the other language, those of them giving one. A dose table's row
         names its drug once, among figures, and loses the search to prose naming everything else the question says."""
         idf = self.idf(question, scope)
-        forms = self._forms(scope)
+        defined = self._chunks.workspace_abbreviations(scope.workspace.id)
+        forms = self._forms(defined)
         terms = content_terms(question, drop_question_words=True)
         needs = self._needs(question, scope, idf, forms, ())
         found: list[tuple[int, list[Chunk]]] = []
@@ -232,7 +234,7 @@ class QuestionReader:
         # Judged absent too: the keyword index holds a Chinese name in jieba's words, which the needs' count of the
         # word as written misses ("地尔硫卓" is held as "地尔 硫卓").
         # … and the short forms of what it spells out ("San Francisco Syncope Rule": a table row says "SFSR (72)").
-        shorts = expand_with_abbreviations(question, [], self._chunks.workspace_abbreviations(scope.workspace.id))
+        shorts = expand_with_abbreviations(question, [], defined)
         for key in (*needs.specific, *needs.absent, *shorts):
             word = terms.get(key, key)
             if len(word) < 3:
@@ -295,11 +297,10 @@ class QuestionReader:
             self._documents[memo] = [(evidence_terms(chunk.text), loose(chunk.text)) for chunk in chunks]
         return self._documents[memo]
 
-    def _forms(self, scope: Scope) -> Callable[[str], list[str]]:
-        """Other names of a term: its translations, and the workspace's abbreviations of long forms using it."""
-        abbreviations = [
-            (short, evidence_terms(long)) for short, long in self._chunks.workspace_abbreviations(scope.workspace.id).items()
-        ]
+    def _forms(self, defined: Mapping[str, str]) -> Callable[[str], list[str]]:
+        """Other names of a term: its translations, and the workspace's abbreviations (`defined`) of long forms
+        using it."""
+        abbreviations = [(short, evidence_terms(long)) for short, long in defined.items()]
 
         def forms(term: str) -> list[str]:
             key = stem(loose(term)) if not is_cjk_term(term) else term
