@@ -23,7 +23,8 @@
     ├── EventNotFoundError            (404)
     ├── RulesFileError                (422)
     ├── ImportSourceError             (422)
-    └── ImportNotFoundError           (404)
+    ├── ImportNotFoundError           (404)
+    └── QuestionFileError             (422)
 """
 
 from __future__ import annotations
@@ -170,3 +171,9 @@ class ImportNotFoundError(WorkspaceError):
     """No patient import with this id."""
 
     status = 404
+
+
+class QuestionFileError(WorkspaceError):
+    """An evaluation question file is unreadable or a line of it is malformed (the message names the line)."""
+
+    status = 422
