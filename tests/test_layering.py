@@ -5,6 +5,7 @@
                answer (over the base and retrieval), documents (over the base, ingest and retrieval.scope),
                patients (over the base)
     the App    app.py, workspaces.py over the features; adapters/ (wiring, cli, worker, supervisor) over all
+    evaluation over the base and the App (it asks and searches as a user does; nothing in the core imports it)
     storage    only its protocols, plain models, errors and settings of the core
     UI         pages/ import the App module, models and errors, and components/; components/application.py
                alone builds the App (through the wiring)
@@ -31,6 +32,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "answer": (*BASE, "workspace_app.retrieval"),
     "documents": (*BASE, "workspace_app.ingest", "workspace_app.retrieval.scope"),
     "patients": BASE,
+    "evaluation": (*BASE, "workspace_app.app"),
 }
 STORAGE_ALLOWED = ("workspace_app.models", "workspace_app.errors", "workspace_app.config")
 PAGES_ALLOWED = ("workspace_app.app", "workspace_app.models", "workspace_app.errors", "components")
@@ -94,6 +96,15 @@ def test_core_packages_import_only_the_layers_below() -> None:
     found = offenders(paths, {p: (f"workspace_app.{package_of(p)}", *ALLOWED[package_of(p)]) for p in paths},
                       ("workspace_app",))
     assert not found, f"feature packages import each other's internals: {found}"
+
+
+def test_nothing_in_the_core_imports_the_evaluation() -> None:
+    found = [
+        f"{path} -> {module}" for path in python_files("workspace_app")
+        if package_of(path) not in ("evaluation", "adapters")
+        for module in imports_of(path) if within(module, ("workspace_app.evaluation",))
+    ]
+    assert not found, f"the evaluation sits above the App; only adapters use it: {found}"
 
 
 def test_storage_imports_only_protocols_and_plain_models_of_the_core() -> None:

@@ -1,5 +1,5 @@
-"""Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, documents, cancel, retry, remove, worker,
-api, serve; patients, events and related for patient records).
+"""Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, eval, documents, cancel, retry, remove,
+worker, api, serve; patients, events and related for patient records).
 
 JSON printed here is a public contract (benchmarks and scripts rely on it): keys are only ever added.
 """
@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--patient", "-p", default=None,
         help="a patient id: answer from the patient's records, the workspace's guidelines and the vocabulary",
     )
+
+    _add_eval_command(commands)
 
     documents = commands.add_parser("documents", help="list a workspace's documents")
     documents.add_argument("--workspace", "-w", required=True)
@@ -135,6 +137,18 @@ def _add_patient_commands(commands: Any) -> None:
     related.add_argument("--window-h", type=float, default=24.0, help="temporal recall window, ± hours")
     related.add_argument("--tau-h", type=float, default=6.0, help="time decay constant τ in hours")
     related.add_argument("--json", action="store_true")
+
+
+def _add_eval_command(commands: Any) -> None:
+    evaluate = commands.add_parser(
+        "eval", help="ask a file of questions with gold pages or answers; print citation, refusal and search figures"
+    )
+    evaluate.add_argument("questions", type=Path, help="JSONL file: one {\"question\", \"doc\", \"pages\", ...} a line")
+    evaluate.add_argument("--workspace", "-w", required=True)
+    evaluate.add_argument("--mode", choices=("naive", "local", "global", "hybrid"), default="hybrid")
+    evaluate.add_argument("--documents", default=None, help="comma-separated document names or ids")
+    evaluate.add_argument("--rows", type=Path, default=None, help="write one JSON line per question to this file")
+    evaluate.add_argument("--json", action="store_true", help="print the figures as one JSON object")
 
 
 def _add_query_arguments(parser: argparse.ArgumentParser) -> None:
@@ -287,7 +301,8 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
 def _print_answer(answer: Any) -> None:
     from workspace_app.answer.export import grading_text
 
-    print(terminal_safe(f"# {answer.question}\n\n{answer.text}\n"))
+    note = f"({answer.support_note})\n\n" if answer.support_note else ""
+    print(terminal_safe(f"# {answer.question}\n\n{note}{answer.text}\n"))
     for c in answer.citations:
         if c.level != "guideline":
             print(terminal_safe(f"[{c.n}] ({c.level}) {c.document}, {c.section}: {c.quote[:160]!r}"))
@@ -302,6 +317,46 @@ def _print_answer(answer: Any) -> None:
         named = ", ".join(f"{e.name} ({e.type})" + "".join(f"[{n}]" for n in e.citations) for e in answer.entities)
         print(terminal_safe(f"\nEntities ({answer.mode} mode, workspace {answer.entities[0].workspace}): {named}"))
     print(f"\n{answer.disclaimer}\n")
+
+
+def _eval(args: argparse.Namespace, settings: Settings) -> int:
+    from workspace_app.evaluation.metrics import summarize
+    from workspace_app.evaluation.questions import load_questions
+    from workspace_app.evaluation.report import render_table
+
+    questions = load_questions(args.questions)  # a malformed file fails before the models load
+    app = _app(settings)
+    try:
+        results = _evaluate(app, args, questions)
+    finally:
+        app.close()
+    summary = summarize(results, by_split=True)
+    print(json.dumps(summary.to_json(), ensure_ascii=False) if args.json else terminal_safe(render_table(summary)))
+    return 0
+
+
+def _evaluate(app: App, args: argparse.Namespace, questions: list[Any]) -> list[Any]:
+    from contextlib import ExitStack
+
+    from tqdm import tqdm
+
+    from workspace_app.evaluation.runner import Evaluator
+
+    evaluator = Evaluator(app)
+    documents = [d.strip() for d in args.documents.split(",")] if args.documents else None
+    for name in evaluator.unknown_documents(args.workspace, questions):
+        print(terminal_safe(f"warning: the workspace has no document {name!r}; its questions cannot be right"),
+              file=sys.stderr)
+    results = []
+    with ExitStack() as stack:
+        rows = stack.enter_context(args.rows.open("w", encoding="utf-8")) if args.rows else None
+        bar = stack.enter_context(tqdm(total=len(questions), desc="eval", unit="q", file=sys.stderr, leave=False))
+        for result in evaluator.run(args.workspace, questions, args.mode, documents, lambda done, _: bar.update(done - bar.n)):
+            results.append(result)
+            if rows is not None:
+                rows.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+                rows.flush()
+    return results
 
 
 def _documents(args: argparse.Namespace, settings: Settings) -> int:
@@ -438,6 +493,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "ingest": _ingest,
     "search": _search,
     "ask": _ask,
+    "eval": _eval,
     "documents": _documents,
     "remove": _remove,
     "cancel": _cancel,
