@@ -68,26 +68,25 @@ def build(app: BenchApp) -> dict[str, Any]:
 
 
 def calibrate(answers: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
-    """Refusal sweep: for each language, recall and false refusals if the threshold were t."""
+    """Refusal sweep: for each language, recall and false refusals if the answerability threshold were t."""
     scores = []
     for q in questions:
-        found = answers.evidence_scores(CachedWorkspace.WORKSPACE, q["question"])
+        found = answers.explain(CachedWorkspace.WORKSPACE, q["question"]).features
         scores.append({"id": q["id"], "lang": q["lang"], "answerable": q["kind"] != "unanswerable", **found})
     sweep: dict[str, list[dict[str, float]]] = {}
     for lang in ("en", "zh"):
         rows = [s for s in scores if s["lang"] == lang]
         sweep[lang] = []
-        for step in range(30, 66, 1):
+        for step in range(5, 96, 5):
             t = step / 100
             unanswerable = [r for r in rows if not r["answerable"]]
             answerable = [r for r in rows if r["answerable"]]
             sweep[lang].append({
                 "threshold": t,
-                "refusal recall": round(sum(r.get("best", 0) < t for r in unanswerable) / max(1, len(unanswerable)), 3),
-                "false-refusal rate": round(sum(r.get("best", 0) < t for r in answerable) / max(1, len(answerable)), 3),
+                "refusal recall": round(sum(r.get("answerable", 0) < t for r in unanswerable) / max(1, len(unanswerable)), 3),
+                "false-refusal rate": round(sum(r.get("answerable", 0) < t for r in answerable) / max(1, len(answerable)), 3),
             })
     return {"scores": scores, "sweep": sweep}
-
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

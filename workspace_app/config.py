@@ -197,6 +197,27 @@ class QueueSettings(_Group):
         return self
 
 
+class AnswersSettings(_Group):
+    """How answers are chosen from the evidence (the fitted models are in workspace_app/answer/fitted/)."""
+
+    answerable_threshold: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="Refuse when the fitted probability that the sources answer the question is below this; unset "
+        "means the threshold fitted with the model (workspace_app/answer/fitted/answerable.json, written by "
+        "`python -m bench.fit_answers`). Higher refuses more.",
+    )
+    confident_threshold: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="An answer whose probability is at least this is marked confident; below it, the answer says "
+        "the sources only partly cover the question. Unset means the fitted one (confident answers right >= 90 % "
+        "on the fit data).",
+    )
+    scored_sentences: int = Field(
+        12, ge=1, le=100, description="Evidence sentences (lexically best) scored by the embedders and the fitted model."
+    )
+    max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in an offline answer.")
+
+
 class LlmSettings(_Group):
     """The optional OpenAI-compatible answer model."""
 
@@ -267,6 +288,7 @@ class Settings(BaseSettings):
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="Parsing and chunking.")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search depths.")
     queue: QueueSettings = Field(default_factory=QueueSettings, description="Ingestion queue and workers.")
+    answers: AnswersSettings = Field(default_factory=AnswersSettings, description="Answer selection.")
     llm: LlmSettings = Field(default_factory=LlmSettings, description="Answer model.")
     ui: UiSettings = Field(default_factory=UiSettings, description="Web UI access.")
     api: ApiSettings = Field(default_factory=ApiSettings, description="HTTP API.")

@@ -1,18 +1,14 @@
 """The offline answerer: quotes the evidence sentences that best answer the question, each cited.
 
-Every quotable candidate sentence of the evidence blocks (whole sentences, list items, table rows: quotes.py)
-gets a score from
-- its semantic similarity to the question (the main embedder for English sentences of English questions, since
-  the default MiniLM model is English-only; the multilingual embedder, when there is one, for every other pair),
-- the IDF-weighted share of the question's content terms it covers, alone and with its neighbours and section
-  title (jieba words for Chinese; in the other language, through the translator's names of its concepts),
-- the rank of its block in retrieval, and small boosts for a number asked for, a stated grading asked for and a
-  definition asked for.
-The lead is the best sentence giving what the question asks for (answerability.py), among those scoring at
-least `lead_ratio` of the best; the answer is refused when none does, when the evidence as a whole covers the
-question too little, or when the best sentence scores below a threshold. A question in several parts gets the
-best sentence of each part it leaves open. The sentences are quoted verbatim, so the answer cannot state
-anything the sources do not. Weights are measured with `python -m bench.answers` on the tuning rows.
+Every quotable candidate sentence of the evidence blocks (whole sentences, list items, table rows: quotes.py) is
+read for general signals: its similarity to the question by both embedders (the main one only for English pairs,
+since the default MiniLM model is English-only; the multilingual one for every pair), the IDF-weighted share of
+the question's content terms it covers, alone, with its neighbours and in its heading (jieba words for Chinese; in
+the other language, through the translator's names of its concepts), the ranks of its passage in retrieval, what
+it lacks of what the question asks for (answerability.py), and its kind. The fitted sentence model (scoring.py)
+turns them into the probability that it answers; the best leads, close ones follow; the fitted answerability
+model decides whether to refuse. A question in several parts gets the best sentence of each part it leaves
+open. The sentences are quoted verbatim, so the answer cannot state anything the sources do not.
 """
 
 from __future__ import annotations
@@ -25,6 +21,7 @@ import numpy as np
 
 from workspace_app.answer.answerability import asks_definition, asks_grading, defines
 from workspace_app.answer.quotes import is_table_title, quotable, table_rows
+from workspace_app.answer.scoring import ScoringModels, question_features, reciprocal
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
@@ -62,7 +59,8 @@ class Candidate:
     score: float = 0.0
     twins: list[Candidate] = field(default_factory=list)
     label: str = ""  # the glossary term it is read with ("Delayed OH"), if any
-    keyed: bool = False  # a table row whose label the question names ("Alzheimer's disease/dementia † 10 (26.3) …")
+    keyed: bool = False  # a table row whose label the question names
+    features: dict[str, float] = field(default_factory=dict)  # what the sentence model read (scoring.py)
 
     @property
     def own_text(self) -> str:
@@ -105,42 +103,29 @@ class Part:
 
 @dataclass
 class Selection:
-    """What the extractive answerer chose: sentences in answer order, or a refusal, with its confidence."""
+    """What the extractive answerer chose: sentences in answer order, or a refusal, with its confidence (the fitted
+    probability that the sources answer), the question's features and the scored pool (for fitting and calibration)."""
 
     sentences: list[Candidate]
     refused: bool
     confidence: float
     features: dict[str, float] = field(default_factory=dict)
+    pool: list[Candidate] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class ExtractiveWeights:
-    """Scoring weights and thresholds (calibrated on the dev questions with `python -m bench.answers`)."""
+    """How many sentences are scored and quoted, and how parts of a question are covered (AnswersSettings)."""
 
-    semantic: float = 0.45
-    coverage: float = 0.30
-    context: float = 0.20
-    prior: float = 0.10
-    numeric: float = 0.05
-    graded: float = 0.10
-    defining: float = 0.10
-    semantic_pool: int = 8
+    semantic_pool: int = 12
+    block_pool: int = 2  # the lexically best sentences of each of the first passages, always scored
+    pool_blocks: int = 3
     max_sentences: int = 3
     keep_ratio: float = 0.80
-    refuse_below: float = 0.40
-    refuse_below_zh: float = 0.40
-    evidence_coverage_min: float = 0.30
-    lead_ratio: float = 0.5
-    graded_lead_coverage: float = 0.5  # share of the best fitting sentence's coverage a graded lead needs
+    answerable_threshold: float | None = None  # None: the one fitted with the models
     translated: float = 0.9
-    other_language: float = 0.9
-    other_language_zh: float = 0.8
     part_floor: float = 0.2
     part_coverage: float = 0.3
-    # The multilingual USE gives a question and its answer lower cosines than MiniLM does: over the gold quotes of
-    # the tuning rows, median 0.48 for cross-language pairs against 0.64 for MiniLM on English pairs. Its
-    # similarities are scaled up to MiniLM's range (1.35 by the medians; 1.5 answered more cross-language tuning rows).
-    multilingual_scale: float = 1.5
 
 
 class ExtractiveAnswerer:
@@ -149,29 +134,31 @@ class ExtractiveAnswerer:
     name = "extractive"
 
     def __init__(
-        self, embedder: Embedder, weights: ExtractiveWeights | None = None, multilingual: Embedder | None = None
+        self, embedder: Embedder, weights: ExtractiveWeights | None = None, multilingual: Embedder | None = None,
+        models: ScoringModels | None = None,
     ) -> None:
         self._embedder = embedder
         self._multilingual = multilingual
         self.weights = weights or ExtractiveWeights()
+        self.models = models or ScoringModels.load()
 
     def select(
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, idf: dict[str, float],
         answers: Callable[[Candidate], list[str]] | None = None, parts: Sequence[Part] = (),
         translations: Sequence[str] = (), contrary: Callable[[Candidate], bool] | None = None,
         sources: frozenset[str] = frozenset(), naming: Callable[[Candidate], float] | None = None,
-        short_forms: Mapping[str, Sequence[str]] | None = None,
+        short_forms: Mapping[str, Sequence[str]] | None = None, unknown_terms: int = 0,
     ) -> Selection:
         """Choose the sentences to quote, or decide to refuse.
 
-        `answers` names what a candidate lacks of what the question asks for (answerability.py); the lead
-        sentence is the best-scored one lacking nothing, among those close to the best, naming most of the
-        question's acronyms itself (`naming`).
+        Each candidate of the pool gets the sentence model's probability of answering; the question is refused
+        when the answerability model's probability falls below the threshold. `answers` names what a candidate
+        lacks of what the question asks for (answerability.py), `naming` how many of the question's acronyms it
+        names, `unknown_terms` how many of the question's specific terms the workspace never uses: all features.
         """
         terms = content_terms(question, drop_question_words=True)
         coverage: Coverage = Coverage(terms, idf)
-        # A table's row often names its item by a short form only ("SFSR (72) …"); prose is read in its own words
-        # (counting "BP" for "blood pressure" everywhere let a sodium sentence answer a potassium question).
+        # A table's row often names its item by a short form only; prose is read in its own words.
         in_tables: Coverage = Coverage(terms, idf, short_forms)
         if translations:
             coverage = EitherLanguage(coverage, translations, self.weights.translated)
@@ -186,29 +173,22 @@ class ExtractiveAnswerer:
         if parts:
             # A question in several parts is answerable when one part is; each part then gets its best sentence.
             answers = _any_part(parts)
-        self._score(question, candidates, language, answers)
-        candidates.sort(key=lambda c: -c.score)
         evidence = coverage.of("\n".join(b.support_text + "\n" + b.chunk.section for b in blocks[:5]))
-        best = candidates[0]
-        threshold = self.weights.refuse_below_zh if language == "zh" else self.weights.refuse_below
-        confidence = _confidence(best.score, evidence, threshold, self.weights.evidence_coverage_min)
-        features = {"best": best.score, "evidence_coverage": evidence, "semantic": best.semantic}
-        # A question in several parts is scored against each part; the whole rarely matches one sentence.
-        low = best.score < threshold and not any(_part_score(p, c) >= self.weights.part_coverage for p in parts for c in candidates[:20])
-        if low or evidence < self.weights.evidence_coverage_min:
-            return Selection([], True, confidence, features)
-        if answers is not None:
-            lead = self._lead(candidates, answers, features, naming)
-            if lead is None:
-                return Selection([], True, min(confidence, 0.49), features)
-            candidates.remove(lead)
-            candidates.insert(0, lead)
-        chosen = self._pick(candidates)
+        pool = self._pool(candidates, answers)
+        self._score(question, pool, language, coverage, answers, naming)
+        pool.sort(key=lambda c: -c.score)
+        features = question_features([(c.score, c.features) for c in pool], evidence, unknown_terms, language == "zh")
+        confidence = self.models.answerable.probability(features)
+        features["answerable"] = confidence
+        threshold = self.weights.answerable_threshold
+        if confidence < (self.models.answerable_threshold if threshold is None else threshold):
+            return Selection([], True, confidence, features, pool)
+        chosen = self._pick(pool)
         for part in parts:
-            self._cover(part, candidates, chosen)
+            self._cover(part, pool, chosen)
         for document_id in sorted(sources):
-            self._cite(document_id, candidates, chosen, answers)
-        return Selection(chosen, False, confidence, features)
+            self._cite(document_id, pool, chosen, answers)
+        return Selection(chosen, False, confidence, features, pool)
 
     def _cite(
         self, document_id: str, ranked: list[Candidate], chosen: list[Candidate],
@@ -228,7 +208,7 @@ class ExtractiveAnswerer:
 
     def _cover(self, part: Part, ranked: list[Candidate], chosen: list[Candidate]) -> None:
         """Add the sentence best answering one part of the question when the chosen ones do not answer it."""
-        # The part's own search names the documents that answer it (another guideline, in a cross-document question).
+        # The part's own search names the documents that answer it (another document, in a cross-document question).
         home = part.documents or {c.block.chunk.document_id for c in ranked}
         if any(c.block.chunk.document_id in home and not part.answers(c) and _part_score(part, c) >= self.weights.part_coverage
                for c in chosen):
@@ -243,36 +223,52 @@ class ExtractiveAnswerer:
         if fitting:
             chosen.append(max(fitting, key=lambda c: (_part_score(part, c), c.score)))
 
-    def _lead(
-        self, ranked: list[Candidate], answers: Callable[[Candidate], list[str]], features: dict[str, float],
-        naming: Callable[[Candidate], float] | None = None,
-    ) -> Candidate | None:
-        """The best candidate giving what the question asks for, among those within `lead_ratio` of the best; of
-        those, one naming most of the question's acronyms itself ("COPD", asked about COPD)."""
-        floor = ranked[0].score * self.weights.lead_ratio
-        close = [c for c in ranked if c.score >= floor]
-        fit = [c for c in close if not answers(c)]
-        if not fit:
-            features["lacking"] = len(answers(ranked[0]))
-            return None
-        if naming is not None:
-            named = {id(c): naming(c) for c in fit}
-            most = max(named.values())
-            fit = [c for c in fit if named[id(c)] == most]
-        # Asked how strong a recommendation is, or how something is defined: the recommendation or the definition
-        # itself leads, not the prose around it.
-        # So does the row of a table the question names (its rank and prevalence in the comorbidity table), read
-        # with the table's caption and header. One covering far less of the question is another recommendation
-        # (a graded sentence on ACE inhibitors naming "LVEF ≤40%", asked about digitalis at an ejection fraction
-        # below 40%).
-        floor = self.weights.graded_lead_coverage * fit[0].coverage
-        lead = next(
-            (c for c in fit if (c.graded or c.defining) and c.coverage >= floor
-             or c.keyed and max(c.coverage, c.context_coverage) >= floor),
-            fit[0],
-        )
-        features["lead_rank"] = ranked.index(lead)
-        return lead
+    def _pool(self, candidates: list[Candidate], answers: Callable[[Candidate], list[str]] | None) -> list[Candidate]:
+        """The candidates worth embedding: the lexically best, the best few of each of the first passages, and the
+        best giving all the question asks for."""
+        w = self.weights
+        ranked = sorted(candidates, key=lambda c: -_lexical(c))
+        pool = ranked[: w.semantic_pool]
+        for n in range(1, w.pool_blocks + 1):
+            pool += [c for c in ranked if c.block.n == n and c not in pool][: w.block_pool]
+        if answers is not None:
+            pool += [c for c in ranked if c not in pool and not answers(c)][: w.block_pool * 2]
+        return pool
+
+    def _score(
+        self, question: str, pool: list[Candidate], language: str, coverage: Coverage,
+        answers: Callable[[Candidate], list[str]] | None, naming: Callable[[Candidate], float] | None,
+    ) -> None:
+        """Every pooled candidate's features, and its probability of answering by the sentence model."""
+        own = [c for c in pool if language == "en" and not has_cjk(c.span.text)]
+        main = self._similarities(question, own, self._embedder)
+        multi = self._similarities(question, pool, self._multilingual) if self._multilingual is not None else {}
+        for c in pool:
+            c.semantic = main.get(id(c), multi.get(id(c), 0.0))
+            ranks = c.block.ranks
+            c.features = {
+                "semantic_main": main.get(id(c), 0.0), "semantic_multi": multi.get(id(c), 0.0),
+                "coverage": c.coverage, "context": c.context_coverage,
+                "heading": coverage.of(c.block.chunk.section.split(" > ")[-1]),
+                "fused_rank": reciprocal(c.block.n), "first_block": float(c.block.n == 1),
+                "dense_rank": reciprocal(ranks.get("dense")), "keyword_rank": reciprocal(ranks.get("sparse")),
+                "lacking": float(min(3, len(answers(c)))) if answers is not None else 0.0,
+                "numeric": float(c.numeric), "graded": float(c.graded), "defining": float(c.defining),
+                "keyed": float(c.keyed) + (naming(c) if naming is not None else 0.0),
+                "table_row": float(is_table_title(c.block.chunk.section.split(" > ")[-1])),
+                "other_language": float(has_cjk(c.span.text) != (language == "zh")),
+                "short": float(len(c.span.text) < 60), "first_sentence": float(c.position == 0),
+            }
+            c.score = self.models.sentence.probability(c.features)
+
+    @staticmethod
+    def _similarities(question: str, candidates: list[Candidate], embedder: Embedder) -> dict[int, float]:
+        """Cosine similarity of the question to each candidate sentence, by candidate identity."""
+        if not candidates:
+            return {}
+        vectors = embedder.embed_passages([c.span.text for c in candidates])
+        query = embedder.embed_query(question)
+        return {id(c): float(s) for c, s in zip(candidates, np.asarray(vectors) @ query, strict=True)}
 
     def _candidates(
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, prose: Coverage,
@@ -322,55 +318,6 @@ class ExtractiveAnswerer:
                     keyed=_line_start(block.chunk.text, row.start) in named_row,
                 ))
         return found
-
-    def _score(
-        self, question: str, candidates: list[Candidate], language: str,
-        answers: Callable[[Candidate], list[str]] | None = None,
-    ) -> None:
-        w = self.weights
-        for c in candidates:
-            c.score = (w.coverage * c.coverage + w.context * c.context_coverage + w.prior * c.prior
-                       + w.numeric * c.numeric + w.graded * c.graded + w.defining * c.defining)
-        # The main embedder (English MiniLM by default) compares English sentences with English questions; the
-        # multilingual one, when there is one, a sentence in the other language than the question's (on Chinese
-        # pairs it favoured fluent prose over the list items that answer). Elsewhere the lexical part carries the
-        # whole weight.
-        own = [c for c in candidates if language == "en" and not has_cjk(c.span.text)]
-        across = [c for c in candidates if has_cjk(c.span.text) != (language == "zh")]
-        lexical_only = [c for c in candidates if language == "zh" and has_cjk(c.span.text)]
-        if self._multilingual is None:
-            lexical_only += across
-        else:
-            self._add_semantic(question, across, self._multilingual, w.multilingual_scale, answers)
-        for c in lexical_only:
-            c.score /= 1.0 - w.semantic
-        self._add_semantic(question, own, self._embedder, 1.0)
-        for c in candidates:
-            if has_cjk(c.span.text) != (language == "zh"):
-                # When both languages answer alike, the question's own comes first; more so for a Chinese question,
-                # whose English names come from a few lexicon concepts rather than from its own words.
-                c.score *= w.other_language_zh if language == "zh" else w.other_language
-
-    def _add_semantic(
-        self, question: str, candidates: list[Candidate], embedder: Embedder, scale: float,
-        answers: Callable[[Candidate], list[str]] | None = None,
-    ) -> None:
-        """The embedder's similarity of the question to the lexically best candidates, and to the best of those
-        giving all the question asks for (`answers`; for sentences in the other language, whose words the question
-        reaches only through a few concepts' names: a dose table's row names the drug and its doses, and little of
-        the rest), scaled to the main embedder's range, added with the semantic weight."""
-        w = self.weights
-        ranked = sorted(candidates, key=lambda c: -c.score)
-        pool = ranked[: w.semantic_pool]
-        if answers is not None:
-            pool += [c for c in ranked[w.semantic_pool :] if not answers(c)][: w.semantic_pool]
-        if not pool:
-            return
-        vectors = embedder.embed_passages([c.span.text for c in pool])
-        query = embedder.embed_query(question)
-        for c, similarity in zip(pool, np.asarray(vectors) @ query, strict=True):
-            c.semantic = float(similarity) * scale
-            c.score += w.semantic * max(0.0, c.semantic)
 
     def _pick(self, ranked: list[Candidate]) -> list[Candidate]:
         w = self.weights
@@ -476,7 +423,6 @@ def _redundant(a: Candidate, b: Candidate) -> bool:
     return bool(union) and len(grams_a & grams_b) / len(union) > 0.6
 
 
-def _confidence(best: float, evidence: float, threshold: float, coverage_min: float) -> float:
-    """A 0..1 confidence: how far the best sentence and the evidence coverage clear their thresholds (0.5 = at)."""
-    margin = min(best / max(threshold, 1e-6), evidence / max(coverage_min, 1e-6))
-    return float(max(0.0, min(1.0, 0.5 * margin)))
+def _lexical(candidate: Candidate) -> float:
+    """A cheap first ranking, before embedding: coverage alone and in context, and the passage's rank."""
+    return 0.3 * candidate.coverage + 0.2 * candidate.context_coverage + 0.1 / candidate.block.n

@@ -22,12 +22,19 @@ from workspace_app.answer.citations import Verification, verify_citations, verif
 from workspace_app.answer.document_names import without_document_names
 from workspace_app.answer.evidence import EvidenceGatherer
 from workspace_app.answer.export import chat_markdown, notes_markdown
-from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer
+from workspace_app.answer.extractive import Candidate, ExtractiveAnswerer, ExtractiveWeights, Selection
 from workspace_app.answer.grade_notes import stated_grading
 from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.markers import normalize_markers, strip_markers, with_markers
 from workspace_app.answer.mentions import EntityPassage, entity_passages, passage_citation
-from workspace_app.answer.phrases import UNSUPPORTED_NOTES, disclaimer_text, is_refusal, quoted_in_text, refusal_text
+from workspace_app.answer.phrases import (
+    UNSUPPORTED_NOTES,
+    disclaimer_text,
+    is_refusal,
+    partial_text,
+    quoted_in_text,
+    refusal_text,
+)
 from workspace_app.answer.reading import QuestionReader
 from workspace_app.answer.sources import EvidenceSource
 from workspace_app.config import Settings
@@ -77,7 +84,9 @@ class AnswerService:
         self.chats = chats
         self.notes = notes
         # The multilingual embedder (when configured) compares a question with sentences of the other language.
-        self.extractive = ExtractiveAnswerer(embedder, multilingual=multilingual)
+        self.extractive = ExtractiveAnswerer(embedder, _weights(settings), multilingual=multilingual)
+        confident = settings.answers.confident_threshold
+        self.confident_threshold = self.extractive.models.confident_threshold if confident is None else confident
         # The other language's names of what a text mentions (the graph lexicon), for cross-language answers.
         self.reader = QuestionReader(
             catalog, AnswerabilityRules(), translator.other_language if translator else None,
@@ -150,20 +159,25 @@ class AnswerService:
         timings["rewrite"] = _ms(started)
         return rewritten
 
-    def evidence_scores(self, workspace: str, question: str, documents: Sequence[str] | None = None) -> dict[str, float]:
-        """What the extractive answerer's refusal rests on for this question (for calibration)."""
+    def explain(self, workspace: str, question: str, documents: Sequence[str] | None = None, mode: str = "hybrid") -> Selection:
+        """What the extractive answerer reads and decides for a question: its scored pool, the question's features
+        and the answerability probability (`bench.fit_answers` fits the scoring models on these)."""
         question = _clean_question(question)
         scope = answer_scope(self.catalog, workspace, documents)
-        language = detect_language(question)
-        blocks, _, part_documents = self.evidence.gather(question, scope, {})
-        reading = self.reader.read(question, scope, blocks, part_documents)
-        selection = self.extractive.select(
+        blocks, _, part_documents = self.evidence.gather(question, scope, {}, mode)
+        return self._select(question, blocks, detect_language(question), scope, part_documents)
+
+    def _select(
+        self, question: str, blocks: list[EvidenceBlock], language: str, scope: Scope,
+        part_documents: dict[str, frozenset[str]], shared_case: bool = False,
+    ) -> Selection:
+        """The question read against the scope, and the extractive answerer's choice from its evidence."""
+        reading = self.reader.read(question, scope, blocks, part_documents, shared_case=shared_case)
+        return self.extractive.select(
             question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
             reading.contrary, reading.sources, reading.naming, reading.short_forms,
+            len(reading.needs.absent) + len(reading.needs.unknown),
         )
-        weights = self.extractive.weights
-        threshold = weights.refuse_below_zh if language == "zh" else weights.refuse_below
-        return {**selection.features, "threshold": threshold, "refused": float(selection.refused)}
 
     # The extractive answerer
 
@@ -179,13 +193,7 @@ class AnswerService:
             verification = verify_sentences(sentences, part_blocks, None, language)
             return self._assemble(question, verification, part_blocks, language, confidence, timings, "\n\n", True)
         started = time.perf_counter()
-        reading = self.reader.read(standalone, scope, blocks, part_documents)
-        timings["weights"] = _ms(started)
-        started = time.perf_counter()
-        selection = self.extractive.select(
-            standalone, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-            reading.contrary, reading.sources, reading.naming, reading.short_forms,
-        )
+        selection = self._select(standalone, blocks, language, scope, part_documents)
         timings["answer"] = _ms(started)
         if selection.refused:
             return self._refusal(question, language, selection.confidence, "extractive")
@@ -222,11 +230,7 @@ class AnswerService:
             asked, previous = (asked if names_a_subject(asked) else f"{previous} {asked}".strip()), asked
             within = scope.narrowed([document_id]) if document_id else scope
             own, _, part_documents = self.evidence.gather(asked, within, {}, mode)
-            reading = self.reader.read(asked, within, own, part_documents, shared_case=True)
-            selection = self.extractive.select(
-                asked, own, language, reading.idf, reading.lacking, reading.parts, reading.translations,
-                reading.contrary, reading.sources, reading.naming, reading.short_forms,
-            )
+            selection = self._select(asked, own, language, within, part_documents, shared_case=True)
             if selection.refused:
                 return None
             offset = len(blocks)
@@ -305,10 +309,12 @@ class AnswerService:
             if first is not None:
                 i, other = first
                 lines[i] = f"{quoted_in_text(language, other)} {lines[i]}"
+        confident = confidence >= self.confident_threshold and verification.grounded
         return Answer(
             question=question, text=joiner.join(lines), citations=citations, grounded=verification.grounded,
             refused=False, confidence=round(confidence, 4), language=language, disclaimer=disclaimer_text(language),
             unsupported=verification.unsupported,
+            support="confident" if confident else "partial", support_note="" if confident else partial_text(language),
         )
 
     def _citation(self, n: int, block: EvidenceBlock, quote: str, start: int, score: float) -> Citation:
@@ -329,6 +335,7 @@ class AnswerService:
         return Answer(
             question=question, text=refusal_text(language), citations=[], grounded=True, refused=True,
             confidence=round(confidence, 4), language=language, disclaimer=disclaimer_text(language), answerer=answerer,
+            support="none",
         )
 
     # The cited page
@@ -455,6 +462,15 @@ class AnswerService:
         if found is None:
             raise NoteNotFoundError("This note no longer exists.")
         return found
+
+
+def _weights(settings: Settings) -> ExtractiveWeights:
+    """The extractive answerer's tunables from the answers settings."""
+    answers = settings.answers
+    return ExtractiveWeights(
+        semantic_pool=answers.scored_sentences, max_sentences=answers.max_sentences,
+        answerable_threshold=answers.answerable_threshold,
+    )
 
 
 def _quoted(candidate: Candidate, offset: int = 0) -> str:

@@ -1,0 +1,62 @@
+"""The fitted scoring models: fitting, storing and the shipped files."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from workspace_app.answer.scoring import (
+    ANSWERABLE_FEATURES,
+    SENTENCE_FEATURES,
+    LogisticModel,
+    ScoringModels,
+    fit_logistic,
+)
+
+
+def _rows(n: int, seed: int = 7) -> tuple[list[dict[str, float]], list[int]]:
+    """Rows whose label depends on `signal` (with noise) and not at all on `noise`."""
+    rng = random.Random(seed)
+    rows, labels = [], []
+    for _ in range(n):
+        signal, noise = rng.gauss(0, 1), rng.gauss(5, 3)
+        rows.append({"signal": signal, "noise": noise})
+        labels.append(int(signal + rng.gauss(0, 0.5) > 0.3))
+    return rows, labels
+
+
+def test_fit_finds_the_signal_and_ignores_the_noise() -> None:
+    rows, labels = _rows(2000)
+    model = fit_logistic(rows, labels, ("signal", "noise"), l2=1.0)
+    signal, noise = model.weights
+    assert signal > 2.0 and abs(noise) < 0.3
+    assert model.probability({"signal": 2.0, "noise": 5.0}) > 0.9
+    assert model.probability({"signal": -2.0, "noise": 5.0}) < 0.1
+    held, held_labels = _rows(500, seed=11)
+    right = sum((model.probability(r) >= 0.5) == bool(y) for r, y in zip(held, held_labels, strict=True))
+    assert right / len(held) > 0.85
+
+
+def test_a_constant_feature_gets_no_weight_and_missing_features_count_as_zero() -> None:
+    rows, labels = _rows(500)
+    model = fit_logistic([{**r, "constant": 1.0} for r in rows], labels, ("signal", "constant"))
+    assert model.weights[1] == 0.0
+    assert model.probability({}) == model.probability({"signal": 0.0, "constant": 0.0})
+
+
+def test_models_round_trip_through_their_files(tmp_path: Path) -> None:
+    rows, labels = _rows(300)
+    model = fit_logistic(rows, labels, ("signal", "noise"))
+    ScoringModels(model, model).save(tmp_path)
+    again = ScoringModels.load(tmp_path)
+    assert isinstance(again.sentence, LogisticModel)
+    for row in rows[:20]:
+        assert abs(again.answerable.probability(row) - model.probability(row)) < 1e-4
+
+
+def test_the_shipped_models_read_the_features_the_answerer_computes() -> None:
+    shipped = ScoringModels.load()
+    assert shipped.sentence.features == SENTENCE_FEATURES
+    assert shipped.answerable.features == ANSWERABLE_FEATURES
+    # Fitted, not hand-set: standardised by the fit data's own spread.
+    assert any(scale != 1.0 for scale in shipped.sentence.scales)

@@ -1,0 +1,153 @@
+"""Fitted scoring: which evidence sentence answers a question, and whether the evidence answers it at all.
+
+Two small logistic models over general signals, fitted on large public QA sets ingested as workspaces (COVID-QA,
+CMRC 2018, PubMedQA, with unanswerable rows made by removing a question's source) by `python -m bench.fit_answers`,
+which writes the JSON files beside this module:
+
+- `sentence.json`: P(a candidate sentence answers the question) from its similarity to the question (both
+  embedders), the IDF-weighted share of the question it covers (alone, with its neighbours, in its heading), the
+  ranks of its passage in retrieval (fused, dense, keyword), what it lacks of what the question asks for, and its
+  kind (table row, other language, length);
+- `answerable.json`: P(the sources answer the question) from the best candidates' probabilities and the
+  evidence's coverage of the question.
+
+No weight here is set by hand: refitting replaces both files, and the thresholds that act on the probabilities
+are Settings (`WORKSPACE_ANSWERS__*`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FITTED = Path(__file__).with_name("fitted")
+SENTENCE_FEATURES = (
+    "semantic_main", "semantic_multi", "coverage", "context", "heading", "fused_rank", "first_block",
+    "dense_rank", "keyword_rank", "lacking", "numeric", "graded", "defining", "keyed", "table_row",
+    "other_language", "short", "first_sentence",
+)
+ANSWERABLE_FEATURES = (
+    "best", "second", "best_semantic", "best_coverage", "evidence_coverage", "lead_lacking", "fit_share",
+    "unknown_terms", "zh",
+)
+
+
+@dataclass(frozen=True)
+class LogisticModel:
+    """A logistic model over named features, standardised by the fitted means and scales."""
+
+    features: tuple[str, ...]
+    weights: tuple[float, ...]
+    bias: float
+    means: tuple[float, ...]
+    scales: tuple[float, ...]
+
+    def probability(self, values: Mapping[str, float]) -> float:
+        """P(positive) for one row of named feature values (a missing feature counts as 0)."""
+        z = self.bias
+        for name, w, mean, scale in zip(self.features, self.weights, self.means, self.scales, strict=True):
+            z += w * (float(values.get(name, 0.0)) - mean) / scale
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def to_json(self) -> dict[str, object]:
+        """The model as stored on disk."""
+        return {
+            "features": list(self.features), "weights": [round(w, 6) for w in self.weights], "bias": round(self.bias, 6),
+            "means": [round(m, 6) for m in self.means], "scales": [round(s, 6) for s in self.scales],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LogisticModel:
+        """Rebuild a stored model."""
+        def floats(key: str) -> tuple[float, ...]:
+            return tuple(float(x) for x in data[key])
+
+        return cls(tuple(str(f) for f in data["features"]), floats("weights"), float(data["bias"]),
+                   floats("means"), floats("scales"))
+
+
+def fit_logistic(
+    rows: Sequence[Mapping[str, float]], labels: Sequence[int], features: Sequence[str], l2: float = 1.0,
+    iterations: int = 50,
+) -> LogisticModel:
+    """Fit by Newton's method with an L2 penalty on standardised features (the intercept is not penalised)."""
+    x = np.array([[float(r.get(f, 0.0)) for f in features] for r in rows], dtype=float)
+    y = np.asarray(labels, dtype=float)
+    means = x.mean(axis=0)
+    scales = x.std(axis=0)
+    scales[scales < 1e-9] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - means) / scales])
+    beta = np.zeros(z.shape[1])
+    penalty = np.full(z.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(z @ beta, -30, 30)))
+        gradient = z.T @ (p - y) + penalty * beta
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return LogisticModel(tuple(features), tuple(float(b) for b in beta[1:]), float(beta[0]),
+                         tuple(float(m) for m in means), tuple(float(s) for s in scales))
+
+
+@dataclass(frozen=True)
+class ScoringModels:
+    """The sentence model and the answerability model, with the thresholds fitted beside them: refuse below
+    `answerable_threshold`; an answer at or above `confident_threshold` is marked confident."""
+
+    sentence: LogisticModel
+    answerable: LogisticModel
+    answerable_threshold: float = 0.5
+    confident_threshold: float = 0.8
+
+    @classmethod
+    def load(cls, folder: Path = FITTED) -> ScoringModels:
+        """The fitted models in `folder` (the shipped ones by default)."""
+        sentence = json.loads((folder / "sentence.json").read_text(encoding="utf-8"))
+        answerable = json.loads((folder / "answerable.json").read_text(encoding="utf-8"))
+        chosen = answerable.get("thresholds", {})
+        return cls(
+            LogisticModel.from_json(sentence), LogisticModel.from_json(answerable),
+            float(chosen.get("answerable", 0.5)), float(chosen.get("confident", 0.8)),
+        )
+
+    def save(self, folder: Path = FITTED) -> None:
+        """Write both models (`bench.fit_answers`)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        thresholds = {"answerable": self.answerable_threshold, "confident": self.confident_threshold}
+        files = (("sentence.json", self.sentence.to_json()), ("answerable.json", {**self.answerable.to_json(), "thresholds": thresholds}))
+        for name, data in files:
+            (folder / name).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def question_features(
+    pool: Sequence[tuple[float, Mapping[str, float]]], evidence: float, unknown_terms: int, zh: bool
+) -> dict[str, float]:
+    """What the answerability model reads of a question: its pool's (probability, features) pairs, best first, the
+    evidence's coverage of the question, how many of its specific terms the workspace never uses, its language."""
+    top = pool[:5]
+    return {
+        "best": pool[0][0], "second": pool[1][0] if len(pool) > 1 else 0.0,
+        "best_semantic": max(_semantic(f) for _, f in top), "best_coverage": max(f.get("coverage", 0.0) for _, f in top),
+        "evidence_coverage": evidence, "lead_lacking": pool[0][1].get("lacking", 0.0),
+        "fit_share": sum(f.get("lacking", 0.0) == 0 for _, f in top) / len(top),
+        "unknown_terms": float(min(3, unknown_terms)), "zh": float(zh),
+    }
+
+
+def _semantic(features: Mapping[str, float]) -> float:
+    """The main embedder's similarity where it was computed (English pairs), else the multilingual one's."""
+    return features.get("semantic_main") or features.get("semantic_multi", 0.0)
+
+
+def reciprocal(rank: int | None) -> float:
+    """1/rank, 0 when not ranked."""
+    return 1.0 / rank if rank else 0.0
