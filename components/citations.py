@@ -57,6 +57,8 @@ def citation_tooltip(citation: Citation) -> str:
 
 def render_answer(answer: Answer, *, key: str, can_save: bool = True) -> AnswerAction | None:
     """The answer text, chips, the citation list in an expander, the disclaimer and 'Save to notes'."""
+    if answer.support_note:
+        st.info(escape_markdown(answer.support_note), icon=":material/rule:")
     st.markdown(escape_answer(answer.text))
     if not answer.grounded:
         st.warning(

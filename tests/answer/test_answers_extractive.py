@@ -99,7 +99,8 @@ def test_answer_json_has_the_public_shape(app: App) -> None:
     answer = app.answers.ask("Dev", "What proportion of Medicare beneficiaries live with two or more chronic conditions?")
     data = answer.to_json()
     assert list(data) == [
-        "question", "answer", "refused", "grounded", "confidence", "language", "citations", "mode", "entities", "timings_ms",
+        "question", "answer", "refused", "grounded", "confidence", "support", "support_note", "language", "citations",
+        "mode", "entities", "timings_ms",
     ]
     assert data["mode"] == "naive" and isinstance(data["entities"], list)
     citation = data["citations"][0]

@@ -196,6 +196,7 @@ def _assemble(
         confidence=guideline.confidence if guideline else 0.0, language=language,
         disclaimer=guideline.disclaimer if guideline else "", answerer="extractive",
         standalone_question=guideline.standalone_question if guideline else None,
+        support=guideline.support if guideline else "partial", support_note=guideline.support_note if guideline else "",
     )
 
 

@@ -24,6 +24,10 @@ UNSUPPORTED_NOTES = {
     "zh": "（此句未能在所引资料中得到验证）",
     "en": "(not verified against the cited source)",
 }
+PARTIAL_NOTES = {
+    "zh": "资料只部分涵盖这个问题：请对照所引原文核实。",
+    "en": "The sources only partly cover this question: check the cited passages before relying on the answer.",
+}
 
 
 QUOTED_IN = {
@@ -48,6 +52,11 @@ def refusal_text(language: str) -> str:
 def disclaimer_text(language: str) -> str:
     """The short medical disclaimer shown under every answer."""
     return DISCLAIMERS.get(language, DISCLAIMERS["en"])
+
+
+def partial_text(language: str) -> str:
+    """What an answer the sources only partly support says before its sentences."""
+    return PARTIAL_NOTES.get(language, PARTIAL_NOTES["en"])
 
 
 def is_refusal(text: str) -> bool:

@@ -138,12 +138,17 @@ class Answer:
     unsupported: list[str] = field(default_factory=list)
     documents: list[str] | None = None
     entities: list[EntityRef] = field(default_factory=list)
+    # How well the sources support the answer: "confident", "partial" (the answer says the sources only partly
+    # cover the question) or "none" (a refusal).
+    support: str = "confident"
+    support_note: str = ""  # said with a partly supported answer, in the question's language
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON shape of `workspace-app ask --json`."""
         return {
             "question": self.question, "answer": self.text, "refused": self.refused, "grounded": self.grounded,
-            "confidence": round(self.confidence, 4), "language": self.language,
+            "confidence": round(self.confidence, 4), "support": self.support, "support_note": self.support_note,
+            "language": self.language,
             "citations": [c.to_json() for c in self.citations], "mode": self.mode,
             "entities": [e.to_json() for e in self.entities],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
@@ -169,6 +174,8 @@ class Answer:
             answerer=data.get("answerer", "extractive"), mode=data.get("mode", "naive"),
             standalone_question=data.get("standalone_question"), unsupported=list(data.get("unsupported", [])),
             documents=data.get("documents"), entities=[EntityRef.from_json(e) for e in data.get("entities", [])],
+            support=str(data.get("support", "none" if data["refused"] else "confident")),
+            support_note=str(data.get("support_note", "")),
         )
 
 

@@ -2,7 +2,7 @@
 
 An answer carries seed 001's fields (`answer`, `evidences[{id, guideline_id, guideline_title, year, section_id,
 section_title, page_range}]`, one per guideline-level citation) next to ours (`citations` with quotes, rects and class/level of recommendation,
-`refused`, `grounded`, `confidence`, `language`, `entities`, `disclaimer`, `timings_ms`).
+`refused`, `grounded`, `confidence`, `support` with its `support_note`, `language`, `entities`, `disclaimer`, `timings_ms`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def sources_text(answer: Answer) -> str:
 
 def chat_reply_text(answer: Answer) -> str:
     """The whole reply of the OpenAI-compatible endpoint: the answer with its `[n]`, sources, disclaimer."""
-    parts = [answer.text, sources_text(answer), answer.disclaimer]
+    parts = [answer.support_note, answer.text, sources_text(answer), answer.disclaimer]
     return "\n\n".join(part for part in parts if part)
 
 
