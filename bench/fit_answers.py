@@ -1,0 +1,258 @@
+"""Fit the answer scoring models (workspace_app/answer/scoring.py) on the large sets' fit part; report the rest.
+
+    .venv/bin/python -m bench.fit_answers                 # collect, fit, write workspace_app/answer/fitted/*.json
+    .venv/bin/python -m bench.fit_answers --report-only   # the held-back figures of the shipped models
+
+For each set of bench.large_sets (COVID-QA, CMRC 2018 dev, PubMedQA) and the guideline dev rows (their tuning
+part only; bench.common.questions' held-back rule), every question of the fit part is read by
+`app.answers.explain`: the pool of scored candidate sentences with their features, and the question's features.
+A candidate is positive when it holds a gold answer (its sentence contains one; for sets without answer spans,
+its passage is in the gold document on a gold page). A question is positive when it is answerable (its source is
+in the workspace). Two logistic models are fitted on these rows, each set weighing the same; the held-back part
+of every set is then asked with `app.answers.ask` and reported: first citation on a passage holding the gold
+answer, refusal recall, false refusals, and the share of confident answers that are right
+(bench/results/fit_answers.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bench.common import CACHE_DIR, DEV_DOCS, EVAL_DIR, RESULTS_DIR, CachedWorkspace, load_jsonl, log
+from bench.common.questions import is_held_back
+from bench.large_sets import SETS, materialise, workspace
+
+FEATURES = CACHE_DIR / "fit-features.json"
+
+
+def norm(text: str) -> str:
+    """NFKC, case-folded, without whitespace (gold answers and passages are compared so)."""
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def gold_passage(row: dict[str, Any], document: str, pages: tuple[int, int], text: str) -> bool:
+    """Whether a passage (its document, page span and text) holds the row's gold answer."""
+    if row.get("answers"):
+        return document == row["doc"] and any(norm(a) in norm(text) for a in row["answers"])
+    if document != row.get("doc"):
+        return False
+    gold = row.get("pages") or []
+    return not gold or any(pages[0] <= p <= pages[1] for p in gold)
+
+
+def positive(row: dict[str, Any], candidate: Any) -> bool:
+    """Whether a candidate sentence answers the row (its own words when the row has answer spans)."""
+    chunk = candidate.block.chunk
+    if row.get("answers"):
+        sentence = norm(candidate.span.text)
+        return candidate.block.document_name == row["doc"] and any(
+            norm(a) in sentence or (len(norm(a)) > 60 and sentence in norm(a)) for a in row["answers"]
+        )
+    return gold_passage(row, candidate.block.document_name, (chunk.page_start, chunk.page_end), chunk.text)
+
+
+def dev_rows() -> list[dict[str, Any]]:
+    """The guideline dev rows in the eval format (single-document answerable and unanswerable ones)."""
+    rows = []
+    for name in ("guidelines_dev.jsonl", "guidelines_dev_more.jsonl", "guidelines_dev_xling.jsonl"):
+        for r in load_jsonl(EVAL_DIR / name):
+            if r["kind"] == "cross_doc":
+                continue
+            rows.append({
+                "id": r["id"], "question": r["question"], "lang": r["lang"], "set": "dev",
+                "answerable": r["kind"] != "unanswerable", "doc": r.get("doc") or None, "pages": r.get("pages") or [],
+                "split": "held" if is_held_back(r["id"]) else "fit",
+            })
+    return rows
+
+
+def sets(names: Iterable[str]) -> Iterable[tuple[str, Any, list[dict[str, Any]]]]:
+    """(name, opened app, rows) for every set asked for."""
+    for name in names:
+        rows = dev_rows() if name == "dev" else load_jsonl(materialise(name)[1])
+        yield name, workspace(name).app, rows
+
+
+def collect(app: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each question's scored pool as plain data: every candidate's features, whether its sentence holds a gold
+    answer and whether its passage does, and what the answerability model reads besides the pool."""
+    read = []
+    for row in rows:
+        selection = app.answers.explain(CachedWorkspace.WORKSPACE, row["question"])
+        pool = [c for c in selection.pool if c.features]
+        if not pool:
+            read.append({"answerable": int(row["answerable"]), "split": row["split"], "pool": []})
+            continue
+        chunk = lambda c: (c.block.document_name, (c.block.chunk.page_start, c.block.chunk.page_end), c.block.chunk.text)
+        read.append({
+            "answerable": int(row["answerable"]), "split": row["split"],
+            "evidence": selection.features["evidence_coverage"], "unknown": selection.features["unknown_terms"],
+            "zh": bool(selection.features["zh"]),
+            "pool": [
+                [c.features, int(row["answerable"] and positive(row, c)),
+                 int(bool(row["answerable"]) and gold_passage(row, *chunk(c)))]
+                for c in pool
+            ],
+        })
+    return read
+
+
+def rescored(model: Any, question: dict[str, Any]) -> list[tuple[float, dict[str, float], int]]:
+    """The question's pool under a sentence model, best first: (probability, features, passage right)."""
+    return sorted(((model.probability(f), f, right) for f, _, right in question["pool"]), key=lambda x: -x[0])
+
+
+def answerable_rows(model: Any, questions: list[dict[str, Any]]) -> list[tuple[dict[str, float], int, int]]:
+    """(question features, answerable, lead's passage right) under a sentence model, as the answerer reads them."""
+    from workspace_app.answer.scoring import question_features
+
+    rows = []
+    for q in questions:
+        if q["pool"]:
+            pool = rescored(model, q)
+            features = question_features([(p, f) for p, f, _ in pool], q["evidence"], int(q["unknown"]), q["zh"])
+            rows.append((features, q["answerable"], pool[0][2]))
+    return rows
+
+
+def thresholds(probabilities: list[tuple[float, int, int]], max_false_refusals: float, precision: float) -> tuple[float, float]:
+    """The refusal threshold (most unanswerable rows refused with at most `max_false_refusals` of the answerable
+    ones) and the confident threshold (the lowest at which answered rows' leads are right at `precision`), from
+    (probability, answerable, lead right) rows."""
+    answerable = [p for p, a, _ in probabilities if a]
+    unanswerable = [p for p, a, _ in probabilities if not a]
+    best, refuse = -1.0, 0.5
+    for step in range(1, 100):
+        t = step / 100
+        false = sum(p < t for p in answerable) / max(1, len(answerable))
+        recall = sum(p < t for p in unanswerable) / max(1, len(unanswerable))
+        if false <= max_false_refusals and recall - false > best:
+            best, refuse = recall - false, t
+    confident = 0.99
+    for step in range(int(refuse * 100), 100):
+        t = step / 100
+        kept = [right for p, a, right in probabilities if p >= t]
+        if kept and sum(kept) / len(kept) >= precision:
+            confident = t
+            break
+    return refuse, confident
+
+
+def simulate(sentence: Any, answerable: Any, questions: list[dict[str, Any]], refuse: float, confident: float) -> dict[str, Any]:
+    """Figures of the fitted models on collected questions, without asking again: the lead's passage as the first
+    citation (an ask also verifies, covers parts and names sources; the real figures come from `report`)."""
+    rows = answerable_rows(sentence, questions)
+    probabilities = [(answerable.probability(f), a, right) for f, a, right in rows]
+    ans = [(p, right) for p, a, right in probabilities if a]
+    una = [p for p, a, _ in probabilities if not a]
+    answered = [(p, right) for p, a, right in probabilities if p >= refuse]
+    sure = [right for p, right in answered if p >= confident]
+    none = sum(q["answerable"] and not q["pool"] for q in questions)
+    return {
+        "first_citation": round(sum(right for p, right in ans if p >= refuse) / max(1, len(ans) + none), 3),
+        "lead_right_any_threshold": round(sum(right for _, right in ans) / max(1, len(ans) + none), 3),
+        "refusal_recall": round(sum(p < refuse for p in una) / max(1, len(una)), 3),
+        "false_refusals": round((sum(p < refuse for p, _ in ans) + none) / max(1, len(ans) + none), 3),
+        "confident_right": round(sum(sure) / max(1, len(sure)), 3), "confident_share": round(len(sure) / max(1, len(answered)), 3),
+    }
+
+
+def report(app: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Held-back figures from real asks, judged by the product's own evaluation (workspace-app eval), with the
+    share of answerable questions whose search rank 1 holds the gold (what citing search alone would score)."""
+    from workspace_app.evaluation.metrics import summarize
+    from workspace_app.evaluation.questions import parse_question
+    from workspace_app.evaluation.runner import Evaluator
+
+    questions = [parse_question(row, i) for i, row in enumerate(rows, start=1)]
+    started = time.perf_counter()
+    results = list(Evaluator(app).run(CachedWorkspace.WORKSPACE, questions, mode="hybrid"))
+    figures = summarize(results).to_json()["overall"]
+    flat = {name: figure["value"] for name, figure in figures.items() if isinstance(figure, dict) and "value" in figure}
+    return {"answerable": sum(r.answerable for r in results), "unanswerable": sum(not r.answerable for r in results),
+            **flat, "ask_s": round(time.perf_counter() - started, 1)}
+
+
+def balanced(groups: dict[str, list[Any]]) -> list[Any]:
+    """Every set's items repeated up to the largest set's count (so each set weighs the same)."""
+    largest = max(len(g) for g in groups.values() if g)
+    return [item for group in groups.values() if group for item in group * max(1, round(largest / len(group)))]
+
+
+def main() -> None:
+    from workspace_app.answer.scoring import ANSWERABLE_FEATURES, SENTENCE_FEATURES, ScoringModels, fit_logistic
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", default=",".join((*SETS, "dev")))
+    parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--limit", type=int, default=0, help="at most this many rows per set (half of them for the held-back asks), evenly spread (quicker runs)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "fit_answers.json")
+    parser.add_argument("--reuse-features", action="store_true", help=f"fit on the rows of the last collection ({FEATURES.name})")
+    parser.add_argument("--dry-run", action="store_true", help="fit and simulate, but neither write the models nor ask")
+    parser.add_argument("--max-false-refusals", type=float, default=0.08, help="on the fit part, when choosing the refusal threshold")
+    parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
+    parser.add_argument("--without", type=lambda text: set(text.split(",")), default=set(),
+                        help="features left out of both models (an ablation: does a rule-made feature earn its place?)")
+    args = parser.parse_args()
+    names = args.sets.split(",")
+    opened = list(sets(names))
+
+    def cut(rows: list[dict[str, Any]], limit: int = args.limit) -> list[dict[str, Any]]:
+        """Every k-th row, to at most `limit` (the rows are in document order: a stride keeps every part of a set)."""
+        return rows[:: -(-len(rows) // limit)] if limit and rows else rows
+
+    results: dict[str, Any] = {"sets": names, "dev_documents": list(DEV_DOCS)}
+    if not args.report_only:
+        if args.reuse_features and FEATURES.exists():
+            read = json.loads(FEATURES.read_text(encoding="utf-8"))
+        else:
+            read = {}
+            for name, app, rows in opened:
+                log(f"[{name}] reading {len(cut(rows))} questions (fit and held-back parts)")
+                read[name] = collect(app, cut(rows))
+            FEATURES.write_text(json.dumps(read), encoding="utf-8")
+        fit = {name: [q for q in qs if q["split"] == "fit"] for name, qs in read.items()}
+        held = {name: [q for q in qs if q["split"] == "held"] for name, qs in read.items()}
+        candidates = balanced({n: [(f, label) for q in qs for f, label, _ in q["pool"]] for n, qs in fit.items()})
+        sentence = fit_logistic([f for f, _ in candidates], [y for _, y in candidates],
+                                [f for f in SENTENCE_FEATURES if f not in args.without])
+        questions = balanced({n: answerable_rows(sentence, qs) for n, qs in fit.items()})
+        answerable = fit_logistic([f for f, _, _ in questions], [a for _, a, _ in questions],
+                                  [f for f in ANSWERABLE_FEATURES if f not in args.without])
+        refuse, confident = thresholds([(answerable.probability(f), a, r) for f, a, r in questions],
+                                       args.max_false_refusals, args.precision)
+        models = ScoringModels(sentence, answerable, refuse, confident)
+        if not args.dry_run:
+            models.save()
+        results.update(
+            without=sorted(args.without), thresholds={"answerable": refuse, "confident": confident},
+            fit_rows={n: {"questions": len(qs), "candidates": sum(len(q["pool"]) for q in qs)} for n, qs in fit.items()},
+            simulated={"fit": {n: simulate(sentence, answerable, qs, refuse, confident) for n, qs in fit.items()},
+                       "held": {n: simulate(sentence, answerable, qs, refuse, confident) for n, qs in held.items()}},
+            models={"sentence": sentence.to_json(), "answerable": answerable.to_json()},
+        )
+        print(json.dumps({"thresholds": results["thresholds"], "simulated": results["simulated"]}, indent=1))
+        if args.dry_run:
+            return
+        for name, app, _ in opened:
+            app.answers.extractive.models = models
+            app.answers.extractive.weights = replace(app.answers.extractive.weights, answerable_threshold=refuse)
+            app.answers.confident_threshold = confident
+    results["held_back"] = {}
+    for name, app, rows in opened:
+        log(f"[{name}] asking the held-back part")
+        results["held_back"][name] = report(app, cut([r for r in rows if r["split"] == "held"], args.limit // 2))
+        log(f"[{name}] {results['held_back'][name]}")
+    args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps(results["held_back"], indent=1))
+
+
+if __name__ == "__main__":
+    main()

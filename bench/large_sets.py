@@ -1,0 +1,174 @@
+"""Large public QA sets as workspaces: questions no rule can be fitted to, with unanswerable rows made by removal.
+
+    .venv/bin/python -m bench.large_sets build covidqa      # ingest once into bench/.cache/large-covidqa/
+    .venv/bin/python -m bench.large_sets questions covidqa  # -> the question file's path (workspace-app eval format)
+
+Sets (see ../shared/STACK.md for how to fetch them; the JSON files go in bench/.cache/large-sources/):
+- `covidqa`: deepset-ai/COVID-QA `data/question-answering/200423_covidQA.json` (1,380 English questions over 98
+  scientific articles, Apache-2.0) -> `covidqa.json`; one text file per article.
+- `cmrc`: ymcui/cmrc2018 `squad-style-data/cmrc2018_dev.json` (~3.2k Chinese questions over 848 Wikipedia
+  paragraphs, CC BY-SA 4.0) -> `cmrc_dev.json`; eight paragraphs a Markdown file, each under its title.
+- `pubmedqa`: ../shared/eval's PubMedQA files: the gold abstracts of the first 300 dev queries.
+
+Every document falls in one of ten buckets by a hash of its name. Buckets 0 and 1 are left out of the workspace:
+their questions are asked there as unanswerable rows (the workspace holds their topical neighbours, not their
+source). Even buckets are the fit part (scoring models are fitted on it: `python -m bench.fit_answers`), odd
+buckets the held-back part that is reported. A question is right when the first citation's passage is in its
+document and holds one of its gold answers (PubMedQA: is in its abstract).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    CACHE_DIR,
+    EVAL_DIR,
+    CachedWorkspace,
+    bench_settings,
+    dev_inputs,
+    ingest_sources,
+    load_jsonl,
+    log,
+    open_app,
+)
+from bench.common.fingerprint import embedding_fingerprint
+
+SOURCES = CACHE_DIR / "large-sources"
+SETS = ("covidqa", "cmrc", "pubmedqa")
+REMOVED = {0, 1}
+CMRC_GROUP = 8
+CMRC_QUESTIONS = 1600  # every other question of the dev set keeps asking time near COVID-QA's
+PUBMEDQA_DOCUMENTS = 300
+
+
+def bucket(name: str) -> int:
+    """The document's bucket, 0..9, by a stable hash of its name."""
+    return int(hashlib.sha1(name.encode("utf-8")).hexdigest(), 16) % 10
+
+
+def split_of(name: str) -> str:
+    """'fit' (even buckets) or 'held' (odd ones)."""
+    return "fit" if bucket(name) % 2 == 0 else "held"
+
+
+def _covidqa() -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
+    data = json.loads((SOURCES / "covidqa.json").read_text(encoding="utf-8"))["data"]
+    for i, article in enumerate(data):
+        for paragraph in article["paragraphs"]:
+            qas = [
+                {"id": f"covidqa-{qa['id']}", "question": qa["question"], "lang": "en",
+                 "answers": sorted({a["text"].strip() for a in qa["answers"] if a["text"].strip()})}
+                for qa in paragraph["qas"] if not qa.get("is_impossible")
+            ]
+            yield f"covid-{i:03d}.txt", paragraph["context"], qas
+
+
+def _cmrc() -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
+    data = json.loads((SOURCES / "cmrc_dev.json").read_text(encoding="utf-8"))["data"]
+    for start in range(0, len(data), CMRC_GROUP):
+        group = data[start : start + CMRC_GROUP]
+        texts, qas = [], []
+        for article in group:
+            for paragraph in article["paragraphs"]:
+                texts.append(f"# {article.get('title') or '段落'}\n\n{paragraph['context']}")
+                for qa in paragraph["qas"]:
+                    number = int(hashlib.sha1(qa["id"].encode()).hexdigest(), 16)
+                    if number % 2 == 0:  # half of the questions (CMRC_QUESTIONS)
+                        qas.append({
+                            "id": f"cmrc-{qa['id']}", "question": qa["question"], "lang": "zh",
+                            "answers": sorted({a["text"].strip() for a in qa["answers"] if a["text"].strip()}),
+                        })
+        yield f"cmrc-{start // CMRC_GROUP:03d}.md", "\n\n".join(texts), qas
+
+
+def _pubmedqa() -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
+    corpus = {row["id"]: row["text"] for row in load_jsonl(EVAL_DIR / "pubmedqa_corpus.jsonl")}
+    for row in load_jsonl(EVAL_DIR / "pubmedqa_dev_queries.jsonl")[:PUBMEDQA_DOCUMENTS]:
+        qa = {"id": row["id"], "question": row["question"], "lang": "en"}
+        yield f"{row['gold_id']}.txt", corpus[row["gold_id"]], [qa]
+
+
+READERS = {"covidqa": _covidqa, "cmrc": _cmrc, "pubmedqa": _pubmedqa}
+
+
+def materialise(name: str) -> tuple[list[Path], Path]:
+    """Write the set's documents (all of them) and its question file; returns the kept documents and the file."""
+    folder = CACHE_DIR / f"large-{name}-files"
+    folder.mkdir(parents=True, exist_ok=True)
+    kept: list[Path] = []
+    questions = []
+    for document, text, qas in READERS[name]():
+        path = folder / document
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        removed = bucket(document) in REMOVED
+        if not removed:
+            kept.append(path)
+        for qa in qas:
+            row = {**qa, "split": split_of(document), "set": name}
+            if removed:
+                row.update(answerable=False, kind="unanswerable", source=document)
+                row.pop("answers", None)
+            else:
+                row.update(answerable=True, doc=document)
+            questions.append(row)
+    question_file = CACHE_DIR / f"large-{name}-questions.jsonl"
+    question_file.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions), encoding="utf-8")
+    return kept, question_file
+
+
+@dataclass
+class LargeWorkspace:
+    """A set's ingested workspace: its data dir and the app opened on it."""
+
+    name: str
+    data_dir: Path
+    app: Any
+    meta: dict[str, Any]
+
+
+def workspace(name: str, fresh: bool = False) -> LargeWorkspace:
+    """The set's workspace (`dev`: the 5 guideline dev PDFs) in bench/.cache/large-<set>/, ingested on first use (or with `fresh`) and then reused.
+
+    Not fingerprinted by code, as bench/common's cached workspaces are: a large set takes minutes to ingest, and
+    the answer work it serves changes query-time code only. Rebuild it with --fresh after changing ingestion.
+    """
+    kept = dev_inputs() if name == "dev" else materialise(name)[0]
+    data_dir = CACHE_DIR / f"large-{name}"
+    meta_path = data_dir / "bench-meta.json"
+    if fresh and data_dir.exists():
+        shutil.rmtree(data_dir)
+    app = open_app(bench_settings(data_dir), embedding_cache=CACHE_DIR / f"embeddings-{embedding_fingerprint()}.sqlite")
+    if not meta_path.exists():
+        log(f"[{name}] ingesting {len(kept)} documents into {data_dir}")
+        record = ingest_sources(app, CachedWorkspace.WORKSPACE, [(p, p.name) for p in kept], name, every=10)
+        if record["failures"]:
+            raise SystemExit(f"[{name}] {len(record['failures'])} documents failed: {record['failures'][:3]}")
+        meta_path.write_text(json.dumps({"ingest": record}, indent=1) + "\n", encoding="utf-8")
+    return LargeWorkspace(name, data_dir, app, json.loads(meta_path.read_text(encoding="utf-8")))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=("build", "questions"))
+    parser.add_argument("sets", nargs="+", choices=SETS)
+    parser.add_argument("--fresh", action="store_true", help="ingest again even when the cache is valid")
+    args = parser.parse_args()
+    for name in args.sets:
+        if args.action == "questions":
+            print(materialise(name)[1])
+            continue
+        built = workspace(name, args.fresh)
+        print(json.dumps({"set": name, "data_dir": str(built.data_dir), **built.meta["ingest"]}))
+
+
+if __name__ == "__main__":
+    main()
