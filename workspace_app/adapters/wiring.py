@@ -27,6 +27,7 @@ from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.embedding.embedder import Embedder
+from workspace_app.evaluation.service import EvaluationService
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
@@ -147,6 +148,11 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
         patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients), links),
         patient_imports=imports, patient_links=links, translator=translator,
     )
+
+
+def build_evaluation(app: App) -> EvaluationService:
+    """The evaluation of question files against the App's workspaces (the UI's Evaluation page)."""
+    return EvaluationService(app)
 
 
 def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddingCache) -> CrossLanguageIndex | None:

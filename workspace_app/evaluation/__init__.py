@@ -6,4 +6,5 @@
     runner.py     Evaluator(app).run: ask and search each question, judge the gold
     metrics.py    the figures over results, overall, by language and by split
     report.py     the figures as a readable table
+    service.py    EvaluationService: what the UI's Evaluation page runs (an uploaded file, its figures and rows)
 """

@@ -49,24 +49,32 @@ class EvalQuestion:
 def load_questions(path: Path | str) -> list[EvalQuestion]:
     """Read a JSONL question file; QuestionFileError naming the line when one is malformed."""
     path = Path(path)
+    return parse_questions(_read(path), path.name)
+
+
+def parse_questions(text: str | bytes, name: str) -> list[EvalQuestion]:
+    """The questions of a question file's content (an upload's bytes, say); `name` is the file named in errors.
+    QuestionFileError naming the line when one is malformed."""
+    if isinstance(text, bytes):
+        text = _decoded(text, name)
     questions: list[EvalQuestion] = []
     first_line: dict[str, int] = {}
-    for number, line in enumerate(_read(path).split("\n"), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
             question = parse_question(_json_object(line), number)
         except _Malformed as exc:
-            raise QuestionFileError(f"{path.name}, line {number}: {exc}") from None
+            raise QuestionFileError(f"{name}, line {number}: {exc}") from None
         if question.id in first_line:
             raise QuestionFileError(
-                f"{path.name}, line {number}: id {question.id!r} is already used on line {first_line[question.id]}; "
+                f"{name}, line {number}: id {question.id!r} is already used on line {first_line[question.id]}; "
                 "give each question its own id."
             )
         first_line[question.id] = number
         questions.append(question)
     if not questions:
-        raise QuestionFileError(f"{path.name} has no questions: write one JSON object a line, e.g. "
+        raise QuestionFileError(f"{name} has no questions: write one JSON object a line, e.g. "
                                 '{"question": "...", "doc": "guideline.pdf", "pages": [3]}.')
     return questions
 
@@ -102,6 +110,13 @@ def _read(path: Path) -> str:
         raise QuestionFileError(f"{path} is not UTF-8 text. Save the question file as UTF-8.") from None
     except OSError as exc:
         raise QuestionFileError(f"{path} cannot be read ({exc.strerror}).") from None
+
+
+def _decoded(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise QuestionFileError(f"{name} is not UTF-8 text. Save the question file as UTF-8.") from None
 
 
 def _json_object(line: str) -> dict[str, Any]:

@@ -19,14 +19,21 @@ LABELS = {
 
 def render_table(summary: Summary) -> str:
     """The summary as aligned text columns: `all`, each language, then `split=<name>` for each split."""
+    rows = table_rows(summary)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(_line(row, widths) for row in rows)
+
+
+def table_rows(summary: Summary) -> list[list[str]]:
+    """The table's cells: a header row ("", "all", each language, "split=<name>"...), the question counts, then
+    one row per figure, labelled."""
     groups: dict[str, GroupFigures] = {"all": summary.overall, **summary.by_lang}
     groups.update({f"split={name}": group for name, group in summary.by_split.items()})
     rows = [["", *groups], ["questions", *(str(g.questions) for g in groups.values())],
             ["answerable / unanswerable", *(f"{g.answerable} / {g.questions - g.answerable}" for g in groups.values())]]
     for name in summary.overall.figures:
         rows.append([LABELS.get(name, name), *(format_figure(g.figures[name]) for g in groups.values())])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join(_line(row, widths) for row in rows)
+    return rows
 
 
 def _line(row: list[str], widths: list[int]) -> str:

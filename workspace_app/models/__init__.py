@@ -1,1 +1,1 @@
-"""Plain data only (documents, answers, graph): the one part of the core that storage may import."""
+"""Plain data only (documents, answers, graph, evaluation reports): the one part of the core that storage may import."""
