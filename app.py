@@ -30,6 +30,7 @@ PAGES = [
     st.Page("pages/graph.py", title="Graph", icon=":material/hub:"),
     st.Page("pages/notes.py", title="Notes", icon=":material/bookmark:"),
     st.Page("pages/patients.py", title="Patients", icon=":material/patient_list:"),
+    st.Page("pages/evaluation.py", title="Evaluation", icon=":material/fact_check:"),
 ]
 
 
