@@ -122,12 +122,15 @@ def answerable_rows(model: Any, questions: list[dict[str, Any]]) -> list[tuple[d
     return rows
 
 
-def thresholds(probabilities: list[tuple[float, int, int]], max_false_refusals: float, precision: float) -> tuple[float, float]:
+def thresholds(
+    answerability: list[tuple[float, int, int]], correctness: dict[str, list[tuple[float, int]]],
+    max_false_refusals: float, precision: float,
+) -> tuple[float, float]:
     """The refusal threshold (most unanswerable rows refused with at most `max_false_refusals` of the answerable
-    ones) and the confident threshold (the lowest at which answered rows' leads are right at `precision`), from
-    (probability, answerable, lead right) rows."""
-    answerable = [p for p, a, _ in probabilities if a]
-    unanswerable = [p for p, a, _ in probabilities if not a]
+    ones refused), from (P(answerable), answerable, lead right) rows; and the confident threshold: the lowest at
+    which every set's rows' leads are right at `precision`, from each set's (P(correct), lead right) rows."""
+    answerable = [p for p, a, _ in answerability if a]
+    unanswerable = [p for p, a, _ in answerability if not a]
     best, refuse = -1.0, 0.5
     for step in range(1, 100):
         t = step / 100
@@ -135,32 +138,35 @@ def thresholds(probabilities: list[tuple[float, int, int]], max_false_refusals: 
         recall = sum(p < t for p in unanswerable) / max(1, len(unanswerable))
         if false <= max_false_refusals and recall - false > best:
             best, refuse = recall - false, t
-    confident = 0.99
-    for step in range(int(refuse * 100), 100):
-        t = step / 100
-        kept = [right for p, a, right in probabilities if p >= t]
-        if kept and sum(kept) / len(kept) >= precision:
-            confident = t
-            break
+    confident = 0.0
+    for rows in correctness.values():
+        own = 0.99
+        for step in range(1, 100):
+            kept = [right for p, right in rows if p >= step / 100]
+            if len(kept) < 5 or sum(kept) / len(kept) >= precision:
+                own = step / 100
+                break
+        confident = max(confident, own)
     return refuse, confident
 
 
-def simulate(sentence: Any, answerable: Any, questions: list[dict[str, Any]], refuse: float, confident: float) -> dict[str, Any]:
+def simulate(models: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
     """Figures of the fitted models on collected questions, without asking again: the lead's passage as the first
     citation (an ask also verifies, covers parts and names sources; the real figures come from `report`)."""
-    rows = answerable_rows(sentence, questions)
-    probabilities = [(answerable.probability(f), a, right) for f, a, right in rows]
-    ans = [(p, right) for p, a, right in probabilities if a]
-    una = [p for p, a, _ in probabilities if not a]
-    answered = [(p, right) for p, a, right in probabilities if p >= refuse]
-    sure = [right for p, right in answered if p >= confident]
+    rows = answerable_rows(models.sentence, questions)
+    scored = [(models.answerable.probability(f), models.correct.probability(f), a, right) for f, a, right in rows]
+    refuse, confident = models.answerable_threshold, models.confident_threshold
+    ans = [(p, c, right) for p, c, a, right in scored if a]
+    una = [p for p, _, a, _ in scored if not a]
+    sure = [right for p, c, a, right in scored if p >= refuse and c >= confident]
+    answered = sum(p >= refuse for p, _, _, _ in scored)
     none = sum(q["answerable"] and not q["pool"] for q in questions)
     return {
-        "first_citation": round(sum(right for p, right in ans if p >= refuse) / max(1, len(ans) + none), 3),
-        "lead_right_any_threshold": round(sum(right for _, right in ans) / max(1, len(ans) + none), 3),
+        "first_citation": round(sum(right for p, _, right in ans if p >= refuse) / max(1, len(ans) + none), 3),
+        "lead_right_any_threshold": round(sum(right for _, _, right in ans) / max(1, len(ans) + none), 3),
         "refusal_recall": round(sum(p < refuse for p in una) / max(1, len(una)), 3),
-        "false_refusals": round((sum(p < refuse for p, _ in ans) + none) / max(1, len(ans) + none), 3),
-        "confident_right": round(sum(sure) / max(1, len(sure)), 3), "confident_share": round(len(sure) / max(1, len(answered)), 3),
+        "false_refusals": round((sum(p < refuse for p, _, _ in ans) + none) / max(1, len(ans) + none), 3),
+        "confident_right": round(sum(sure) / max(1, len(sure)), 3), "confident_share": round(len(sure) / max(1, answered), 3),
     }
 
 
@@ -202,7 +208,13 @@ def main() -> None:
                         help="features left out of both models (an ablation: does a rule-made feature earn its place?)")
     args = parser.parse_args()
     names = args.sets.split(",")
-    opened = list(sets(names))
+    opened: list[tuple[str, Any, list[dict[str, Any]]]] = []
+
+    def open_sets() -> list[tuple[str, Any, list[dict[str, Any]]]]:
+        """The sets' workspaces, opened on first need (a refit from stored features opens none)."""
+        if not opened:
+            opened.extend(sets(names))
+        return opened
 
     def cut(rows: list[dict[str, Any]], limit: int = args.limit) -> list[dict[str, Any]]:
         """Every k-th row, to at most `limit` (the rows are in document order: a stride keeps every part of a set)."""
@@ -214,7 +226,7 @@ def main() -> None:
             read = json.loads(FEATURES.read_text(encoding="utf-8"))
         else:
             read = {}
-            for name, app, rows in opened:
+            for name, app, rows in open_sets():
                 log(f"[{name}] reading {len(cut(rows))} questions (fit and held-back parts)")
                 read[name] = collect(app, cut(rows))
             FEATURES.write_text(json.dumps(read), encoding="utf-8")
@@ -224,29 +236,33 @@ def main() -> None:
         sentence = fit_logistic([f for f, _ in candidates], [y for _, y in candidates],
                                 [f for f in SENTENCE_FEATURES if f not in args.without])
         questions = balanced({n: answerable_rows(sentence, qs) for n, qs in fit.items()})
-        answerable = fit_logistic([f for f, _, _ in questions], [a for _, a, _ in questions],
-                                  [f for f in ANSWERABLE_FEATURES if f not in args.without])
-        refuse, confident = thresholds([(answerable.probability(f), a, r) for f, a, r in questions],
-                                       args.max_false_refusals, args.precision)
-        models = ScoringModels(sentence, answerable, refuse, confident)
+        question_features = [f for f in ANSWERABLE_FEATURES if f not in args.without]
+        answerable = fit_logistic([f for f, _, _ in questions], [a for _, a, _ in questions], question_features)
+        correct = fit_logistic([f for f, _, _ in questions], [right for _, _, right in questions], question_features)
+        refuse, confident = thresholds(
+            [(answerable.probability(f), a, r) for f, a, r in questions],
+            {n: [(correct.probability(f), r) for f, _, r in answerable_rows(sentence, qs)] for n, qs in fit.items()},
+            args.max_false_refusals, args.precision,
+        )
+        models = ScoringModels(sentence, answerable, correct, refuse, confident)
         if not args.dry_run:
             models.save()
         results.update(
             without=sorted(args.without), thresholds={"answerable": refuse, "confident": confident},
             fit_rows={n: {"questions": len(qs), "candidates": sum(len(q["pool"]) for q in qs)} for n, qs in fit.items()},
-            simulated={"fit": {n: simulate(sentence, answerable, qs, refuse, confident) for n, qs in fit.items()},
-                       "held": {n: simulate(sentence, answerable, qs, refuse, confident) for n, qs in held.items()}},
-            models={"sentence": sentence.to_json(), "answerable": answerable.to_json()},
+            simulated={"fit": {n: simulate(models, qs) for n, qs in fit.items()},
+                       "held": {n: simulate(models, qs) for n, qs in held.items()}},
+            models={"sentence": sentence.to_json(), "answerable": answerable.to_json(), "correct": correct.to_json()},
         )
         print(json.dumps({"thresholds": results["thresholds"], "simulated": results["simulated"]}, indent=1))
         if args.dry_run:
             return
-        for name, app, _ in opened:
+        for name, app, _ in open_sets():
             app.answers.extractive.models = models
             app.answers.extractive.weights = replace(app.answers.extractive.weights, answerable_threshold=refuse)
             app.answers.confident_threshold = confident
     results["held_back"] = {}
-    for name, app, rows in opened:
+    for name, app, rows in open_sets():
         log(f"[{name}] asking the held-back part")
         results["held_back"][name] = report(app, cut([r for r in rows if r["split"] == "held"], args.limit // 2))
         log(f"[{name}] {results['held_back'][name]}")

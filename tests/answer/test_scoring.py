@@ -47,16 +47,18 @@ def test_a_constant_feature_gets_no_weight_and_missing_features_count_as_zero() 
 def test_models_round_trip_through_their_files(tmp_path: Path) -> None:
     rows, labels = _rows(300)
     model = fit_logistic(rows, labels, ("signal", "noise"))
-    ScoringModels(model, model).save(tmp_path)
+    ScoringModels(model, model, model, 0.3, 0.7).save(tmp_path)
     again = ScoringModels.load(tmp_path)
     assert isinstance(again.sentence, LogisticModel)
+    assert (again.answerable_threshold, again.confident_threshold) == (0.3, 0.7)
     for row in rows[:20]:
-        assert abs(again.answerable.probability(row) - model.probability(row)) < 1e-4
+        assert abs(again.correct.probability(row) - model.probability(row)) < 1e-4
 
 
 def test_the_shipped_models_read_the_features_the_answerer_computes() -> None:
     shipped = ScoringModels.load()
     assert shipped.sentence.features == SENTENCE_FEATURES
-    assert shipped.answerable.features == ANSWERABLE_FEATURES
+    assert shipped.answerable.features == shipped.correct.features == ANSWERABLE_FEATURES
+    assert 0 < shipped.answerable_threshold <= shipped.confident_threshold < 1
     # Fitted, not hand-set: standardised by the fit data's own spread.
     assert any(scale != 1.0 for scale in shipped.sentence.scales)

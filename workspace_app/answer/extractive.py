@@ -152,7 +152,8 @@ class ExtractiveAnswerer:
         """Choose the sentences to quote, or decide to refuse.
 
         Each candidate of the pool gets the sentence model's probability of answering; the question is refused
-        when the answerability model's probability falls below the threshold. `answers` names what a candidate
+        when the answerability model's probability falls below the threshold; an answer's confidence is the
+        correctness model's probability that its lead holds the answer. `answers` names what a candidate
         lacks of what the question asks for (answerability.py), `naming` how many of the question's acronyms it
         names, `unknown_terms` how many of the question's specific terms the workspace never uses: all features.
         """
@@ -178,11 +179,13 @@ class ExtractiveAnswerer:
         self._score(question, pool, language, coverage, answers, naming)
         pool.sort(key=lambda c: -c.score)
         features = question_features([(c.score, c.features) for c in pool], evidence, unknown_terms, language == "zh")
-        confidence = self.models.answerable.probability(features)
-        features["answerable"] = confidence
+        answerable = self.models.answerable.probability(features)
+        # An answer's confidence is the probability that its first citation holds the answer.
+        confidence = self.models.correct.probability(features)
+        features.update(answerable=answerable, correct=confidence)
         threshold = self.weights.answerable_threshold
-        if confidence < (self.models.answerable_threshold if threshold is None else threshold):
-            return Selection([], True, confidence, features, pool)
+        if answerable < (self.models.answerable_threshold if threshold is None else threshold):
+            return Selection([], True, answerable, features, pool)
         chosen = self._pick(pool)
         for part in parts:
             self._cover(part, pool, chosen)

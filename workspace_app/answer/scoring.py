@@ -9,7 +9,10 @@ which writes the JSON files beside this module:
   ranks of its passage in retrieval (fused, dense, keyword), what it lacks of what the question asks for, and its
   kind (table row, other language, length);
 - `answerable.json`: P(the sources answer the question) from the best candidates' probabilities and the
-  evidence's coverage of the question.
+  evidence's coverage of the question;
+- `correct.json`: P(the answer's first citation holds the answer), from the same signals: an answer's
+  confidence, and whether it is marked confident (`confident_threshold`, chosen so that confident answers are
+  right at least 90 % of the time on the fit data).
 
 No weight here is set by hand: refitting replaces both files, and the thresholds that act on the probabilities
 are Settings (`WORKSPACE_ANSWERS__*`).
@@ -105,25 +108,33 @@ class ScoringModels:
 
     sentence: LogisticModel
     answerable: LogisticModel
+    correct: LogisticModel
     answerable_threshold: float = 0.5
     confident_threshold: float = 0.8
 
     @classmethod
     def load(cls, folder: Path = FITTED) -> ScoringModels:
         """The fitted models in `folder` (the shipped ones by default)."""
-        sentence = json.loads((folder / "sentence.json").read_text(encoding="utf-8"))
-        answerable = json.loads((folder / "answerable.json").read_text(encoding="utf-8"))
+        def read(name: str) -> dict[str, Any]:
+            data: dict[str, Any] = json.loads((folder / name).read_text(encoding="utf-8"))
+            return data
+
+        answerable = read("answerable.json")
         chosen = answerable.get("thresholds", {})
         return cls(
-            LogisticModel.from_json(sentence), LogisticModel.from_json(answerable),
+            LogisticModel.from_json(read("sentence.json")), LogisticModel.from_json(answerable),
+            LogisticModel.from_json(read("correct.json")),
             float(chosen.get("answerable", 0.5)), float(chosen.get("confident", 0.8)),
         )
 
     def save(self, folder: Path = FITTED) -> None:
-        """Write both models (`bench.fit_answers`)."""
+        """Write the three models, the thresholds beside the answerability model (`bench.fit_answers`)."""
         folder.mkdir(parents=True, exist_ok=True)
         thresholds = {"answerable": self.answerable_threshold, "confident": self.confident_threshold}
-        files = (("sentence.json", self.sentence.to_json()), ("answerable.json", {**self.answerable.to_json(), "thresholds": thresholds}))
+        files = (
+            ("sentence.json", self.sentence.to_json()), ("correct.json", self.correct.to_json()),
+            ("answerable.json", {**self.answerable.to_json(), "thresholds": thresholds}),
+        )
         for name, data in files:
             (folder / name).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
