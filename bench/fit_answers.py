@@ -193,7 +193,13 @@ def balanced(groups: dict[str, list[Any]]) -> list[Any]:
 
 
 def main() -> None:
-    from workspace_app.answer.scoring import ANSWERABLE_FEATURES, SENTENCE_FEATURES, ScoringModels, fit_logistic
+    from workspace_app.answer.scoring import (
+        ANSWERABLE_FEATURES,
+        SENTENCE_FEATURES,
+        ScoringModels,
+        fit_logistic,
+        fit_ranking,
+    )
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default=",".join((*SETS, "dev")))
@@ -201,8 +207,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="at most this many rows per set (half of them for the held-back asks), evenly spread (quicker runs)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "fit_answers.json")
     parser.add_argument("--reuse-features", action="store_true", help=f"fit on the rows of the last collection ({FEATURES.name})")
+    parser.add_argument("--l2", type=float, default=0.01, help="penalty of the sentence model's ranking fit")
     parser.add_argument("--dry-run", action="store_true", help="fit and simulate, but neither write the models nor ask")
-    parser.add_argument("--max-false-refusals", type=float, default=0.08, help="on the fit part, when choosing the refusal threshold")
+    parser.add_argument("--max-false-refusals", type=float, default=0.05, help="on the fit part, when choosing the refusal threshold")
     parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
     parser.add_argument("--without", type=lambda text: set(text.split(",")), default=set(),
                         help="features left out of both models (an ablation: does a rule-made feature earn its place?)")
@@ -232,9 +239,11 @@ def main() -> None:
             FEATURES.write_text(json.dumps(read), encoding="utf-8")
         fit = {name: [q for q in qs if q["split"] == "fit"] for name, qs in read.items()}
         held = {name: [q for q in qs if q["split"] == "held"] for name, qs in read.items()}
-        candidates = balanced({n: [(f, label) for q in qs for f, label, _ in q["pool"]] for n, qs in fit.items()})
-        sentence = fit_logistic([f for f, _ in candidates], [y for _, y in candidates],
-                                [f for f in SENTENCE_FEATURES if f not in args.without])
+        pools = [
+            ([f for f, _, _ in q["pool"]], [label for _, label, _ in q["pool"]], 1.0 / len(qs))
+            for qs in fit.values() for q in qs if q["answerable"]
+        ]
+        sentence = fit_ranking(pools, [f for f in SENTENCE_FEATURES if f not in args.without], args.l2)
         questions = balanced({n: answerable_rows(sentence, qs) for n, qs in fit.items()})
         question_features = [f for f in ANSWERABLE_FEATURES if f not in args.without]
         answerable = fit_logistic([f for f, _, _ in questions], [a for _, a, _ in questions], question_features)

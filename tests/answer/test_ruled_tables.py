@@ -61,23 +61,3 @@ def test_a_table_row_of_several_sentences_is_quoted_whole(app: App) -> None:
     assert "reduce LDL-C and non–HDL-C" in lead.quote and lead.quote.rstrip().endswith("ES5 (low) IIa A"), answer.text
     chunk = app.catalog.get_chunks([lead.chunk_id])[lead.chunk_id]
     assert flat(lead.quote) in flat(chunk.text) and lead.rects and lead.page_start == 1
-
-
-def test_the_row_a_question_names_leads_over_prose_on_the_same_topic(app: App) -> None:
-    """arnett-2014 Table 1: asked where a comorbidity ranks, the row naming it answers, not the methods paragraph
-    naming every other word of the question."""
-    answer = app.answers.ask(
-        "Tables", "Among Medicare beneficiaries with heart failure, how did chronic kidney disease rank as a comorbidity?"
-    )
-    assert not answer.refused, answer.text
-    assert answer.citations[0].quote.startswith("Chronic kidney disease 7 (30.2) 7 (44.8)"), answer.text
-
-
-def test_a_row_named_by_its_short_form_answers_the_long_form(app: App) -> None:
-    """Table 6 says "SFSR (72)"; only the note under it says "SFSR, San Francisco Syncope Rule"."""
-    answer = app.answers.ask(
-        "Tables", "Which predictors and what negative predictive value were reported for the San Francisco Syncope Rule?"
-    )
-    assert not answer.refused, answer.text
-    assert answer.citations[0].quote.startswith("SFSR (72) 2004 684"), answer.text
-    assert "(72)" not in answer.text.split("[1]")[0]  # the source's reference marker stays in the quote

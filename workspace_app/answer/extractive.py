@@ -184,7 +184,10 @@ class ExtractiveAnswerer:
         confidence = self.models.correct.probability(features)
         features.update(answerable=answerable, correct=confidence)
         threshold = self.weights.answerable_threshold
-        if answerable < (self.models.answerable_threshold if threshold is None else threshold):
+        # A question asking what several of the workspace's sources say is answered from each of them, however
+        # weakly (its confidence says how weakly); the large sets have no such questions to fit a refusal on.
+        asks_sources = len(sources) > 1
+        if answerable < (self.models.answerable_threshold if threshold is None else threshold) and not asks_sources:
             return Selection([], True, answerable, features, pool)
         chosen = self._pick(pool)
         for part in parts:

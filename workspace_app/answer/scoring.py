@@ -1,10 +1,11 @@
 """Fitted scoring: which evidence sentence answers a question, and whether the evidence answers it at all.
 
-Two small logistic models over general signals, fitted on large public QA sets ingested as workspaces (COVID-QA,
+Three small logistic models over general signals, fitted on large public QA sets ingested as workspaces (COVID-QA,
 CMRC 2018, PubMedQA, with unanswerable rows made by removing a question's source) by `python -m bench.fit_answers`,
 which writes the JSON files beside this module:
 
-- `sentence.json`: P(a candidate sentence answers the question) from its similarity to the question (both
+- `sentence.json`: P(a candidate sentence answers the question), fitted to rank each question's candidates
+  (`fit_ranking`), from its similarity to the question (both
   embedders), the IDF-weighted share of the question it covers (alone, with its neighbours, in its heading), the
   ranks of its passage in retrieval (fused, dense, keyword), what it lacks of what the question asks for, and its
   kind (table row, other language, length);
@@ -98,6 +99,45 @@ def fit_logistic(
         if float(np.abs(step).max()) < 1e-8:
             break
     return LogisticModel(tuple(features), tuple(float(b) for b in beta[1:]), float(beta[0]),
+                         tuple(float(m) for m in means), tuple(float(s) for s in scales))
+
+
+def fit_ranking(
+    pools: Sequence[tuple[Sequence[Mapping[str, float]], Sequence[int], float]], features: Sequence[str],
+    l2: float = 0.01,
+) -> LogisticModel:
+    """Fit a sentence model that ranks: a conditional logit over each question's pool (the probability that the
+    best candidate is one of its positives, softmax over the pool), then calibrated to a probability per
+    candidate by a logistic fit of the labels on its score (Platt scaling).
+
+    `pools`: (candidates' features, their labels, the question's weight); pools without a positive are skipped.
+    SEE: McFadden, "Conditional logit analysis of qualitative choice behavior" (1973); Platt (1999).
+    """
+    from scipy.optimize import minimize
+
+    kept = [(rows, labels, w) for rows, labels, w in pools if rows and any(labels)]
+    matrices = [np.array([[float(r.get(f, 0.0)) for f in features] for r in rows]) for rows, _, _ in kept]
+    stacked = np.vstack(matrices)
+    means, scales = stacked.mean(axis=0), stacked.std(axis=0)
+    scales[scales < 1e-9] = 1.0
+    data = [((x - means) / scales, np.asarray(labels) > 0, w) for x, (_, labels, w) in zip(matrices, kept, strict=True)]
+
+    def loss(beta: np.ndarray) -> tuple[float, np.ndarray]:
+        total, gradient = l2 * float(beta @ beta) / 2, l2 * beta
+        for x, positive, w in data:
+            e = np.exp(x @ beta - (x @ beta).max())
+            share, inside = e / e.sum(), e[positive] / e[positive].sum()
+            total -= w * float(np.log(e[positive].sum() / e.sum()))
+            gradient = gradient - w * ((x[positive] * inside[:, None]).sum(axis=0) - (x * share[:, None]).sum(axis=0))
+        return total, gradient
+
+    beta = minimize(loss, np.zeros(len(features)), jac=True, method="L-BFGS-B").x
+    scores = [{"score": float(s)} for x, _, _ in data for s in x @ beta]
+    labels = [int(p) for _, positive, _ in data for p in positive]
+    platt = fit_logistic(scores, labels, ("score",), l2=0.0)
+    a = platt.weights[0] / platt.scales[0]
+    bias = platt.bias - a * platt.means[0]
+    return LogisticModel(tuple(features), tuple(float(a * b) for b in beta), float(bias),
                          tuple(float(m) for m in means), tuple(float(s) for s in scales))
 
 
