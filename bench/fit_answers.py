@@ -208,6 +208,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "fit_answers.json")
     parser.add_argument("--reuse-features", action="store_true", help=f"fit on the rows of the last collection ({FEATURES.name})")
     parser.add_argument("--l2", type=float, default=0.01, help="penalty of the sentence model's ranking fit")
+    parser.add_argument("--skip-report", action="store_true", help="fit and write the models, but ask nothing")
     parser.add_argument("--dry-run", action="store_true", help="fit and simulate, but neither write the models nor ask")
     parser.add_argument("--max-false-refusals", type=float, default=0.05, help="on the fit part, when choosing the refusal threshold")
     parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
@@ -264,7 +265,7 @@ def main() -> None:
             models={"sentence": sentence.to_json(), "answerable": answerable.to_json(), "correct": correct.to_json()},
         )
         print(json.dumps({"thresholds": results["thresholds"], "simulated": results["simulated"]}, indent=1))
-        if args.dry_run:
+        if args.dry_run or args.skip_report:
             return
         for name, app, _ in open_sets():
             app.answers.extractive.models = models

@@ -38,7 +38,7 @@ SENTENCE_FEATURES = (
 )
 ANSWERABLE_FEATURES = (
     "best", "second", "best_semantic", "best_coverage", "evidence_coverage", "lead_lacking", "fit_share",
-    "unknown_terms", "zh",
+    "unknown_terms", "zh", "other_language",
 )
 
 
@@ -191,6 +191,8 @@ def question_features(
         "evidence_coverage": evidence, "lead_lacking": pool[0][1].get("lacking", 0.0),
         "fit_share": sum(f.get("lacking", 0.0) == 0 for _, f in top) / len(top),
         "unknown_terms": float(min(3, unknown_terms)), "zh": float(zh),
+        # Evidence in the other language covers the question only through translated names: less, when it answers.
+        "other_language": sum(f.get("other_language", 0.0) for _, f in top) / len(top),
     }
 
 
