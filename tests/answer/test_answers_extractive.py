@@ -95,6 +95,26 @@ def test_unanswerable_questions_are_refused_in_their_language(app: App) -> None:
     assert refused >= 8, f"{refused} of {len(rows)} refused"
 
 
+def test_support_level_follows_the_confident_threshold(app: App) -> None:
+    """An answer below the confident threshold says the sources only partly cover the question; a refusal has none."""
+    question = "What proportion of Medicare beneficiaries live with two or more chronic conditions?"
+    kept = app.answers.confident_threshold
+    try:
+        app.answers.confident_threshold = 1.01  # nothing is that sure
+        partial = app.answers.ask("Dev", question)
+        app.answers.confident_threshold = 0.0
+        confident = app.answers.ask("Dev", question)
+    finally:
+        app.answers.confident_threshold = kept
+    assert not partial.refused and partial.support == "partial"
+    assert partial.support_note.startswith("The sources only partly cover this question")
+    assert partial.to_json()["support_note"] == partial.support_note
+    assert confident.support == "confident" and confident.support_note == ""
+    assert 0.0 <= partial.confidence <= 1.0
+    refusal = app.answers.ask("Dev", "What dose of ivabradine is recommended for postural tachycardia in children?")
+    assert refusal.refused and refusal.support == "none"
+
+
 def test_answer_json_has_the_public_shape(app: App) -> None:
     answer = app.answers.ask("Dev", "What proportion of Medicare beneficiaries live with two or more chronic conditions?")
     data = answer.to_json()

@@ -83,6 +83,7 @@ def test_streamed_answer_is_verified_and_renumbered(service: Any, fake: FakeOpen
     assert isinstance(answer, Answer)
     assert len(pieces) > 3 and all(isinstance(p, str) for p in pieces), "the answer arrives in pieces"
     assert answer.answerer == "llm" and answer.grounded and not answer.refused
+    assert answer.support == "confident" and answer.support_note == "", "every sentence carries a verified citation"
     assert answer.text.endswith("carotid sinus [1].")
     [citation] = answer.citations
     assert citation.n == 1 and citation.document == SYNCOPE and citation.page_start == 1
@@ -119,6 +120,7 @@ def test_sentence_its_block_does_not_support_is_flagged(service: Any, fake: Fake
     fake.replies = [reply]
     answer = llm_answers(service, fake.url).ask("LLM", QUESTION)
     assert not answer.grounded
+    assert answer.support == "partial" and "only partly cover" in answer.support_note
     assert answer.unsupported == ["Aspirin 500 mg twice daily cures carotid sinus syndrome."]
     assert len(answer.citations) == 1, "only the supported sentence keeps a citation"
     first, second = answer.text.split(". ", 1)

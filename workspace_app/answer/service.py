@@ -271,6 +271,10 @@ class AnswerService:
         confidence = share * (sum(supported) / len(supported)) if supported else 0.0
         answer = self._assemble(question, verification, blocks, language, confidence, timings, " " if language != "zh" else "")
         answer.answerer = "llm"
+        # A written answer's confidence is its citations' support, not the fitted probability: it is confident when
+        # every sentence needing a citation has a verified one.
+        if verification.grounded and share == 1.0:
+            answer.support, answer.support_note = "confident", ""
         return answer
 
     # Building the answer
