@@ -103,8 +103,9 @@ class Part:
 
 @dataclass
 class Selection:
-    """What the extractive answerer chose: sentences in answer order, or a refusal, with its confidence (the fitted
-    probability that the sources answer), the question's features and the scored pool (for fitting and calibration)."""
+    """What the extractive answerer chose: sentences in answer order, or a refusal, with its confidence (answered:
+    the fitted probability that the lead holds the answer; refused: that the sources answer at all), the question's
+    features and the scored pool (for fitting and calibration)."""
 
     sentences: list[Candidate]
     refused: bool
@@ -193,21 +194,19 @@ class ExtractiveAnswerer:
         for part in parts:
             self._cover(part, pool, chosen)
         for document_id in sorted(sources):
-            self._cite(document_id, pool, chosen, answers)
+            self._cite(document_id, pool, chosen)
         return Selection(chosen, False, confidence, features, pool)
 
-    def _cite(
-        self, document_id: str, ranked: list[Candidate], chosen: list[Candidate],
-        answers: Callable[[Candidate], list[str]] | None,
-    ) -> None:
-        """Add a document the question names its best sentence when no chosen one comes from it."""
+    def _cite(self, document_id: str, ranked: list[Candidate], chosen: list[Candidate]) -> None:
+        """Add a document the question names its best sentence when no chosen one comes from it (one lacking
+        nothing of what is asked: the `lacking` its features already counted)."""
         if any(c.block.chunk.document_id == document_id for c in chosen):
             return
         floor = ranked[0].score * self.weights.part_floor
         fitting = [
             c for c in ranked
             if c.block.chunk.document_id == document_id and c.score >= floor
-            and not any(_redundant(c, other) for other in chosen) and (answers is None or not answers(c))
+            and not any(_redundant(c, other) for other in chosen) and not c.features.get("lacking", 0.0)
         ]
         if fitting:
             chosen.append(fitting[0])
