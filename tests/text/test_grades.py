@@ -260,3 +260,41 @@ def test_statements_under_a_class_line_take_their_own_level() -> None:
     assert (found.recommendation_class, found.evidence_level) == ("I", "B")
     first = "Permanent pacemaker implantation is indicated for advanced second- or third-degree AV block"
     assert grading_in(text, text.index(first), first).evidence_level == "C"
+
+
+def test_the_text_supporting_a_row_takes_no_grade_from_the_next_row() -> None:
+    # shen-2017 p.33 as a chunk reads it: a row, its supportive text, then (in the next chunk) the next row's statement
+    # and cells. The supportive text is not graded, neither by its own row nor by the next.
+    text = (
+        "Beta blockers might be reasonable in patients 42 years of age or older with recurrent VVS (390–393). IIb B-NR\n"
+        "See Online Data Supplements 25 and 26.\n"
+        "RCTs on the efficacy and effectiveness of beta blockers for the prevention of syncope have been negative "
+        "(64,390–393). However, in a meta-analysis of a prespecified, prestratified substudy of POST I and a large "
+        "observational study, an age-dependent benefit of beta blockers among patients ≥42 years of age was found.\n"
+        "In patients with recurrent VVS, a selective serotonin reuptake inhibitor might be reasonable (393,401,402). "
+        "IIb C-LD"
+    )
+    statement = "Beta blockers might be reasonable in patients 42 years of age or older with recurrent VVS (390–393)."
+    assert grading_in(text, 0, statement) == find_recommendation("IIb B-NR")
+    negative = "RCTs on the efficacy and effectiveness of beta blockers for the prevention of syncope have been negative"
+    for supporting in (negative + " (64,390–393).", "However, in a meta-analysis of a prespecified"):
+        assert grading_in(text, text.index(supporting), supporting).recommendation_class is None
+
+
+def test_a_row_running_on_into_the_next_is_graded_by_its_own_cells() -> None:
+    # zh-acute-af-ed-2024 p.9 as a chunk reads it: the rows run on, each ending in its cells ("I B" then "Ⅰ A").
+    text = (
+        "除非紧急抢救，房颤持续时间不明或≥48 h，在复律前应充分抗凝3 周，或根据情况使用负荷量抗凝药物后转复；复律后，所有"
+        "患者抗凝治疗4 周 I B适合口服抗凝药的NVAF 患者，推荐使用NOAC Ⅰ A"
+    )
+    quote = "除非紧急抢救，房颤持续时间不明或≥48 h，在复律前应充分抗凝3 周，或根据情况使用负荷量抗凝药物后转复；"
+    assert grading_in(text, 0, quote) == find_recommendation("I B")
+    second = "适合口服抗凝药的NVAF 患者，推荐使用NOAC"
+    assert grading_in(text, text.index(second), second) == find_recommendation("Ⅰ A")
+
+
+def test_a_row_quoted_with_its_cells_keeps_them_whatever_follows() -> None:
+    # zh-acute-af-ed-2024 p.9: a row quoted whole, then the next row with other cells.
+    text = "急性房颤患者CHA2DS2-VASc-60 评分血栓栓塞风险高、或拟复律的患者均应接受抗凝药物治疗 I A\n新诊断房颤但未抗凝治疗的患者 I B"
+    quote = text.split("\n")[0]
+    assert grading_in(text, 0, quote) == find_recommendation("I A")

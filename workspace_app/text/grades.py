@@ -188,7 +188,12 @@ _NEXT_STATEMENT = re.compile(
 # A level closing a statement of a list under a class line: "… with symptoms. (Level of Evidence: B) (74,76)".
 _CLOSING_LEVEL = re.compile(rf"[.。]\s*(\(\s*(?:Level of Evidence|LOE)\s*:?\s*(?:{_LEVEL}){_END}[^)]*\))")
 _REACH = 400  # characters after a quote that may still be its recommendation
-_CLOSING_CELLS = (_TABLE_CELL, _ROMAN_CELL, _ARABIC_CELL, _STRENGTH_CELL)
+# A line ending a sentence: a full stop, maybe closing brackets and reference marks after it ("(76).", ".1-6"; not
+# the decimal point of "(1.7 to 4.8").
+_FINISHED = re.compile(r"(?<!\d)[.!?。！？][\"”’)\]]*(?:\d[\d,–-]*)?$")
+# The cells that end a row: at the end of its line, or where a Chinese table's next row runs straight on ("…抗凝治疗4 周
+# I B适合口服抗凝药的NVAF 患者…"); never inside letter-spaced type.
+_CLOSING_CELLS = re.compile(rf"(?<![A-Z] )(?:{ROW_CELLS})(?=\s*$|[{IDEOGRAPHS}（(])")
 
 
 def states_grading(text: str) -> bool:
@@ -202,6 +207,9 @@ def states_grading(text: str) -> bool:
 def grading_window(text: str, start: int, quote: str) -> str:
     """The quote and the grading that closes its recommendation after it, if any: the cells ending its row or a
     later line of it, or the grading line under its statement."""
+    stated = _first_pair(quote)
+    if stated and stated.recommendation_class and stated.evidence_level:
+        return quote  # a row quoted with its own cells ("…抗凝药物治疗 I A"), a sentence with its own grade
     end = start + len(quote) if start >= 0 else 0
     rest = text[end : end + _REACH]
     boundary = _NEXT_STATEMENT.search(rest)
@@ -211,27 +219,38 @@ def grading_window(text: str, start: int, quote: str) -> str:
 
 def _closing_grading(quote: str, rest: str) -> str:
     """The grading that ends the rest of a recommendation ("" when it states none). A grading inside the prose of a
-    later sentence ("… (Class I; Level of Evidence A).") is that sentence's own, not the quote's; so are the cells
-    of the next row of a Chinese table (Chinese text runs on without a newline: a newline there parts rows)."""
-    closing_level = _CLOSING_LEVEL.search(rest)
+    later sentence ("… (Class I; Level of Evidence A).") is that sentence's own, not the quote's."""
+    paragraph = _own_paragraph(quote, rest)
+    closing_level = _CLOSING_LEVEL.search(paragraph)
     if closing_level:
         return closing_level.group(1)
-    lines = rest.split("\n")
-    for number, line in enumerate(lines):
+    for line in paragraph.split("\n"):
         stripped = line.strip()
         if _GRADING_LINE.match(stripped):  # under the quote, or right after it ("… cardiomegaly. (Level of Evidence: C)")
             return stripped
-        above = (quote + lines[0] if number == 1 else lines[number - 1]).strip()
-        if number and len(stripped) > 20 and (WIDE_CHAR.match(stripped[:1]) or WIDE_CHAR.match(above[-1:])):
-            return ""
         label = _ZH_LABELLED.search(line)  # Chinese lines run on: "…托伐普坦。推荐强度：强  证据质量：A"
         if label:
             return label.group(0)
-        cells = next((m for pattern in _CLOSING_CELLS if (m := pattern.search(line)) and not line[m.end():].strip()),
-                     None)
+        cells = _CLOSING_CELLS.search(line)
         if cells:
             return cells.group(0)
     return ""
+
+
+def _own_paragraph(quote: str, rest: str) -> str:
+    """The rest of the quote's paragraph: its lines up to one that follows a finished sentence or a Chinese line (a
+    newline there starts the text that supports a statement, or the next row of a table), except the row's cells or
+    grading line standing on a line of their own."""
+    lines = rest.split("\n")
+    kept = lines[:1]
+    for number in range(1, len(lines)):
+        stripped = lines[number].strip()
+        above = (quote + lines[0] if number == 1 else lines[number - 1]).strip()
+        own = table_cell_recommendation(stripped) or _GRADING_LINE.match(stripped)
+        if not own and (_FINISHED.search(above) or WIDE_CHAR.match(stripped[:1]) or WIDE_CHAR.match(above[-1:])):
+            break
+        kept.append(lines[number])
+    return "\n".join(kept)
 
 
 def grading_in(text: str, start: int, quote: str) -> Recommendation:
