@@ -45,7 +45,7 @@ class IngestProbe:
         self._wrap(Embedder, "count_tokens", "count_tokens")
         # The pipeline's reader entry point (`parse_source` before the restructure, `read_source` after).
         self._wrap(pipeline, "read_source" if hasattr(pipeline, "read_source") else "parse_source", "parse")
-        self._wrap(pipeline, "_build_chunks", "chunking")
+        self._wrap(pipeline, "build_chunks" if hasattr(pipeline, "build_chunks") else "_build_chunks", "chunking")
         self._wrap(pipeline, "index_vectors", "vector_index")
         self._wrap(SqliteCatalog, "replace_chunks", "catalog_fts_write")
         return self

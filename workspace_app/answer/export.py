@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, Note
+from workspace_app.text.grades import describe_class
 
 
 def chat_markdown(chat: Chat, messages: Sequence[ChatMessage]) -> str:
@@ -63,7 +64,7 @@ def grading_text(citation: Citation) -> str:
     """'Class I, LOE B-NR' or what is known of it."""
     parts = []
     if citation.recommendation_class:
-        parts.append(f"Class {citation.recommendation_class}")
+        parts.append(describe_class(citation.recommendation_class))
     if citation.evidence_level:
         parts.append(f"LOE {citation.evidence_level}")
     return ", ".join(parts)

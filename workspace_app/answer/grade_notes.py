@@ -1,4 +1,5 @@
-"""The grading note an extractive answer adds to a quoted sentence: " (Class I, LOE B-NR)".
+"""The grading note an extractive answer adds to a quoted sentence: " (Class I, LOE B-NR)", " (Strong recommendation,
+LOE B)".
 
 ACC/AHA recommendation tables put the grading in the cell after the sentence ("I B-NR" on the next line);
 older guidelines write it inside the sentence ("(Class I; Level of Evidence A)"). Only what is stated at the
@@ -9,7 +10,7 @@ not already show it.
 from __future__ import annotations
 
 from workspace_app.models.answers import EvidenceBlock
-from workspace_app.text.grades import find_recommendation, grading_in
+from workspace_app.text.grades import describe_class, find_recommendation, grading_in
 
 
 def stated_grading(block: EvidenceBlock, start: int, quote: str, language: str = "en") -> str:
@@ -21,12 +22,21 @@ def stated_grading(block: EvidenceBlock, start: int, quote: str, language: str =
     if find_recommendation(quote) == found:
         return ""
     if language == "zh":
-        parts = [f"{_roman(found.recommendation_class)}类推荐"] if found.recommendation_class else []
+        parts = [_zh_class(found.recommendation_class)] if found.recommendation_class else []
         parts += [f"{found.evidence_level}级证据"] if found.evidence_level else []
         return f"（{'，'.join(parts)}）"
-    parts = [f"Class {found.recommendation_class}"] if found.recommendation_class else []
+    parts = [describe_class(found.recommendation_class)] if found.recommendation_class else []
     parts += [f"LOE {found.evidence_level}"] if found.evidence_level else []
     return f" ({', '.join(parts)})"
+
+
+# GRADE strengths as Chinese consensus statements print them.
+_ZH_STRENGTHS = {"Strong": "强推荐", "Conditional": "条件推荐", "GPS": "专家意见和经验形成的推荐（GPS）"}
+
+
+def _zh_class(value: str) -> str:
+    """'IIa' -> 'Ⅱa类推荐', 'Strong' -> '强推荐'."""
+    return _ZH_STRENGTHS.get(value) or f"{_roman(value)}类推荐"
 
 
 def _roman(value: str) -> str:

@@ -1,7 +1,8 @@
 """Source guides: what one document is about, computed offline from its stored chunks and graph mentions.
 
     chunks (body passages) -> summary: the 3 sentences that best cover the document's own frequent terms
-                           -> recommendations: graded statements (chunk class / level), strongest first
+                           -> recommendations: graded statements (each sentence's own class / level, as a citation
+                              of it reads them: `text.grades.grading_in`), strongest first
     graph mentions         -> main entities
     section titles         -> headings (what suggested questions are drawn from, documents/suggestions.py)
     an LLM (if configured) -> a written summary of the above, stored with the guide (so made once)
@@ -26,6 +27,7 @@ from workspace_app.models.documents import Chunk, Document
 from workspace_app.models.graph import Entity
 from workspace_app.models.guides import GuideEntity, GuideRecommendation, SourceGuide
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.text.grades import ROW_CELLS, Recommendation, grading_in, states_grading
 from workspace_app.text.language import detect_language
 from workspace_app.text.sentences import split_sentences
 from workspace_app.text.source_markers import without_source_markers
@@ -33,14 +35,15 @@ from workspace_app.text.terms import content_terms
 
 log = logging.getLogger(__name__)
 
-GUIDE_VERSION = "guide-v5"
+GUIDE_VERSION = "guide-v6"
 SUMMARY_SENTENCES = 3
 SUMMARY_MAX_CHARS = 700
 MAX_RECOMMENDATIONS = 5
 MAX_ENTITIES = 8
 MAX_HEADINGS = 24
-_CLASS_ORDER = {"I": 0, "III": 1, "IIa": 2, "IIb": 3}
-_LEVEL_ORDER = {"A": 0, "B": 1, "B-R": 1, "B-NR": 2, "C": 3, "C-LD": 3, "C-EO": 4}
+_CLASS_ORDER = {"I": 0, "Strong": 0, "III": 1, "III: Harm": 1, "III: No Benefit": 1, "IIa": 2, "Conditional": 2,
+                "IIb": 3, "GPS": 4}
+_LEVEL_ORDER = {"A": 0, "B": 1, "B-R": 1, "B-NR": 2, "C": 3, "C-LD": 3, "C-EO": 4, "D": 4}
 _OPENING = re.compile(r"abstract|summary|introduction|preamble|摘要|概述|前言|引言|背景", re.IGNORECASE)
 _BOILERPLATE = re.compile(
     r"reference|acknowledg|disclosure|funding|author|copyright|appendix|table|figure|method|abbreviation|"
@@ -49,7 +52,7 @@ _BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 _ADVICE = re.compile(
-    r"\b(recommended|should|reasonable|indicated|may be considered|is not|are not|beneficial|harmful|useful)\b|"
+    r"\b(recommended|should|reasonable|indicated|may be considered|is not|are not|beneficial|harmful|useful|advise)\b|"
     r"推荐|建议|应|不宜|可考虑",
     re.IGNORECASE,
 )
@@ -60,7 +63,23 @@ _LEADING_HEADING = re.compile(rf"^(?:{_SECTION_NUMBER}|\d{{1,2}}\.(?=\s))\s*")
 # The heading's own title, when a space ends it (Chinese prose has none): '综合评估 '.
 _HEADING_TITLE = re.compile(r"^[\u3400-\u9fff][^\s，。；：、,.;:]{0,23}\s+(?=\S)")
 _INNER_HEADING = re.compile(r"(?<![\d.])\d{1,2}\.\d{1,2}\.\d{1,2}\.?(?![\d.])")
-_LEAD_MARK = re.compile(r"^(?:[•·▪●○■□–—*-]|\d{1,2}[.)]|\(\d{1,2}\)|[①-⑩])\s*")
+# A table's header read into its first row ("COR LOE RECOMMENDATIONS 1. …", "建议 推荐级别 证据水平建议…"), and the
+# class and level cells that end a row ("… (S4.3-1). I A", "…以减轻症状和体征 强 A").
+_TABLE_HEADER = re.compile(r"^.*?(?:\bCOR\s+LOE\s+RECOMMENDATIONS?|推荐(?:级别|强度)\s*证据(?:水平|级别|质量))\s*")
+_ROW_END_CELLS = re.compile(rf"\s*(?:{ROW_CELLS})\s*$")
+# A Chinese consensus's statement label with what the page set before it ("1 mmHg=0.133 kPa陈述8：推荐…"); a caption
+# (a table of the grades themselves, or a caption run into a row); the sections that define the grades.
+_STATEMENT_LABEL = re.compile(r"^.{0,30}?陈述\s*\d{1,2}\s*[：:]\s*")
+_CAPTION = re.compile(r"^\s*(?:表|图|Table|Figure)\s*\d", re.IGNORECASE)
+# (Not "reference": ACC/AHA table titles run on into "Referenced studies that support the recommendations…".)
+_NO_ADVICE_SECTION = re.compile(
+    r"method|abbreviation|(?:^|> )references\b|acknowledg|disclosure|appendix|conflicts? of interest|"
+    r"relationships? with industry|peer review|writing (?:group|committee)|参考文献|利益冲突|附录|缩略语",
+    re.IGNORECASE,
+)
+_MIN_STATEMENT = {False: 25, True: 12}  # characters of an English or a Chinese statement
+_MAX_STATEMENT = 600  # a table row's statement may run to 450 characters (ommen-2024-hcm p.13)
+_LEAD_MARK = re.compile(r"^(?:[•·▪●○■□–—*-]|\d{1,2}[.)]|\(\d{1,2}\)|[①-⑩]|陈述\s*\d{1,2}\s*[：:])\s*")
 SUMMARY_PROMPT = (
     "You write a short overview of one clinical source for a clinician who has not read it. Use only the text "
     "given. In 2 or 3 sentences say what the source covers and what its main recommendations are. No preamble. "
@@ -141,38 +160,61 @@ def without_section_heading(sentence: str) -> str:
 
 
 def key_recommendations(chunks: Sequence[Chunk], limit: int = MAX_RECOMMENDATIONS) -> tuple[GuideRecommendation, ...]:
-    """Graded statements, strongest class and level first, one per section, each its own sentence."""
-    found: list[tuple[tuple[int, int, int], GuideRecommendation]] = []
+    """Graded statements, strongest class and level first, one per section, each its own sentence and grading."""
+    found: list[tuple[tuple[int, int, bool, int], GuideRecommendation]] = []
     for chunk in chunks:
-        if not (chunk.recommendation_class or chunk.evidence_level):
-            continue
-        statement = recommendation_sentence(chunk.text)
-        if statement:
-            rank = (
-                _CLASS_ORDER.get(chunk.recommendation_class or "", 5), _LEVEL_ORDER.get(chunk.evidence_level or "", 5),
-                chunk.ordinal,
-            )
-            found.append((rank, GuideRecommendation(
-                statement, chunk.recommendation_class, chunk.evidence_level, chunk.page_start, chunk.section, chunk.id,
-            )))
+        if not (chunk.recommendation_class or chunk.evidence_level) or _NO_ADVICE_SECTION.search(chunk.section):
+            continue  # no grading anywhere in its text, or the methods that define the grades
+        for statement, grade in graded_statements(chunk.text):
+            klass, level = grade.recommendation_class, grade.evidence_level
+            # Of a statement's sentences, the one that words the advice ("… is recommended", "推荐…") comes first.
+            rank = (_CLASS_ORDER.get(klass or "", 5), _LEVEL_ORDER.get(level or "", 5), not _ADVICE.search(statement),
+                    chunk.ordinal)
+            found.append((rank, GuideRecommendation(statement, klass, level, chunk.page_start, chunk.section, chunk.id)))
+    ranked = [recommendation for _, recommendation in sorted(found, key=lambda pair: pair[0])]
     chosen: list[GuideRecommendation] = []
-    sections: set[str] = set()
-    texts: set[str] = set()
-    for _, recommendation in sorted(found, key=lambda pair: pair[0]):
-        if recommendation.section in sections or recommendation.text in texts:
-            continue
-        chosen.append(recommendation)
-        sections.add(recommendation.section)
-        texts.add(recommendation.text)
-        if len(chosen) == limit:
-            break
+    terms: list[dict[str, str]] = []
+    # One per section first; a document of few sections (a consensus's statements all in one) is filled up after.
+    # No statement twice (a summary table's row and the statement it sums up).
+    for one_per_section in (True, False):
+        for recommendation in ranked:
+            own = content_terms(recommendation.text)
+            if len(chosen) == limit or any(_overlap(own, other) > 0.6 for other in terms) or (
+                one_per_section and any(recommendation.section == other.section for other in chosen)
+            ):
+                continue
+            chosen.append(recommendation)
+            terms.append(own)
     return tuple(chosen)
+
+
+def graded_statements(text: str) -> list[tuple[str, Recommendation]]:
+    """The sentences of a passage that give advice with a grading of their own (in the sentence, or in the cells or
+    grading line that close its recommendation), as a guide shows them: without the cells, a table header run into
+    them, list marks and reference markers. Grading lines ("推荐强度：强 证据质量：A") are not statements."""
+    runs: list[list[tuple[str, Recommendation]]] = []  # adjacent sentences of one grading: one recommendation
+    previous: Recommendation | None = None
+    for span in split_sentences(text):
+        grade = grading_in(text, span.start, span.text)
+        if not (grade.recommendation_class or grade.evidence_level) or states_grading(span.text):
+            previous = None
+            continue
+        sentence = _ROW_END_CELLS.sub("", _STATEMENT_LABEL.sub("", _TABLE_HEADER.sub("", span.text)))
+        statement = recommendation_sentence(sentence) if not _CAPTION.match(sentence) else ""
+        if not statement:
+            continue
+        if grade != previous:
+            runs.append([])
+        runs[-1].append((statement, grade))
+        previous = grade
+    # Of a recommendation's sentences, the one that words the advice ("… is recommended", "推荐…").
+    return [next((item for item in run if _ADVICE.search(item[0])), run[0]) for run in runs]
 
 
 def recommendation_sentence(text: str) -> str:
     """The sentence of a graded passage that gives the advice (the first that does, else the first long one)."""
     sentences = [without_source_markers(_LEAD_MARK.sub("", s.text).strip()) for s in split_sentences(text)]
-    sentences = [s for s in sentences if 25 <= len(s) <= 400]
+    sentences = [s for s in sentences if _MIN_STATEMENT[_is_cjk_text(s)] <= len(s) <= _MAX_STATEMENT]
     return next((s for s in sentences if _ADVICE.search(s)), sentences[0] if sentences else "")
 
 

@@ -1,9 +1,11 @@
-"""Class and level cells of recommendation tables: given to the statement of their row.
+"""Class and level cells of recommendation tables: given to the statement of their row, at the row's end.
 
-ACC/AHA tables put the cells ("IIa B-NR") left of the statement; reading order keeps them beside it and the
-statement line is tagged with them. Chinese tables put a class column and a level column right of a
-statement of several lines ("推荐意见 | 推荐级别 | 证据级别"): read by position the cells land inside the
-statement's words, so the row is rebuilt as its statement lines followed by the cells ("…的基础 Ⅰ C").
+Chinese tables put a class column and a level column right of a statement of several lines ("推荐意见 | 推荐级别 |
+证据级别"): read by position the cells land inside the statement's words, so the row is rebuilt as its statement
+lines followed by the cells ("…的基础 Ⅰ C"). ACC/AHA tables put the COR and LOE cells ("IIa B-NR", "2a C-LD") left of
+a statement of several lines, level with its middle: read by position they fall between its lines ("…regardless of
+estimated 10-year ASCVD risk," "I A" "moderate-intensity statin therapy is indicated"), so the cells are put at the
+end of the statement's last line, which ends the row; every line of the statement carries the grade.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from workspace_app.ingest.layout import TextLine, needs_space
 from workspace_app.text.cjk import WIDE_CHAR
 from workspace_app.text.grades import is_class_cell, table_cell_recommendation
 
-_LEVEL_CELL = re.compile(r"\s*(?:B-NR|B-R|C-LD|C-EO|[ABC])\s*")
+_LEVEL_CELL = re.compile(r"\s*(?:B-NR|B-R|C-LD|C-EO|[A-D]|[-–—])\s*")
+_NUMBERED_STATEMENT = re.compile(r"\d{1,2}\.\s")
+_STATEMENT_REACH = 120  # pt from the cells to the statement column beside them
 
 
 def stands_apart(left: TextLine, right: TextLine, gap: float) -> bool:
@@ -28,13 +32,16 @@ def stands_apart(left: TextLine, right: TextLine, gap: float) -> bool:
 
 
 def attach_grade_cells(lines: list[TextLine]) -> list[TextLine]:
-    """Rebuild rows whose class and level cells stand right of the statement: one line, the cells at its end."""
-    cells = sorted(_cell_pairs(lines), key=lambda found: found[0][0].y0)
+    """Rebuild rows whose class and level cells stand beside the statement: the cells at the row's end."""
+    cells = sorted(_cell_pairs(lines, numbered=True), key=lambda found: found[0][0].y0)
     used: set[int] = set()
     for index, (pair, grade) in enumerate(cells):
+        if any(id(cell) in used for cell in pair):
+            continue
         below = [other[0].y0 for other, _ in cells[index + 1 :] if abs(other[0].x0 - pair[0].x0) < 20]
         statement = _statement_left_of(lines, pair, min(below, default=float("inf")))
         if not statement:
+            used.update(_end_row_right_of(lines, pair, grade))
             continue
         row = _join_lines(statement)
         row.text += " " + " ".join(cell.text.strip() for cell in pair)
@@ -47,6 +54,60 @@ def attach_grade_cells(lines: list[TextLine]) -> list[TextLine]:
         if not any(other[0].y0 < pair[0].y0 and abs(other[0].x0 - pair[0].x0) < 20 for other, _ in cells[:index]):
             used.update(_attach_header(lines, pair, statement[0]))
     return [line for line in lines if id(line) not in used]
+
+
+def _end_row_right_of(lines: list[TextLine], pair: list[TextLine], grade: tuple[str, str]) -> set[int]:
+    """Put cells standing left of their statement (ACC/AHA) at the end of its last line; the ids of the cells moved
+    (none when no statement stands beside them)."""
+    statement = _statement_right_of(lines, pair)
+    if not statement:
+        return set()
+    last = statement[-1]
+    last.text += " " + " ".join(cell.text.strip() for cell in pair)
+    last.ends_row = True
+    for line in statement:
+        line.recommendation = grade
+    for cell in pair:
+        last.glyphs.add(cell.glyphs)
+    return {id(cell) for cell in pair}
+
+
+def _statement_right_of(lines: list[TextLine], pair: list[TextLine]) -> list[TextLine]:
+    """The statement lines beside cells standing left of it: the run of lines in the column right of the cells
+    (each line close under the one before) that reaches the cells' height, from its numbered first line ("2. In
+    adults…") down to before the next one."""
+    right = max(cell.x1 for cell in pair)
+    middle = sum(cell.y_mid for cell in pair) / len(pair)
+    if any(ln.x1 <= pair[0].x0 + 1 and abs(ln.y_mid - middle) < ln.height for ln in lines):
+        return []  # the cells do not start their row: text stands left of them
+    column = sorted(
+        (ln for ln in lines if right < ln.x0 <= right + _STATEMENT_REACH and len(ln.text) > 3 and ln not in pair),
+        key=lambda ln: ln.y0,
+    )
+    if not column:
+        return []
+    nearest = min(column, key=lambda ln: abs(ln.y_mid - middle))
+    if abs(nearest.y_mid - middle) > 1.5 * max(nearest.height, 1.0):
+        return []
+    index = column.index(nearest)
+    first = index
+    while first > 0 and _continues_row(column[first - 1], column[first]) and not _starts_statement(column[first]):
+        first -= 1
+    last = index
+    while last + 1 < len(column) and _continues_row(column[last], column[last + 1]) \
+            and not _starts_statement(column[last + 1]):
+        last += 1
+    return column[first : last + 1]
+
+
+def _continues_row(upper: TextLine, lower: TextLine) -> bool:
+    """Whether `lower` is the next line of `upper`'s statement (close under it, about as far left)."""
+    gap = lower.y0 - upper.y1
+    return -1.0 <= gap <= 0.8 * max(upper.height, 1.0) and abs(lower.x0 - upper.x0) <= 3 * max(upper.size, 1.0)
+
+
+def _starts_statement(line: TextLine) -> bool:
+    return bool(_NUMBERED_STATEMENT.match(line.text))
 
 
 def _join_lines(lines: list[TextLine]) -> TextLine:
@@ -92,16 +153,17 @@ def _header_word(line: TextLine) -> bool:
 
 
 def _cell_pairs(
-    lines: list[TextLine], max_gap: float = 60, max_dy: float = 3, first_only: bool = True
+    lines: list[TextLine], max_gap: float = 60, max_dy: float = 3, first_only: bool = True, numbered: bool = False
 ) -> Iterator[tuple[list[TextLine], tuple[str, str]]]:
     """(the cell lines, (class, level)): a line holding both, or a class cell with its level cell beside it
-    (at most `max_gap` to its right, baselines within `max_dy`; the first such level cell, or every one)."""
+    (at most `max_gap` to its right, baselines within `max_dy`; the first such level cell, or every one).
+    `numbered`: classes may be numbered ("2a" beside "B-NR")."""
     for line in lines:
         found = table_cell_recommendation(line.text)
         if found and found.recommendation_class and found.evidence_level:
             yield [line], (found.recommendation_class, found.evidence_level)
             continue
-        if not is_class_cell(line.text):
+        if not is_class_cell(line.text, numbered=numbered):
             continue
         for level in lines:
             if level is line or not (0 < level.x0 - line.x1 < max_gap) or abs(level.y_mid - line.y_mid) > max_dy:

@@ -160,7 +160,7 @@ def ingest_document(
         states.parsed(document.id, parsed.page_count, parsed.pages_without_text)
         _log_unreadable_glyphs(document, parsed)
         track("chunking", 0, 1)
-        records = _build_chunks(document, parsed, embedder, settings, lambda d, t: track("chunking", d, t))
+        records = build_chunks(document, parsed, embedder, settings, lambda d, t: track("chunking", d, t))
         chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts(records))
         chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
         embedded = embedder.embed_passages(
@@ -200,10 +200,11 @@ def embedding_text(chunk: Chunk) -> str:
     return f"{section}\n{chunk.text}" if section else chunk.text
 
 
-def _build_chunks(
+def build_chunks(
     document: Document, parsed: ParsedDocument, embedder: Embedder, settings: IngestSettings,
-    report: Callable[[int, int], None],
+    report: Callable[[int, int], None] | None = None,
 ) -> list[Chunk]:
+    """The chunks of a parsed document as they are stored: text, section, pages, boxes, class and level, kind."""
     # Room is left for the section title the embedder sees too.
     size = min(settings.chunk_tokens, embedder.max_tokens - 24)
     drafts = chunk_paragraphs(parsed.paragraphs, embedder.count_tokens, size, settings.chunk_overlap_tokens, report)

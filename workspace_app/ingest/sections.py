@@ -2,7 +2,8 @@
 
 A line is a heading when it is numbered like "3.2. Diagnosis" / "一、" / "（二）" and set apart (bold,
 larger, capitals, or several number levels), or when it is short, bold or larger than the body text, and
-does not read like a sentence. Table and figure captions are never headings.
+does not read like a sentence. Table and figure captions are never headings, nor is the grading set in bold
+under a statement ("推荐强度：强  证据质量：B"): it belongs to the statement's text.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from workspace_app.ingest.layout import Paragraph, TextLine
 from workspace_app.ingest.references import CONTENTS_LEADER
 from workspace_app.text.cjk import IDEOGRAPHS
+from workspace_app.text.grades import states_grading
 
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+(?=\S)(?!(?:mg|g|mm|cm|kg|mL|%|y|years?|h|min)\b)")
 _ZH_LEVEL1 = re.compile(r"^[一二三四五六七八九十]{1,3}[、.．]")
@@ -26,6 +28,8 @@ def heading_level(line: TextLine, body_size: float) -> int:
     """Return the heading level of a line (1 = top), or 0 when it is not a heading."""
     text = line.text.strip()
     if not text or len(text) > _MAX_HEADING_CHARS or _CAPTION.match(text) or _SENTENCE_LIKE.search(text):
+        return 0
+    if states_grading(text):
         return 0
     if CONTENTS_LEADER.search(text):
         return 0  # a table-of-contents entry names a section, it does not open one

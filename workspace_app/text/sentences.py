@@ -2,11 +2,12 @@
 
 Chunk text keeps some of the PDF's line structure: a newline separates table cells, headings and paragraphs,
 but also falls inside sentences that wrap around a table row or column. A newline ends a sentence when the
-line before it ends with terminal punctuation or the next line starts like a new sentence (upper case,
-bullet) or the line before ends in a Chinese recommendation row's class and level cells, or when Chinese text
-touches it (Chinese paragraphs run on without one, so a newline there parts table rows); otherwise the lines
-are joined. Inside a line, English sentences end at . ! ? followed by a space and
-an upper-case letter, digit or bracket (but not after common abbreviations); Chinese ones at 。！？；.
+line before it ends with terminal punctuation, or in a recommendation row's class and level cells, or when
+Chinese text touches it (Chinese paragraphs run on without one, so a newline there parts table rows), or when
+the next line starts like a new sentence (upper case, bullet) and the line before leaves no bracket open
+("(S4.4.6.2-1–"), nor a clause before an acronym ("… with an" "ACHD cardiologist."); otherwise the lines are
+joined. Inside a line, English sentences end at . ! ? followed by a space and an upper-case letter, digit or
+bracket (but not after common abbreviations); Chinese ones at 。！？；.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
+from workspace_app.text.grades import ROW_CELLS
+
 _ABBREVIATIONS = frozenset(
     ["e.g", "i.e", "vs", "etc", "al", "fig", "figs", "no", "nos", "dr", "mr", "mrs", "ms", "approx", "ref", "refs", "ca", "cf", "eq", "vol", "pp", "st", "jr", "sr", "inc", "dept", "min", "max", "resp", "incl", "mo", "yr", "yrs", "wk", "wks", "h", "hr", "hrs"]
 )
@@ -22,14 +25,18 @@ _EN_END = re.compile(r"[.!?](?:[\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9])")
 _ZH_END = re.compile(r"[。！？；]+[”’）)]*")
 _TERMINAL = set(".!?。！？；;:：")
 _BULLETS = set("•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩")
-# A Chinese recommendation row ends in its class and level cells ("…控制心室率 Ⅰ B"): the next line is another row.
-# A row may also run straight on into the next one's first cell ("…的基础 Ⅰ C房颤伴…").
-_GRADE_CELLS = r"(?:Ⅰ|Ⅱ\s?[ab]?|Ⅲ)\s+[ABC](?:-[A-Z]{1,2})?"
-_GRADE_CELLS_END = re.compile(rf"[\u4e00-\u9fff）)A-Za-z0-9%]\s*{_GRADE_CELLS}$")
+# A recommendation row ends in its class and level cells ("…控制心室率 Ⅰ B", "…(Table 4).4-14 2a C-LD"): the next line
+# is another row. A row may also run straight on into the next one's first cell ("…的基础 Ⅰ C房颤伴…").
+_GRADE_CELLS = rf"(?:{ROW_CELLS})"
+_GRADE_CELLS_END = re.compile(rf"{_GRADE_CELLS}\s*$")
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 # "2.\n0", not "in 2012.\n2. The …" (a numbered item) nor "… 2017.\n3 patients" (a year ends the sentence).
 _WRAPPED_DECIMAL = re.compile(r"(?<![\d.])\d{1,2}\.(?=\n\d(?!\d*\.\s))")
-_GRADE_CELLS_INLINE = re.compile(rf"(?<=[\u4e00-\u9fff）)\s]){_GRADE_CELLS}(?=[\u4e00-\u9fff])")
+# A line that leaves a bracket or a clause open: the sentence goes on in the next line, whatever its first letter.
+_OPEN_BRACKET = re.compile(r"\([^()]{0,40}$")
+_OPEN_CLAUSE = re.compile(r"\b(?:a|an|the|of|with|and|or|to|in|for|by|on|at|from|than|whose|is|are|be)$")
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]+\b")  # an upper-case start that need not start a sentence ("ACHD", "LDL-C")
+_GRADE_CELLS_INLINE = re.compile(rf"(?<=[\u4e00-\u9fff）)\s]){_GRADE_CELLS}(?=[\u4e00-\u9fff（(［【])")
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,8 @@ def _breaks(before: str, after: str) -> bool:
         return True
     if _CJK.match(before[-1]) or _CJK.match(after[0]):
         return True  # Chinese text wraps without a newline: one beside it parts table rows
+    if _OPEN_BRACKET.search(before) or (_OPEN_CLAUSE.search(before) and _ACRONYM.match(after)):
+        return False  # "(S4.4.6.2-1–" / "S4.4.6.2-3)."; "managed in collaboration with an" / "ACHD cardiologist."
     first = after[0]
     return first.isupper() or first in _BULLETS
 
