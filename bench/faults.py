@@ -334,7 +334,7 @@ def concurrent(root: Path, sources: list[Path], baseline: dict[str, Any]) -> Out
 
         def write(n: int) -> None:
             try:
-                made.app.answers.add_note(WORKSPACE, f"Note {n}", f"Written by writer {n}.")
+                made.app.notes.add_note(WORKSPACE, f"Note {n}", f"Written by writer {n}.")
             except Exception as exc:  # noqa: BLE001 - counted, shown in the results
                 errors.append(f"note {n}: {exc}")
 
@@ -346,7 +346,7 @@ def concurrent(root: Path, sources: list[Path], baseline: dict[str, Any]) -> Out
             thread.join()
         made.sources = sources
         outcome = judge("8 concurrent asks, 16 concurrent writers", made, baseline, None)
-        notes = made.app.answers.list_notes(WORKSPACE)
+        notes = made.app.notes.list_notes(WORKSPACE)
         outcome.lost += max(0, 16 - len(notes))
         outcome.duplicated += max(0, len(notes) - 16)
         outcome.user_errors += errors

@@ -26,7 +26,7 @@ from components.guide import render_chat_greeting
 from components.source_viewer import render_citation_viewer, sticky_viewer_style
 from components.text import escape_markdown
 from components.workspace_gate import render_workspace_gate, set_url_param
-from workspace_app.app import MODES, AnswerService, App
+from workspace_app.app import MODES, App, ChatService, NoteService
 from workspace_app.errors import ChatNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
 from workspace_app.models.documents import Workspace
@@ -44,26 +44,27 @@ PATIENT_KEY = "chat-patient"
 DEFAULT_MODE = "hybrid"
 
 
-def render_page(app: App, answers: AnswerService) -> None:
+def render_page(app: App) -> None:
     """Header, chat picker in the sidebar, the conversation, the PDF panel and the question box."""
     st.title("Chat")
     workspace = render_workspace_gate(app.workspaces.get, purpose="chat answers come from its sources")
     if workspace is None:
         return
     show_flash()
-    chats = answers.list_chats(workspace.id)
-    current = _current_chat(chats)
+    chats = app.chats
+    listed = chats.list_chats(workspace.id)
+    current = _current_chat(listed)
     with st.sidebar:
         st.subheader("Chats")
-        export = answers.export_chat(workspace.id, current.id) if current else None
-        action = render_chat_picker(chats, current, export, key="chats")
+        export = chats.export_chat(workspace.id, current.id) if current else None
+        action = render_chat_picker(listed, current, export, key="chats")
         render_scope(app.documents.list(workspace.id))
         render_patient_choice(_patient_ids(app), key=PATIENT_KEY)
         render_query_mode(MODES, DEFAULT_MODE, key=MODE_KEY)
-        st.caption(f"Answers by the {'language model' if answers.answerer_name == 'llm' else 'offline extractive'} answerer.")
+        st.caption(f"Answers by the {'language model' if app.answers.answerer_name == 'llm' else 'offline extractive'} answerer.")
     if action:
-        apply_chat_action(answers, workspace, action)
-    messages = answers.chat_messages(workspace.id, current.id) if current else []
+        apply_chat_action(chats, workspace, action)
+    messages = chats.chat_messages(workspace.id, current.id) if current else []
     # The question box first: it can be typed in while the greeting checks its suggested questions (up to 16
     # answers on a new workspace), and a question typed skips the greeting.
     typed = st.chat_input("Ask a question about your sources", key=INPUT_KEY, max_chars=2000)
@@ -73,9 +74,9 @@ def render_page(app: App, answers: AnswerService) -> None:
         if not messages and not typed and not pending_questions(workspace):
             st.caption(f"Ask a question about the sources of **{escape_markdown(workspace.name)}**.")
             picked = _render_greeting(app, workspace)
-        saved = answers.saved_messages(workspace.id) if messages else {}
+        saved = app.notes.saved_messages(workspace.id) if messages else {}
         for message in messages:
-            _render_exchange(answers, workspace, message, message.id in saved)
+            _render_exchange(app.notes, workspace, message, message.id in saved)
     queue_question(workspace, typed or picked)
     if pending_questions(workspace):
         with talk:
@@ -101,7 +102,7 @@ def _render_greeting(app: App, workspace: Workspace) -> str | None:
     return render_chat_greeting(guides, questions, key="greeting")
 
 
-def _render_exchange(answers: AnswerService, workspace: Workspace, message: ChatMessage, saved: bool) -> None:
+def _render_exchange(notes: NoteService, workspace: Workspace, message: ChatMessage, saved: bool) -> None:
     with st.chat_message("user"):
         st.markdown(escape_markdown(message.question))
     with st.chat_message("assistant"):
@@ -109,42 +110,42 @@ def _render_exchange(answers: AnswerService, workspace: Workspace, message: Chat
         if not message.answer.refused and render_save_to_notes(saved, key=f"answer-{message.id}-save"):
             action = AnswerAction("save")
     if action:
-        apply_answer_action(answers, workspace, message, action)
+        apply_answer_action(notes, workspace, message, action)
 
 
-def apply_answer_action(answers: AnswerService, workspace: Workspace, message: ChatMessage, action: AnswerAction) -> None:
+def apply_answer_action(notes: NoteService, workspace: Workspace, message: ChatMessage, action: AnswerAction) -> None:
     """Open a citation in the panel, or save the answer to notes (once: it is kept by its message id)."""
     if action.kind == "cite":
         # No rerun: the viewer is drawn after the messages in this same run (a rerun would double the wait).
         st.session_state[CITED] = (message.id, action.n)
         return
     with report_errors():
-        answers.save_note(workspace.id, message.answer, message_id=message.id)
+        notes.save_note(workspace.id, message.answer, message_id=message.id)
         flash("Saved to notes.")
         st.rerun()
 
 
-def apply_chat_action(answers: AnswerService, workspace: Workspace, action: ChatAction) -> None:
+def apply_chat_action(chats: ChatService, workspace: Workspace, action: ChatAction) -> None:
     """Start, open, rename or delete a chat, then rerun."""
     with report_errors():
         if action.kind == "new":
-            st.session_state[CHAT] = answers.create_chat(workspace.id).id
+            st.session_state[CHAT] = chats.create_chat(workspace.id).id
             set_url_param(CHAT_PARAM, st.session_state[CHAT])
         elif action.kind == "open":
             st.session_state[CHAT] = action.chat_id
             set_url_param(CHAT_PARAM, action.chat_id)
         elif action.kind == "rename":
-            flash(f"Renamed to {answers.rename_chat(workspace.id, action.chat_id or '', action.title or '').title}.")
+            flash(f"Renamed to {chats.rename_chat(workspace.id, action.chat_id or '', action.title or '').title}.")
         else:
-            _delete_chat(answers, workspace, action.chat_id or "")
+            _delete_chat(chats, workspace, action.chat_id or "")
         st.session_state.pop(CITED, None)
         st.rerun()
 
 
-def _delete_chat(answers: AnswerService, workspace: Workspace, chat_id: str) -> None:
+def _delete_chat(chats: ChatService, workspace: Workspace, chat_id: str) -> None:
     """Delete the chat the button was drawn for; one already gone (a repeated click) counts as deleted."""
     try:
-        answers.delete_chat(workspace.id, chat_id)
+        chats.delete_chat(workspace.id, chat_id)
     except ChatNotFoundError:
         pass
     if st.session_state.get(CHAT) == chat_id:
@@ -177,7 +178,7 @@ def answer_pending(app: App, workspace: Workspace, chat: Chat | None) -> None:
 def ask(app: App, workspace: Workspace, chat: Chat | None, question: str) -> Chat | None:
     """Show the question, stream the answer (about the chosen patient, if any), keep it in the chat; the chat it
     is in, or None when it failed (the error is shown; the chat stays usable)."""
-    answers = app.answers
+    chats = app.chats
     with st.chat_message("user"):
         st.markdown(escape_markdown(question))
     with st.chat_message("assistant"):
@@ -185,13 +186,13 @@ def ask(app: App, workspace: Workspace, chat: Chat | None, question: str) -> Cha
         if patient:
             answer = _patient_answer(app, workspace, patient, question)
         else:
-            answer = _answer(answers, workspace, chat, question)
+            answer = _answer(app, workspace, chat, question)
     if answer is None:
         _forget_pending(workspace, question)  # failed, with its message shown: not asked again
         return None
     try:
-        chat = chat or answers.create_chat(workspace.id)
-        answers.record_answer(workspace.id, chat.id, answer)
+        chat = chat or chats.create_chat(workspace.id)
+        chats.record_answer(workspace.id, chat.id, answer)
     except WorkspaceError as exc:
         st.error(exc.user_message, icon=":material/error:")
         return None
@@ -209,13 +210,13 @@ def _forget_pending(workspace: Workspace, question: str) -> None:
     st.session_state[PENDING] = queue
 
 
-def _answer(answers: AnswerService, workspace: Workspace, chat: Chat | None, question: str) -> Answer | None:
-    history = answers.chat_history(workspace.id, chat.id) if chat else []
+def _answer(app: App, workspace: Workspace, chat: Chat | None, question: str) -> Answer | None:
+    history = app.chats.chat_history(workspace.id, chat.id) if chat else []
     placeholder = st.empty()
     written = ""
     try:
         with st.spinner("Searching the sources…"):
-            for event in answers.ask_stream(workspace.id, question, history, mode=selected_mode()):
+            for event in app.answers.ask_stream(workspace.id, question, history, mode=selected_mode()):
                 if isinstance(event, Answer):
                     return event
                 written += event
@@ -283,4 +284,4 @@ def _current_chat(chats: list[Chat]) -> Chat | None:
 
 
 app = current_app()
-render_page(app, app.answers)
+render_page(app)

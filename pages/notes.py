@@ -10,7 +10,7 @@ from components.feedback import flash, report_errors, show_flash
 from components.notes import NoteAction, close_note_editor, render_new_note, render_note
 from components.source_viewer import render_citation_viewer, sticky_viewer_style
 from components.workspace_gate import render_workspace_gate
-from workspace_app.app import AnswerService, App, safe_file_name
+from workspace_app.app import App, NoteService, safe_file_name
 from workspace_app.models.answers import Citation, Note
 from workspace_app.models.documents import Workspace
 
@@ -19,23 +19,23 @@ CITED = "notes-cited"
 VIEWER_KEY = "notes-viewer"
 
 
-def apply_note_action(answers: AnswerService, workspace: Workspace, action: NoteAction) -> None:
+def apply_note_action(notes: NoteService, workspace: Workspace, action: NoteAction) -> None:
     """Add, edit or delete a note, then rerun so the list shows the result."""
     with report_errors():
         if action.kind == "create":
-            answers.add_note(workspace.id, action.title or "", action.body or "")
+            notes.add_note(workspace.id, action.title or "", action.body or "")
             flash("Note added.")
         elif action.kind == "update":
-            answers.update_note(workspace.id, action.note_id or "", action.title or "", action.body or "")
+            notes.update_note(workspace.id, action.note_id or "", action.title or "", action.body or "")
             flash("Note saved.")
         else:
-            answers.delete_note(workspace.id, action.note_id or "")
+            notes.delete_note(workspace.id, action.note_id or "")
             flash("Note deleted.")
         close_note_editor(key=LIST_KEY)
         st.rerun()
 
 
-def render_page(app: App, answers: AnswerService) -> None:
+def render_page(app: App, notes: NoteService) -> None:
     """Header, a new note, export, one card per note."""
     st.title("Notes")
     workspace = render_workspace_gate(app.workspaces.get, purpose="its notes are listed here")
@@ -44,31 +44,31 @@ def render_page(app: App, answers: AnswerService) -> None:
     show_flash()
     created = render_new_note(key="new-note")
     if created:
-        apply_note_action(answers, workspace, created)
-    notes = None
+        apply_note_action(notes, workspace, created)
+    listed = None
     with report_errors():
-        notes = answers.list_notes(workspace.id)
-    if notes is None:
+        listed = notes.list_notes(workspace.id)
+    if listed is None:
         return
-    if not notes:
+    if not listed:
         st.info("No notes yet. Write one above, or use “Save to notes” under an answer in Chat.", icon=":material/bookmark:")
         return
     st.download_button(
-        "Export notes to Markdown", answers.export_notes(workspace.id).encode("utf-8"),
+        "Export notes to Markdown", notes.export_notes(workspace.id).encode("utf-8"),
         file_name=safe_file_name(f"Notes - {workspace.name}", "md", "notes"), mime="text/markdown",
         key="notes-export", icon=":material/download:", on_click="ignore",
     )
-    listed, panel = st.columns([3, 2], gap="large")
-    with listed:
-        for note in notes:
+    cards, panel = st.columns([3, 2], gap="large")
+    with cards:
+        for note in listed:
             action = render_note(note, key=LIST_KEY)
             if action and action.kind == "cite":
                 st.session_state[CITED] = (note.id, action.n)
             elif action:
-                apply_note_action(answers, workspace, action)
+                apply_note_action(notes, workspace, action)
     with panel:
         sticky_viewer_style(VIEWER_KEY)
-        cited, marks = _cited(notes)
+        cited, marks = _cited(listed)
         render_citation_viewer(app, workspace.id, cited, marks, key=VIEWER_KEY)
 
 
@@ -82,4 +82,4 @@ def _cited(notes: list[Note]) -> tuple[Citation | None, list[Citation]]:
 
 
 app = current_app()
-render_page(app, app.answers)
+render_page(app, app.notes)

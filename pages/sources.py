@@ -99,7 +99,7 @@ def render_live_sources(app: App, workspace: Workspace) -> None:
         guides = app.guides.guides(workspace.id)
     removing = next((d for d in documents if d.id == st.session_state.get(f"{ROWS_KEY}-confirm")), None)
     if removing:
-        render_removal_warning(removing.name, app.answers.source_uses(workspace.id, removing.id))
+        render_removal_warning(removing.name, app.chats.source_uses(workspace.id, removing.id))
     action = render_source_rows(documents, guides, key=ROWS_KEY)
     if action:
         apply_action(app, workspace, action)

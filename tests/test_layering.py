@@ -3,7 +3,7 @@
     base       workspace_app.{config, errors, models, text, llm, embedding}   (text and models are leaves)
     features   ingest, retrieval, graph (each over the base only)
                answer (over the base and retrieval), documents (over the base, ingest and retrieval.scope),
-               patients (over the base)
+               patients (over the base), chats (over the base, the answers' Markdown and the scope)
     the App    app.py, workspaces.py over the features; adapters/ (wiring, cli, worker, supervisor) over all
     evaluation over the base and the App (it asks and searches as a user does; nothing in the core imports it)
     storage    only its protocols, plain models, errors and settings of the core
@@ -32,6 +32,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "answer": (*BASE, "workspace_app.retrieval"),
     "documents": (*BASE, "workspace_app.ingest", "workspace_app.retrieval.scope"),
     "patients": BASE,
+    "chats": (*BASE, "workspace_app.answer.export", "workspace_app.retrieval.scope"),
     "evaluation": (*BASE, "workspace_app.app"),
 }
 STORAGE_ALLOWED = ("workspace_app.models", "workspace_app.errors", "workspace_app.config")

@@ -3,7 +3,9 @@
     app.workspaces  create, list, rename, delete workspaces
     app.documents   add (ingest here or submit to the queue), list, cancel, retry, include, remove; .jobs for workers
     app.search      hybrid search in a workspace or some of its documents
-    app.answers     grounded answers with verified citations, chats, notes, entity passages
+    app.answers     grounded answers with verified citations, entity passages
+    app.chats       a workspace's chats: questions with their answers, in order; which chats and notes cite a source
+    app.notes       saved answers and notes of one's own
     app.graph       the entity graph: entities, relations, communities, GraphML
     app.translator  English <-> Chinese names of the lexicon concepts a text mentions (cross-language matching)
     app.guides      each source's guide: summary, key recommendations, main entities (made at ingestion)
@@ -28,6 +30,7 @@ from workspace_app.answer.crosslevel import PatientAnswerService
 from workspace_app.answer.export import answer_markdown, escape, grading_text
 from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
+from workspace_app.chats.service import ChatService, NoteService
 from workspace_app.config import Settings
 from workspace_app.documents.guide import GuideService
 from workspace_app.documents.service import DocumentService
@@ -49,8 +52,8 @@ WARM_QUESTIONS = ("What is recommended for patients with atrial fibrillation?", 
 WARM_WORKSPACES = 3
 
 __all__ = [
-    "MODES", "AnswerService", "App", "EntityPassage", "answer_markdown", "escape", "grading_text",
-    "safe_file_name",
+    "MODES", "AnswerService", "App", "ChatService", "EntityPassage", "NoteService", "answer_markdown", "escape",
+    "grading_text", "safe_file_name",
 ]
 
 
@@ -73,6 +76,8 @@ class App:
     patient_answers: PatientAnswerService
     patient_imports: PatientImports
     patient_links: PatientLinkService
+    chats: ChatService
+    notes: NoteService
     translator: Translator = field(default_factory=NoTranslator)
 
     def warm_up(self, mode: str = "hybrid") -> dict[str, float]:

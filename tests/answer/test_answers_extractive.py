@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from workspace_app.answer.phrases import REFUSALS
+from workspace_app.answer.plan import Planner
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
-from workspace_app.retrieval.scope import answer_scope
+from workspace_app.models.documents import Workspace
+from workspace_app.retrieval.scope import Scope, answer_scope
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"
 CHINESE = "zh-acute-af-ed-2024.pdf"
@@ -170,7 +172,8 @@ def test_a_part_naming_a_source_is_read_within_it(app: App) -> None:
     scope = answer_scope(app.catalog, "Dev", None)
     zh = next(d for d, name in scope.searched_names.items() if name == CHINESE)
     question = "Which comorbidities does the AHA/ACC/HHS paper name, and which drugs does the 2024 Chinese emergency AF guideline advise for rate control?"
-    reading = app.answers.reader.read(question, scope, [])
+    plan = app.answers.planner.plan(question, scope, "hybrid")
+    reading = app.answers.reader.read(question, scope, [], parts=plan.part_texts)
     asked = reading.parts[1].coverage
     assert scope.narrowed([zh]).chunk_total == next(d.chunks for d in app.documents.list("Dev") if d.id == zh) < scope.chunk_total
     topic_only = "中国急诊医学专家对急性房颤的急诊管理达成共识。"
@@ -191,3 +194,38 @@ def test_a_question_whose_parts_name_their_sources_is_answered_part_by_part(app:
     assert documents[0] == CHINESE and ARNETT in documents, answer.text
     assert "阵发性房颤" in answer.citations[0].quote and answer.citations[0].page_start == 2
     assert any("underreported" in c.quote for c in answer.citations if c.document == ARNETT), answer.text
+
+
+def test_a_question_in_parts_is_planned_once_and_each_part_gathered_in_the_source_it_names(app: App) -> None:
+    """The plan splits and names once; the evidence holds each part's own blocks, all from the source the part
+    names, and the whole question's blocks hold each part's best ones (nothing is searched again to answer)."""
+    scope = answer_scope(app.catalog, "Dev", None)
+    zh = next(d for d, name in scope.searched_names.items() if name == CHINESE)
+    question = ("What do the 2014 guideline strategies say about implementation tools, and which drugs does the "
+                "2024 Chinese emergency AF guideline advise for rate control?")
+    plan = app.answers.planner.plan(question, scope, "hybrid")
+    assert len(plan.parts) == 2 and plan.parts[1].named == zh and plan.by_part
+    assert "Chinese" not in plan.parts[1].asked and "rate control" in plan.parts[1].asked
+    evidence = app.answers.evidence.gather(plan, {})
+    assert len(evidence.parts) == 2
+    for part, own in zip(plan.parts, evidence.parts, strict=True):
+        assert own and {block.chunk.document_id for block in own} == {part.named}
+        assert [block.n for block in own] == list(range(1, len(own) + 1))
+    whole = {block.chunk.id for block in evidence.blocks}
+    assert all(block.chunk.id in whole for own in evidence.parts for block in own[:3])
+    answer = app.answers.ask("Dev", question, mode="hybrid")
+    assert not answer.refused and {c.document_id for c in answer.citations} <= {part.named for part in plan.parts}
+
+
+def test_a_part_without_a_subject_of_its_own_asks_with_the_part_before() -> None:
+    """"… and does the Chinese guideline allow a lower range?" asks the Chinese guideline about the INR range the
+    part before names; the words naming the source are left out of what it asks."""
+    scope = Scope(Workspace("w", "W", ""), None, [], 10, {})
+    plan = Planner(lambda text, _: ["zh"] if "Chinese" in text else []).plan(
+        "What INR range is recommended for warfarin in atrial fibrillation, and does the Chinese guideline allow a "
+        "lower range for older patients?", scope, "naive",
+    )
+    first, second = plan.parts
+    assert first.named is None and second.named == "zh" and plan.by_part and plan.sources == ("zh",)
+    assert second.asked.startswith(first.asked) and "lower range" in second.asked and "Chinese" not in second.asked
+    assert plan.language == "en" and plan.standalone == plan.question

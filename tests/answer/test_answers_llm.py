@@ -46,7 +46,7 @@ def llm_answers(service: Any, url: str, blocks: int = 3, key: str = "test-key") 
     settings = service.settings.llm.model_copy(update={"api_key": key, "base_url": url, "timeout_s": 5})
     answers = AnswerService(
         settings=service.settings, catalog=service.catalog, search=service.search, embedder=service.embedder,
-        graph=service.graph, source=service.answers.source, chats=service.catalog, notes=service.catalog,
+        graph=service.graph, source=service.answers.source,
         llm=LlmAnswerer(settings),
     )
     answers.evidence.blocks = blocks

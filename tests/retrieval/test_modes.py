@@ -92,11 +92,11 @@ def test_graph_modes_list_the_entities_they_used_and_keep_them(app: Any, dev: di
         mentioned = {m.chunk_id for m in app.graph.mentions(workspace.id, entity.id)}
         assert all(by_n[n].chunk_id in mentioned for n in entity.citations), entity
     assert answer.to_json()["entities"][0]["name"] == answer.entities[0].name
-    chat = app.answers.create_chat("Dev")
-    app.answers.record_answer("Dev", chat.id, answer)
-    kept = app.answers.chat_messages("Dev", chat.id)[0].answer
+    chat = app.chats.create_chat("Dev")
+    app.chats.record_answer("Dev", chat.id, answer)
+    kept = app.chats.chat_messages("Dev", chat.id)[0].answer
     assert kept.entities == answer.entities and kept.mode == "hybrid"
-    exported = app.answers.export_chat("Dev", chat.id)
+    exported = app.chats.export_chat("Dev", chat.id)
     assert "**Entities (hybrid mode)**:" in exported and "carotid sinus hypersensitivity (" in exported
     assert Answer.from_record(json.loads(json.dumps(answer.to_record()))).entities == answer.entities
 

@@ -36,26 +36,26 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any]
 
 
 @pytest.fixture
-def answers(data_dir: Path, build: Callable[..., Any]) -> Any:
-    """An answer service on the app's data dir, to arrange state and check what the page did."""
-    return build(data_dir).answers
+def built(data_dir: Path, build: Callable[..., Any]) -> Any:
+    """An App on the page's data dir, to arrange state and check what the page did."""
+    return build(data_dir)
 
 
 @pytest.fixture
-def app(data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+def app(data_dir: Path, built: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
     """The Chat page with the workspace open."""
     monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
     monkeypatch.chdir(data_dir.parent)
-    for chat in answers.list_chats("Cardiology"):
-        answers.delete_chat("Cardiology", chat.id)
-    yield open_page(answers, "pages/chat.py")
+    for chat in built.chats.list_chats("Cardiology"):
+        built.chats.delete_chat("Cardiology", chat.id)
+    yield open_page(built, "pages/chat.py")
     st.cache_resource.clear()
 
 
-def open_page(answers: Any, page: str) -> AppTest:
+def open_page(built: Any, page: str) -> AppTest:
     st.cache_resource.clear()
     at = AppTest.from_file(str(APP), default_timeout=120)
-    at.session_state["workspace"] = answers.catalog.find_workspace("Cardiology").id
+    at.session_state["workspace"] = built.catalog.find_workspace("Cardiology").id
     at.run()
     at.switch_page(page).run()
     assert not at.exception
@@ -77,26 +77,26 @@ def shown_html(at: AppTest) -> str:
     return "\n".join(renderer.render(element.value) for element in (*at.markdown, *at.caption))
 
 
-def test_question_gets_a_cited_answer_kept_in_a_new_chat(app: AppTest, answers: Any) -> None:
+def test_question_gets_a_cited_answer_kept_in_a_new_chat(app: AppTest, built: Any) -> None:
     ask(app, QUESTION)
     labels = [b.label for b in chips(app)]
     assert labels and labels[0] == "\\[1\\]", "chips read exactly [1], [2], ..."
     html = shown_html(app)
     assert "[1]" in html and "For clinical reference only" in html
-    [chat] = answers.list_chats("Cardiology")
+    [chat] = built.chats.list_chats("Cardiology")
     assert chat.title.startswith("What tilt-table angle")
-    [message] = answers.chat_messages("Cardiology", chat.id)
+    [message] = built.chats.chat_messages("Cardiology", chat.id)
     assert message.answer.citations and message.question == QUESTION
 
 
-def test_chip_opens_the_cited_page_in_the_panel(app: AppTest, answers: Any) -> None:
+def test_chip_opens_the_cited_page_in_the_panel(app: AppTest, built: Any) -> None:
     ask(app, "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?")
     chips(app)[0].click().run()
     assert not app.exception
     _, n = app.session_state["cited"]
     assert n == 1
     html = shown_html(app)
-    citation = answers.chat_messages("Cardiology", answers.list_chats("Cardiology")[0].id)[0].answer.citations[0]
+    citation = built.chats.chat_messages("Cardiology", built.chats.list_chats("Cardiology")[0].id)[0].answer.citations[0]
     assert "syncope-p8-9.pdf" in html and f"p. {citation.page_start}" in html
     assert app.number_input(key="source-viewer-doc-page-input").value == citation.page_start
 
@@ -109,11 +109,11 @@ def test_document_text_is_shown_as_text(app: AppTest) -> None:
     assert "<a href" not in html and "<strong>bold</strong>" not in html
 
 
-def test_chats_can_be_started_renamed_deleted_and_exported(app: AppTest, answers: Any) -> None:
+def test_chats_can_be_started_renamed_deleted_and_exported(app: AppTest, built: Any) -> None:
     ask(app, QUESTION)
-    [chat] = answers.list_chats("Cardiology")
+    [chat] = built.chats.list_chats("Cardiology")
     app.button(key="chats-new").click().run()
-    chats = answers.list_chats("Cardiology")
+    chats = built.chats.list_chats("Cardiology")
     assert len(chats) == 2
     new = next(c for c in chats if c.id != chat.id)
     assert app.session_state["chat"] == new.id and app.selectbox(key="chats-pick").value == new.id
@@ -123,27 +123,27 @@ def test_chats_can_be_started_renamed_deleted_and_exported(app: AppTest, answers
     app.text_input(key="chats-rename-name").set_value("Tilt <b>testing</b>").run()
     app.button(key=f"chats-rename-save-{chat.id}").click().run()
     assert not app.exception
-    assert answers.get_chat("Cardiology", chat.id).title == "Tilt <b>testing</b>"
-    export = answers.export_chat("Cardiology", chat.id)
+    assert built.chats.get_chat("Cardiology", chat.id).title == "Tilt <b>testing</b>"
+    export = built.chats.export_chat("Cardiology", chat.id)
     assert "# Tilt \\<b>testing\\</b>" in export and "**Citations**" in export and "1. " in export
     app.button(key=f"chats-delete-confirm-{chat.id}").click().run()
     assert not app.exception
-    assert [c.id for c in answers.list_chats("Cardiology")] != [chat.id]
-    assert chat.id not in [c.id for c in answers.list_chats("Cardiology")]
+    assert [c.id for c in built.chats.list_chats("Cardiology")] != [chat.id]
+    assert chat.id not in [c.id for c in built.chats.list_chats("Cardiology")]
 
 
-def test_saved_answer_appears_on_the_notes_page(app: AppTest, answers: Any) -> None:
+def test_saved_answer_appears_on_the_notes_page(app: AppTest, built: Any) -> None:
     ask(app, QUESTION)
     save = next(b for b in app.button if b.key and b.key.endswith("-save"))
     save.click().run()
     assert not app.exception
-    [note] = answers.list_notes("Cardiology")
-    notes = open_page(answers, "pages/notes.py")
+    [note] = built.notes.list_notes("Cardiology")
+    notes = open_page(built, "pages/notes.py")
     assert "What tilt\\-table angle" in "\n".join(m.value for m in notes.markdown)
     notes.button(key=f"note-delete-{note.id}").click().run()
-    assert not notes.exception and len(answers.list_notes("Cardiology")) == 1, "delete asks first"
+    assert not notes.exception and len(built.notes.list_notes("Cardiology")) == 1, "delete asks first"
     notes.button(key=f"note-confirm-delete-{note.id}").click().run()
-    assert not notes.exception and answers.list_notes("Cardiology") == []
+    assert not notes.exception and built.notes.list_notes("Cardiology") == []
 
 
 def test_chinese_question_without_an_answer_is_refused_in_chinese(app: AppTest) -> None:
@@ -153,7 +153,7 @@ def test_chinese_question_without_an_answer_is_refused_in_chinese(app: AppTest) 
 
 
 def test_unreachable_language_model_gives_a_message_and_the_chat_stays_usable(
-    data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, built: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -163,7 +163,7 @@ def test_unreachable_language_model_gives_a_message_and_the_chat_stays_usable(
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("WORKSPACE_LLM__TIMEOUT_S", "3")
     monkeypatch.chdir(data_dir.parent)
-    at = open_page(answers, "pages/chat.py")
+    at = open_page(built, "pages/chat.py")
     for _ in range(2):
         ask(at, QUESTION)
         assert any("cannot be reached" in e.value for e in at.error)
@@ -182,13 +182,13 @@ def test_without_a_workspace_the_page_says_what_to_do(tmp_path: Path, monkeypatc
 
 
 def test_a_fresh_session_lands_in_the_only_workspace_and_the_url_names_it_and_the_chat(
-    data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, built: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data_dir))
     st.cache_resource.clear()
-    chat = answers.create_chat("Cardiology", "Bookmarked")
-    answers.create_chat("Cardiology", "Newer")
-    workspace_id = answers.catalog.find_workspace("Cardiology").id
+    chat = built.chats.create_chat("Cardiology", "Bookmarked")
+    built.chats.create_chat("Cardiology", "Newer")
+    workspace_id = built.catalog.find_workspace("Cardiology").id
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.run()
     at.switch_page("pages/chat.py").run()
@@ -207,7 +207,7 @@ def test_a_fresh_session_lands_in_the_only_workspace_and_the_url_names_it_and_th
 
 
 def test_language_model_answer_is_streamed_verified_and_kept(
-    data_dir: Path, answers: Any, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, built: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import importlib.util
 
@@ -228,45 +228,45 @@ def test_language_model_answer_is_streamed_verified_and_kept(
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
         monkeypatch.chdir(data_dir.parent)
-        for chat in answers.list_chats("Cardiology"):
-            answers.delete_chat("Cardiology", chat.id)
-        at = open_page(answers, "pages/chat.py")
+        for chat in built.chats.list_chats("Cardiology"):
+            built.chats.delete_chat("Cardiology", chat.id)
+        at = open_page(built, "pages/chat.py")
         ask(at, QUESTION)
         assert fake.requests and fake.requests[-1]["body"]["stream"] is True
         html = shown_html(at)
         assert "gives the best yield [1]." in html and "language model" in html, html[:3000]
         assert [b.label for b in chips(at)] == ["\\[1\\]"]
-        [message] = answers.chat_messages("Cardiology", answers.list_chats("Cardiology")[0].id)
+        [message] = built.chats.chat_messages("Cardiology", built.chats.list_chats("Cardiology")[0].id)
         assert message.answer.answerer == "llm" and message.answer.grounded
     st.cache_resource.clear()
 
 
-def test_chats_with_the_same_title_open_each_their_own(app: AppTest, answers: Any) -> None:
-    first = answers.create_chat("Cardiology")
+def test_chats_with_the_same_title_open_each_their_own(app: AppTest, built: Any) -> None:
+    first = built.chats.create_chat("Cardiology")
     app.button(key="chats-new").click().run()
     app.button(key="chats-new").click().run()
     newest = app.session_state["chat"]
-    assert newest != first.id and len(answers.list_chats("Cardiology")) == 3
+    assert newest != first.id and len(built.chats.list_chats("Cardiology")) == 3
     picker = app.selectbox(key="chats-pick")
     assert len(set(picker.options)) == 3, "every 'New chat' has its own label"
     picker.set_value(first.id).run()
     assert not app.exception and app.session_state["chat"] == first.id
     app.chat_input(key="chat-input").set_value(QUESTION).run()
-    assert [m.question for m in answers.chat_messages("Cardiology", first.id)] == [QUESTION]
-    assert answers.chat_messages("Cardiology", newest) == []
+    assert [m.question for m in built.chats.chat_messages("Cardiology", first.id)] == [QUESTION]
+    assert built.chats.chat_messages("Cardiology", newest) == []
 
 
-def test_a_question_stopped_by_the_next_one_is_still_answered_first(app: AppTest, answers: Any) -> None:
+def test_a_question_stopped_by_the_next_one_is_still_answered_first(app: AppTest, built: Any) -> None:
     """A question typed while an answer streams reruns the page and stops that answer; the stopped question is
     kept and answered before the new one, both in the same chat, in the order asked."""
-    workspace = answers.catalog.find_workspace("Cardiology").id
+    workspace = built.catalog.find_workspace("Cardiology").id
     stopped = "How long should the tilt-table test last?"
     app.session_state["chat-pending"] = [(workspace, stopped)]  # what a stopped run leaves behind
     ask(app, QUESTION)
-    chats = answers.list_chats("Cardiology")
+    chats = built.chats.list_chats("Cardiology")
     assert len(chats) == 1
-    asked = [m.question for m in answers.chat_messages("Cardiology", chats[0].id)]
+    asked = [m.question for m in built.chats.chat_messages("Cardiology", chats[0].id)]
     assert asked == [stopped, QUESTION]
     assert app.session_state["chat-pending"] == []
     app.run()  # nothing is asked twice
-    assert len(answers.chat_messages("Cardiology", chats[0].id)) == 2
+    assert len(built.chats.chat_messages("Cardiology", chats[0].id)) == 2

@@ -213,8 +213,8 @@ def test_the_chat_page_answers_in_the_chosen_mode_and_lists_the_entities(
     question = "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?"
     at.chat_input(key="chat-input").set_value(question).run()
     assert not at.exception
-    chats = service.answers.list_chats("Cardiology")
-    answer = service.answers.chat_messages("Cardiology", chats[0].id)[-1].answer
+    chats = service.chats.list_chats("Cardiology")
+    answer = service.chats.chat_messages("Cardiology", chats[0].id)[-1].answer
     assert answer.mode == "local" and answer.citations and answer.entities
     shown = captions(at)
     assert "Entities used (local mode):" in shown and answer.entities[0].name in shown

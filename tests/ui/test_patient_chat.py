@@ -50,8 +50,8 @@ def test_a_question_about_a_patient_cites_each_level_and_opens_the_event(app: Ap
     assert not app.exception
 
     service = build(data_dir)
-    [chat] = service.answers.list_chats("AF")
-    [message] = service.answers.chat_messages("AF", chat.id)
+    [chat] = service.chats.list_chats("AF")
+    [message] = service.chats.chat_messages("AF", chat.id)
     levels = {c.level for c in message.answer.citations}
     assert levels == {"patient", "guideline", "vocabulary"}, "the kept answer cites each level"
     shown = "\n".join(m.value for m in app.markdown).replace("\\", "")

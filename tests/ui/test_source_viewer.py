@@ -61,8 +61,8 @@ def asked(open_page: Callable[[str], AppTest], service: Any) -> tuple[AppTest, A
     at = open_page("pages/chat.py")
     at.chat_input(key="chat-input").set_value(QUESTION).run()
     assert not at.exception
-    [chat] = service.answers.list_chats("Cardiology")
-    [message] = service.answers.chat_messages("Cardiology", chat.id)
+    [chat] = service.chats.list_chats("Cardiology")
+    [message] = service.chats.chat_messages("Cardiology", chat.id)
     assert message.answer.citations
     return at, message
 
@@ -88,7 +88,7 @@ def test_chip_opens_the_document_at_the_cited_page_and_pages_through_it(open_pag
 
 def test_notes_chips_open_the_viewer(open_page: Any, service: Any) -> None:
     _, message = asked(open_page, service)
-    service.answers.save_note("Cardiology", message.answer)
+    service.notes.save_note("Cardiology", message.answer)
     notes = open_page("pages/notes.py")
     assert "Click a citation" in texts(notes)
     chip(notes, 1).click().run()
@@ -98,9 +98,9 @@ def test_notes_chips_open_the_viewer(open_page: Any, service: Any) -> None:
 
 def test_removed_source_shows_the_saved_quote_after_a_warning_naming_its_citers(open_page: Any, service: Any) -> None:
     at, message = asked(open_page, service)
-    service.answers.save_note("Cardiology", message.answer)
+    service.notes.save_note("Cardiology", message.answer)
     [document] = service.documents.list("Cardiology")
-    uses = service.answers.source_uses("Cardiology", document.id)
+    uses = service.chats.source_uses("Cardiology", document.id)
     assert (uses.chats, uses.notes) == (1, 1)
 
     sources = open_page("pages/sources.py")
@@ -116,7 +116,7 @@ def test_removed_source_shows_the_saved_quote_after_a_warning_naming_its_citers(
     shown = texts(at)
     assert REMOVED in shown and "There is no document" not in shown
     assert escape_markdown(message.answer.citations[0].quote) in shown, "the saved quote is shown"
-    assert service.answers.source_uses("Cardiology", document.id).chats == 1
+    assert service.chats.source_uses("Cardiology", document.id).chats == 1
 
 
 def test_sources_page_previews_a_source(open_page: Any, service: Any) -> None:

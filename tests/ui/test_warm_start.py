@@ -62,8 +62,8 @@ def test_the_warmed_app_is_the_one_the_pages_use(
     assert questions
     questions[0].click().run()
     assert not at.exception
-    chat = arranged.answers.list_chats(workspace.id)
-    assert chat and arranged.answers.chat_messages(workspace.id, chat[0].id)[0].answer.citations
+    chat = arranged.chats.list_chats(workspace.id)
+    assert chat and arranged.chats.chat_messages(workspace.id, chat[0].id)[0].answer.citations
 
 
 def test_with_a_language_model_the_warm_up_only_searches(

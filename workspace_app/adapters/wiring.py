@@ -17,9 +17,11 @@ from storage.vector_set import VectorIndexSet
 from workspace_app.adapters.ownership import claim_data_dir
 from workspace_app.adapters.process import make_private
 from workspace_app.answer.crosslevel import PatientAnswerService
+from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
+from workspace_app.chats.service import ChatService, NoteService
 from workspace_app.config import Settings
 from workspace_app.documents.guide import GuideService, GuideStage
 from workspace_app.documents.jobs import Jobs
@@ -135,7 +137,7 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     search = SearchService(catalog, retriever, settings.retrieval.top_k)
     answers = AnswerService(
         settings=settings, catalog=catalog, search=search, embedder=embedder, graph=graph,
-        source=StoredDocumentSource(documents), chats=catalog, notes=catalog, translator=translator,
+        source=StoredDocumentSource(documents), translator=translator, llm=build_llm(settings),
         multilingual=crosslingual.embedder if crosslingual else None,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
@@ -146,13 +148,21 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
         guides=guides, suggestions=SuggestionService(catalog, guides, answers),
         patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients), links),
-        patient_imports=imports, patient_links=links, translator=translator,
+        patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
+        notes=NoteService(catalog, catalog), translator=translator,
     )
 
 
 def build_evaluation(app: App) -> EvaluationService:
     """The evaluation of question files against the App's workspaces (the UI's Evaluation page)."""
     return EvaluationService(app)
+
+
+def build_llm(settings: Settings) -> LlmAnswerer | None:
+    """The language model that writes answers when one is configured (an API key or a base URL); None answers
+    offline by quoting."""
+    configured = bool(settings.llm.api_key or settings.llm.base_url)
+    return LlmAnswerer(settings.llm) if configured else None
 
 
 def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddingCache) -> CrossLanguageIndex | None:

@@ -168,7 +168,7 @@ def question_needs(
             specific.append(key)  # named only in the other language ("STEMI" as "ST段抬高型心肌梗死")
     weights = {key: idf.get(key, 1.0) for key in [*specific, *unknown]}
     return Needs(
-        tuple(specific), tuple(absent), tuple(unknown), _wants(question), weights, bounds(question),
+        tuple(specific), tuple(absent), tuple(unknown), wanted(question), weights, bounds(question),
         _phrase_forms(specific, concepts, translate), is_mostly_cjk(question), named_populations(question),
     )
 
@@ -424,7 +424,8 @@ def asks_grading(question: str) -> bool:
     return bool(_GRADING_QUESTION.search(question))
 
 
-def _wants(question: str) -> str | None:
+def wanted(question: str) -> str | None:
+    """The kind of number a question asks for: "dose", "duration", "number", or None."""
     if _DOSE_QUESTION.search(question):
         return "dose"
     if _DURATION_QUESTION.search(question):

@@ -24,7 +24,6 @@ from workspace_app.answer.answerability import (
     names_acronyms,
     question_acronyms,
     question_needs,
-    question_parts,
     unmet,
     with_concepts,
 )
@@ -95,14 +94,15 @@ class QuestionReader:
     def read(
         self, question: str, scope: Scope, blocks: Sequence[EvidenceBlock],
         part_documents: Mapping[str, frozenset[str]] | None = None, shared_case: bool = False,
+        parts: Sequence[str] = (),
     ) -> Reading:
-        """The question's weights, needs, parts (when it has several) and translations. `shared_case`: the question
-        is one part of several, and a case it describes before asking is shared with the others (`idf`)."""
+        """The question's weights, needs, parts (its plan's, when it has several) and translations. `shared_case`:
+        the question is one part of several, and a case it describes before asking is shared with the others
+        (`idf`)."""
         idf = self.idf(question, scope, shared_case)
         defined = self._chunks.workspace_abbreviations(scope.workspace.id)
         forms = self._forms(defined)
         needs = self._needs(question, scope, idf, forms, blocks)
-        parts = question_parts(question)
         read_parts = tuple(
             self._part(part, question, scope, forms, blocks, needs, (part_documents or {}).get(part, frozenset()))
             for part in parts

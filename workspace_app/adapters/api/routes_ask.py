@@ -54,13 +54,13 @@ def _prepared(app: App, body: AskRequest) -> tuple[str, list[Turn]]:
     workspace = implied_workspace(app, body.workspace)
     history = [Turn(t.question, t.answer) for t in body.history]
     if body.chat and not history:
-        history = app.answers.chat_history(workspace, body.chat)
+        history = app.chats.chat_history(workspace, body.chat)
     return workspace, history
 
 
 def _kept(app: App, workspace: str, body: AskRequest, answer: Answer) -> dict[str, Any]:
     if body.chat:
-        app.answers.record_answer(workspace, body.chat, answer)
+        app.chats.record_answer(workspace, body.chat, answer)
     return answer_payload(answer, app.workspaces.get(workspace).name)
 
 

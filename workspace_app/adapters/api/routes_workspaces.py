@@ -73,20 +73,20 @@ def search(
 @router.get("/workspaces/{workspace}/chats", tags=["chats"])
 def list_chats(workspace: str, app: AppDep) -> list[dict[str, Any]]:
     """The workspace's chats, most recent first."""
-    return [chat_payload(c) for c in app.answers.list_chats(workspace)]
+    return [chat_payload(c) for c in app.chats.list_chats(workspace)]
 
 
 @router.get("/workspaces/{workspace}/chats/{chat_id}", tags=["chats"])
 def get_chat(workspace: str, chat_id: str, app: AppDep) -> dict[str, Any]:
     """A chat with its messages (each answer with its citations)."""
-    chat = app.answers.get_chat(workspace, chat_id)
-    return {**chat_payload(chat), "messages": [message_payload(m) for m in app.answers.chat_messages(workspace, chat_id)]}
+    chat = app.chats.get_chat(workspace, chat_id)
+    return {**chat_payload(chat), "messages": [message_payload(m) for m in app.chats.chat_messages(workspace, chat_id)]}
 
 
 @router.get("/workspaces/{workspace}/notes", tags=["notes"])
 def list_notes(workspace: str, app: AppDep) -> list[dict[str, Any]]:
     """The workspace's notes, newest first."""
-    return [note_payload(n) for n in app.answers.list_notes(workspace)]
+    return [note_payload(n) for n in app.notes.list_notes(workspace)]
 
 
 class ChatBody(BaseModel):
@@ -128,45 +128,45 @@ class NoteEditBody(BaseModel):
 @router.post("/workspaces/{workspace}/chats", status_code=201, tags=["chats"])
 def create_chat(workspace: str, body: ChatBody, app: AppDep) -> dict[str, Any]:
     """Start a chat; `POST /ask` with its id in `chat` keeps answers in it."""
-    return chat_payload(app.answers.create_chat(workspace, body.title))
+    return chat_payload(app.chats.create_chat(workspace, body.title))
 
 
 @router.post("/workspaces/{workspace}/notes", status_code=201, tags=["notes"])
 def add_note(workspace: str, body: NoteBody, app: AppDep) -> dict[str, Any]:
     """Add a note of one's own."""
-    return note_payload(app.answers.add_note(workspace, body.title, body.body))
+    return note_payload(app.notes.add_note(workspace, body.title, body.body))
 
 
 @router.patch("/workspaces/{workspace}/chats/{chat_id}", tags=["chats"])
 def rename_chat(workspace: str, chat_id: str, body: ChatTitleBody, app: AppDep) -> dict[str, Any]:
     """Rename a chat."""
-    return chat_payload(app.answers.rename_chat(workspace, chat_id, body.title))
+    return chat_payload(app.chats.rename_chat(workspace, chat_id, body.title))
 
 
 @router.delete("/workspaces/{workspace}/chats/{chat_id}", status_code=204, tags=["chats"])
 def delete_chat(workspace: str, chat_id: str, app: AppDep) -> Response:
     """Delete a chat with its messages (notes saved from it stay)."""
-    app.answers.delete_chat(workspace, chat_id)
+    app.chats.delete_chat(workspace, chat_id)
     return Response(status_code=204)
 
 
 @router.get("/workspaces/{workspace}/notes/{note_id}", tags=["notes"])
 def get_note(workspace: str, note_id: str, app: AppDep) -> dict[str, Any]:
     """One note."""
-    return note_payload(app.answers.get_note(workspace, note_id))
+    return note_payload(app.notes.get_note(workspace, note_id))
 
 
 @router.patch("/workspaces/{workspace}/notes/{note_id}", tags=["notes"])
 def edit_note(workspace: str, note_id: str, body: NoteEditBody, app: AppDep) -> dict[str, Any]:
     """Give a note a new title and/or Markdown text (a saved answer keeps its answer and citations)."""
-    note = app.answers.get_note(workspace, note_id)
+    note = app.notes.get_note(workspace, note_id)
     title = note.title if body.title is None else body.title
     text = note.body if body.body is None else body.body
-    return note_payload(app.answers.update_note(workspace, note_id, title, text))
+    return note_payload(app.notes.update_note(workspace, note_id, title, text))
 
 
 @router.delete("/workspaces/{workspace}/notes/{note_id}", status_code=204, tags=["notes"])
 def delete_note(workspace: str, note_id: str, app: AppDep) -> Response:
     """Delete a note."""
-    app.answers.delete_note(workspace, note_id)
+    app.notes.delete_note(workspace, note_id)
     return Response(status_code=204)

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from workspace_app.answer.service import _clean_title
+from workspace_app.chats.service import clean_title
 from workspace_app.errors import WorkspaceError
 
 
 def test_a_long_question_is_shortened_at_a_words_end() -> None:
     question = "In women with high triglycerides or cholesterol, can omega-3 fatty acids be used, and how strong is it?"
-    title = _clean_title(question, limit=60)
+    title = clean_title(question, limit=60)
     assert len(title) <= 60 and title.endswith("…")
     assert question.startswith(title[:-1]) and question[len(title) - 1] == " ", "cut before a space, not mid-word"
-    assert _clean_title("  What\n is   AF? ") == "What is AF?"
+    assert clean_title("  What\n is   AF? ") == "What is AF?"
 
 
 def test_a_title_without_spaces_is_cut_where_it_must_be() -> None:
-    assert _clean_title("房颤" * 50, limit=20) == "房颤" * 9 + "房…"
+    assert clean_title("房颤" * 50, limit=20) == "房颤" * 9 + "房…"
     with pytest.raises(WorkspaceError):
-        _clean_title(" \u200b\n ")
+        clean_title(" \u200b\n ")

@@ -1,0 +1,95 @@
+"""One plan per ask: what the question is, once, before any evidence is gathered.
+
+    question (made standalone) -> language, what it wants (a grade, a definition, a dose, a duration, a number)
+                               -> its parts (two or more separate questions, or none), each with the source it
+                                  names and what it asks of it
+                               -> the sources the whole question names
+
+The evidence (evidence.py), the reading (reading.py) and the answerers read the plan; none splits or names the
+question again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from workspace_app.answer.answerability import asks_definition, asks_grading, names_a_subject, question_parts, wanted
+from workspace_app.answer.document_names import without_document_names
+from workspace_app.retrieval.scope import Scope
+from workspace_app.text.language import detect_language
+
+
+@dataclass(frozen=True)
+class PlanPart:
+    """One of a question's separate questions."""
+
+    text: str
+    naming: tuple[str, ...]  # the scope's documents the part names
+    # What it asks of the source it names: without the words naming it (they match the source's title pages, not
+    # its answer), and with the part before it when it names no subject of its own ("… and does the Chinese AF
+    # guideline allow a lower range?").
+    asked: str
+
+    @property
+    def named(self) -> str | None:
+        """The one source the part names, if it names exactly one."""
+        return self.naming[0] if len(self.naming) == 1 else None
+
+
+@dataclass(frozen=True)
+class QuestionPlan:
+    """A question read once: its language, what it wants, its parts and the sources it names."""
+
+    question: str  # as asked
+    standalone: str  # a follow-up made to stand alone (the question itself otherwise)
+    language: str
+    mode: str
+    scope: Scope
+    wants: str | None  # "grade", "definition", "dose", "duration", "number" or None
+    parts: tuple[PlanPart, ...]  # two or more, or none
+    sources: tuple[str, ...]  # the documents the whole question names
+
+    @property
+    def part_texts(self) -> tuple[str, ...]:
+        return tuple(part.text for part in self.parts)
+
+    @property
+    def by_part(self) -> bool:
+        """Whether it is answered one part at a time, each in the source it names: some part names one source
+        and none names several."""
+        return any(part.named for part in self.parts) and all(len(part.naming) <= 1 for part in self.parts)
+
+
+class Planner:
+    """Plans questions against a scope: `named` gives the scope's documents a text names (QuestionReader.named)."""
+
+    def __init__(self, named: Callable[[str, Scope], Sequence[str]]) -> None:
+        self._named = named
+
+    def plan(self, question: str, scope: Scope, mode: str, standalone: str | None = None) -> QuestionPlan:
+        asked = standalone or question
+        return QuestionPlan(
+            question=question, standalone=asked, language=detect_language(question), mode=mode, scope=scope,
+            wants=_wants(asked), parts=self._parts(asked, scope), sources=tuple(self._named(asked, scope)),
+        )
+
+    def _parts(self, question: str, scope: Scope) -> tuple[PlanPart, ...]:
+        texts = question_parts(question)
+        if len(texts) < 2:
+            return ()
+        parts = []
+        previous = ""
+        for text in texts:
+            own = without_document_names(text)
+            asked, previous = (own if names_a_subject(own) else f"{previous} {own}".strip()), own
+            parts.append(PlanPart(text, tuple(self._named(text, scope)), asked))
+        return tuple(parts)
+
+
+def _wants(question: str) -> str | None:
+    if asks_definition(question):
+        return "definition"
+    if asks_grading(question):
+        return "grade"
+    return wanted(question)
