@@ -13,6 +13,7 @@ import pytest
 
 from workspace_app.answer.phrases import REFUSALS
 from workspace_app.answer.plan import Planner
+from workspace_app.answer.quotes import clean_quote
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.documents import Workspace
@@ -67,7 +68,7 @@ def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(app: App) -> N
             assert re.search(r"\[\d+\]", paragraph), f"uncited sentence: {paragraph}"
         for citation in answer.citations:
             chunk = app.catalog.get_chunks([citation.chunk_id])[citation.chunk_id]
-            assert flat(citation.quote) in flat(chunk.text), "quotes are verbatim"
+            assert flat(citation.quote) in flat(clean_quote(chunk.text)), "quotes are verbatim but for reference marks"
             assert citation.rects and citation.chunk_rects
         assert [c.n for c in answer.citations] == list(range(1, len(answer.citations) + 1))
     assert refused <= 2, f"false refusals (the benchmark holds the 0.05 target on the five dev PDFs): {misses}"

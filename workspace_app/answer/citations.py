@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workspace_app.answer.markers import markers_of, strip_markers
-from workspace_app.answer.quotes import is_table_title, table_rows
+from workspace_app.answer.quotes import is_table_title, quote_sentences, table_rows
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.sentences import Span, split_sentences
@@ -143,7 +143,7 @@ def best_quote(claim: str, block: EvidenceBlock, coverage: Coverage | None = Non
     earlier one)."""
     coverage = coverage or Coverage(content_terms(claim), {})
     flat_claim = loose(claim)
-    sentences = split_sentences(block.chunk.text)
+    sentences = quote_sentences(block.chunk.text)
     best: tuple[Span | None, float] = (None, -1.0)
     size = 0
     in_table = is_table_title(block.chunk.section.split(" > ")[-1])

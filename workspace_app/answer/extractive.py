@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workspace_app.answer.answerability import asks_definition, asks_grading, defines
-from workspace_app.answer.quotes import is_table_title, quotable, table_rows
+from workspace_app.answer.quotes import is_table_title, quotable, quote_sentences, table_rows
 from workspace_app.answer.scoring import ScoringModels, question_features, reciprocal
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.cjk import has_cjk
 from workspace_app.text.grades import grading_in
-from workspace_app.text.sentences import Span, split_sentences
+from workspace_app.text.sentences import Span
 from workspace_app.text.terms import Coverage, content_terms, evidence_terms, loose
 
 _NUMERIC_QUESTION = re.compile(
@@ -287,7 +287,7 @@ class ExtractiveAnswerer:
         for block in blocks:
             if block.chunk.kind != "body":
                 continue
-            spans = split_sentences(block.chunk.text)
+            spans = quote_sentences(block.chunk.text)
             title = block.chunk.section.split(" > ")[-1]
             in_table = is_table_title(title)
             named_row = _named_rows(block.chunk.text, keyed) if in_table and keyed is not None else set()

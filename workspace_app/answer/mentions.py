@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from workspace_app.answer.quotes import clean_quote, quote_sentences
 from workspace_app.answer.sources import EvidenceSource
 from workspace_app.models.answers import Citation
 from workspace_app.models.documents import Chunk, Document
 from workspace_app.models.graph import Entity
 from workspace_app.retrieval.graph_query import GraphQuery
-from workspace_app.text.sentences import Span, split_sentences
+from workspace_app.text.sentences import Span
 from workspace_app.text.terms import loose
 
 
@@ -58,7 +59,7 @@ def entity_passages(
 
 def naming_sentence(chunk: Chunk, entity: Entity) -> Span:
     """The first sentence of the chunk naming the entity (or an alias); the first sentence when none does."""
-    spans = split_sentences(chunk.text) or [Span(0, len(chunk.text), chunk.text)]
+    spans = quote_sentences(chunk.text) or [Span(0, len(chunk.text), chunk.text)]
     forms = [loose(form) for form in (entity.name, *entity.aliases) if len(loose(form)) >= 2]
     for span in spans:
         text = loose(span.text)
@@ -76,6 +77,6 @@ def passage_citation(catalog: PassageCatalog, source: EvidenceSource, passage: E
     pages = sorted({r.page for r in rects}) or [chunk.page_start, chunk.page_end]
     return Citation(
         n=n, chunk_id=chunk.id, document=passage.document_name, document_id=chunk.document_id, page_start=pages[0],
-        page_end=pages[-1], section=chunk.section, quote=quote, rects=tuple(rects), chunk_rects=chunk.rects,
+        page_end=pages[-1], section=chunk.section, quote=clean_quote(quote), rects=tuple(rects), chunk_rects=chunk.rects,
         score=float(passage.count),
     )

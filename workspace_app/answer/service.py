@@ -38,6 +38,7 @@ from workspace_app.answer.phrases import (
     refusal_text,
 )
 from workspace_app.answer.plan import Planner, QuestionPlan
+from workspace_app.answer.quotes import clean_quote
 from workspace_app.answer.reading import QuestionReader
 from workspace_app.answer.sources import EvidenceSource
 from workspace_app.config import Settings
@@ -53,7 +54,6 @@ from workspace_app.retrieval.scope import ScopeCatalog, answer_scope, find_works
 from workspace_app.retrieval.search import SearchService
 from workspace_app.text.grades import grading_in
 from workspace_app.text.language import detect_language
-from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms
 
 MAX_QUESTION_CHARS = 2000
@@ -208,7 +208,7 @@ class AnswerService:
                     numbers[key] = len(citations) + 1
                     citations.append(self._citation(numbers[key], by_n[support.n], support.quote.text, support.quote.start, support.score))
                 marks.append(numbers[key])
-            text = without_source_markers(sentence.text)
+            text = clean_quote(sentence.text)
             if quoting and sentence.supports:
                 note = stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, sentence.text, language)
                 text = text[:-1] + note + text[-1] if note and text[-1:] in ".。" else text + note
@@ -241,7 +241,7 @@ class AnswerService:
         grading = grading_in(chunk.text, start, quote)
         return Citation(
             n=n, chunk_id=chunk.id, document=block.document_name, document_id=chunk.document_id,
-            page_start=pages[0], page_end=pages[-1], section=chunk.section, quote=quote, rects=tuple(rects),
+            page_start=pages[0], page_end=pages[-1], section=chunk.section, quote=clean_quote(quote), rects=tuple(rects),
             chunk_rects=chunk.rects, score=score,
             # Only what is stated at the quote: a chunk may hold several recommendations graded differently.
             recommendation_class=grading.recommendation_class, evidence_level=grading.evidence_level,
