@@ -21,15 +21,15 @@ from workspace_app.domain.generic import GENERIC
 REPORT = {
     1: ("Northwind Freight annual report 2023",
         "Overview",
-        "Northwind Freight moved 4.2 million parcels in 2023, up from 3.1 million parcels in 2022. "
-        "Revenue rose to 81 million euros, driven by the new cold-chain service for grocers. "
-        "The board approved a dividend of 0.40 euros per share for the year."),
+        ("Northwind Freight moved 4.2 million parcels in 2023, up from 3.1 million parcels in 2022. "
+         "Revenue rose to 81 million euros, driven by the new cold-chain service for grocers. "
+         "The board approved a dividend of 0.40 euros per share for the year.")),
     2: ("Offices and fleet",
         "Offices",
-        "Northwind opened its Lisbon office in March 2023 to serve customers in Portugal and Spain. "
-        "The Lisbon office employs 35 people and runs the southern sorting hub. "
-        "The company replaced 120 diesel vans with electric vans during the year. "
-        "Bonds rated Grade I B carry the lowest risk in the treasury portfolio."),
+        ("Northwind opened its Lisbon office in March 2023 to serve customers in Portugal and Spain. "
+         "The Lisbon office employs 35 people and runs the southern sorting hub. "
+         "The company replaced 120 diesel vans with electric vans during the year. "
+         "Bonds rated Grade I B carry the lowest risk in the treasury portfolio.")),
 }
 
 

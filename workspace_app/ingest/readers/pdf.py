@@ -113,8 +113,8 @@ def _no_text_layer(display_name: str) -> str:
 def parse_pdf(
     path: Path, display_name: str, on_page: PageCallback | None = None, *, grade_cells: bool = True
 ) -> ParsedDocument:
-    """Parse a PDF into paragraphs in reading order (with recommendation grade cells joined to their rows, unless
-    `grade_cells` is off); raise if it has no text at all."""
+    """Parse a PDF into paragraphs in reading order; raise if it has no text at all. With `grade_cells` (the domain
+    pack grades recommendations) grade cells are joined to their rows and grading lines are never headings."""
     doc = open_pdf(path, display_name)
     try:
         metadata_title = _clean(str((doc.metadata or {}).get("title") or ""))
@@ -131,7 +131,8 @@ def parse_pdf(
     for line in (line for lines in pages for line in lines if _furniture_key(line) in drop):
         set_aside.setdefault(line.page, GlyphCount()).add(line.glyphs)
     title = metadata_title if _meaningful_title(metadata_title) else _first_page_title(pages)
-    return ParsedDocument(build_paragraphs(ordered), len(pages), empty, title, _glyphs_by_page(ordered), set_aside)
+    paragraphs = build_paragraphs(ordered, grade_lines=grade_cells)
+    return ParsedDocument(paragraphs, len(pages), empty, title, _glyphs_by_page(ordered), set_aside)
 
 
 def _glyphs_by_page(pages: list[list[TextLine]]) -> dict[int, GlyphCount]:
