@@ -27,6 +27,7 @@ OUT = RESULTS_DIR / "grades.json"
 def measure(path: Path, embedder: Any, settings: Any) -> dict[str, Any]:
     """One PDF's row: chunks, chunks with a class, with a level, graded sentences, the guide's key recommendations."""
     from workspace_app.documents.guide import key_recommendations
+    from workspace_app.domain.clinical import CLINICAL
     from workspace_app.ingest.pipeline import build_chunks
     from workspace_app.ingest.readers import media_type_for, read_source
     from workspace_app.models.documents import Document
@@ -38,7 +39,7 @@ def measure(path: Path, embedder: Any, settings: Any) -> dict[str, Any]:
     parsed = read_source(path, path.name, media_type, lambda done, total: None)
     document = Document(path.stem, "bench", path.name, "", path.stat().st_size, parsed.page_count, 0, "parsing",
                         "parsing", 0.0, None, now_iso(), media_type)
-    chunks = build_chunks(document, parsed, embedder, settings)
+    chunks = build_chunks(document, parsed, embedder, settings, grades=CLINICAL.grades)
     body = [chunk for chunk in chunks if chunk.kind == "body"]
     recommendations = key_recommendations(body)
     graded = {

@@ -1,6 +1,7 @@
 """The layout is the architecture: each package imports only what its layer may (STYLE.md §1, ARCHITECTURE.md).
 
-    base       workspace_app.{config, errors, models, text, llm, embedding}   (text and models are leaves)
+    base       workspace_app.{config, errors, models, text, llm, embedding, domain}   (text and models are leaves;
+               domain, the domain packs, sits on text alone)
     features   ingest, retrieval, graph (each over the base only)
                answer (over the base and retrieval), documents (over the base, ingest and retrieval.scope),
                patients (over the base), chats (over the base, the answers' Markdown and the scope)
@@ -19,11 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORE_FORBIDDEN = {"streamlit", "fastapi", "chromadb", "sqlite3"}
 BASE = ("workspace_app.config", "workspace_app.errors", "workspace_app.models", "workspace_app.text",
-        "workspace_app.llm", "workspace_app.embedding")
+        "workspace_app.llm", "workspace_app.embedding", "workspace_app.domain")
 # What each core package may import from workspace_app (besides itself).
 ALLOWED: dict[str, tuple[str, ...]] = {
     "text": ("workspace_app.errors",),
     "models": (),
+    "domain": ("workspace_app.text",),
     "embedding": BASE,
     "llm": BASE,
     "ingest": BASE,
@@ -93,7 +95,9 @@ def test_the_core_imports_no_front_end_or_backend() -> None:
 
 def test_core_packages_import_only_the_layers_below() -> None:
     paths = [p for p in python_files("workspace_app") if package_of(p) in ALLOWED]
-    assert {package_of(p) for p in paths} >= {"text", "models", "ingest", "retrieval", "graph", "answer", "documents"}
+    assert {package_of(p) for p in paths} >= {
+        "text", "models", "domain", "ingest", "retrieval", "graph", "answer", "documents"
+    }
     found = offenders(paths, {p: (f"workspace_app.{package_of(p)}", *ALLOWED[package_of(p)]) for p in paths},
                       ("workspace_app",))
     assert not found, f"feature packages import each other's internals: {found}"

@@ -14,6 +14,7 @@
     app.patient_imports  patient imports run by the worker: submit (checked, queued), progress, cancel, recover
     app.patient_answers  questions about one patient answered across levels: its events, the guidelines, the vocabulary
     app.patient_links    a patient's LINKS_TO edges to a workspace graph's entities (coded diagnoses, drugs, labs)
+    app.domain      the domain pack chosen in settings (clinical or generic)
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -35,6 +36,8 @@ from workspace_app.config import Settings
 from workspace_app.documents.guide import GuideService
 from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
+from workspace_app.domain import DomainPack
+from workspace_app.domain.clinical import CLINICAL
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
 from workspace_app.patient_imports import PatientImports
@@ -47,8 +50,6 @@ from workspace_app.text.file_names import safe_file_name
 from workspace_app.text.terms import content_terms
 from workspace_app.workspaces import WorkspaceService
 
-# Asked once per workspace by `warm_up`, in both languages the answerer reads (their answers are not kept).
-WARM_QUESTIONS = ("What is recommended for patients with atrial fibrillation?", "房颤患者推荐什么治疗？")
 WARM_WORKSPACES = 3
 
 __all__ = [
@@ -79,6 +80,7 @@ class App:
     chats: ChatService
     notes: NoteService
     translator: Translator = field(default_factory=NoTranslator)
+    domain: DomainPack = CLINICAL  # the pack chosen in settings (the wiring gives it): its warm-up questions are asked
 
     def warm_up(self, mode: str = "hybrid") -> dict[str, float]:
         """Load now what the first answer would otherwise load (the embedding model, a reranker, jieba, the
@@ -87,9 +89,10 @@ class App:
         Returns the seconds each step took."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        self.embedder.embed_query(WARM_QUESTIONS[0])
+        questions = self.domain.warm_questions
+        self.embedder.embed_query(questions[0])
         timings["embedder"] = time.perf_counter() - started
-        for question in WARM_QUESTIONS:
+        for question in questions:
             content_terms(question)
             self.translator.other_language(question)
         timings["text"] = time.perf_counter() - started - timings["embedder"]
@@ -97,7 +100,7 @@ class App:
             if not self.documents.included_ids(workspace.id):
                 continue
             began = time.perf_counter()
-            for question in WARM_QUESTIONS:
+            for question in questions:
                 if self.answers.answerer_name == "llm":  # a remote model needs no warming, and may be slow or down
                     self.search.search(workspace.id, question)
                 else:

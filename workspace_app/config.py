@@ -272,6 +272,17 @@ class PatientsSettings(_Group):
     )
 
 
+class DomainSettings(_Group):
+    """The knowledge of one field of documents the engine reads with (workspace_app/domain/)."""
+
+    pack: Literal["clinical", "generic"] = Field(
+        "clinical",
+        description="Domain pack: clinical (the cardiology lexicon, COR/LOE grades, population and dose cues, "
+        "guideline suggestion patterns) or generic (none of it: for reports, papers and other non-clinical PDFs). "
+        "Chunks keep the grades their pack read: re-ingest after changing it.",
+    )
+
+
 class Settings(BaseSettings):
     """All settings of the workspace app."""
 
@@ -293,6 +304,7 @@ class Settings(BaseSettings):
     ui: UiSettings = Field(default_factory=UiSettings, description="Web UI access.")
     api: ApiSettings = Field(default_factory=ApiSettings, description="HTTP API.")
     patients: PatientsSettings = Field(default_factory=PatientsSettings, description="Patient records.")
+    domain: DomainSettings = Field(default_factory=DomainSettings, description="Domain knowledge.")
 
     @model_validator(mode="after")
     def _short_names(self) -> Settings:

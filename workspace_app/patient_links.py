@@ -1,7 +1,7 @@
 """LINKS_TO edges (issue 13, deliverable 5): a patient's coded concepts -> the entities of a workspace's graph.
 
-The patients lexicon (patients/lexicon/*.tsv) and the graph lexicon (graph/lexicon/cardiology.tsv) are kept apart,
-each for its own texts; they meet here, by their shared names. A patient concept maps to the graph concept most
+The patients lexicon (patients/lexicon/*.tsv) and the graph lexicon (domain/cardiology.tsv, the clinical pack's)
+are kept apart, each for its own texts; they meet here, by their shared names. A patient concept maps to the graph concept most
 of its names (English and Chinese synonyms, normalised as the graph normalises documents) are forms of, among
 the graph types its kind can mean (a lab item is a test, never the drug of the same name). A coded diagnosis or
 procedure (an ICD code) also maps to the graph concepts its ICD title names. An edge is drawn only to an entity

@@ -19,9 +19,10 @@ from workspace_app.answer.answerability import (
     with_concepts,
 )
 from workspace_app.answer.vocabulary import everyday_words, is_technical
+from workspace_app.domain.clinical import CLINICAL
 from workspace_app.text.terms import content_terms
 
-RULES = AnswerabilityRules()
+RULES = AnswerabilityRules(cues=CLINICAL.cues)
 # Passages per word in an imagined workspace on syncope (the keyword index's document frequencies).
 WORKSPACE = {"midodrine": 12, "syncope": 300, "vasovagal": 40, "recurrent": 60, "米多君": 0}
 

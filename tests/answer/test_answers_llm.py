@@ -47,7 +47,7 @@ def llm_answers(service: Any, url: str, blocks: int = 3, key: str = "test-key") 
     answers = AnswerService(
         settings=service.settings, catalog=service.catalog, search=service.search, embedder=service.embedder,
         graph=service.graph, source=service.answers.source,
-        llm=LlmAnswerer(settings),
+        llm=LlmAnswerer(settings), domain=service.domain,
     )
     answers.evidence.blocks = blocks
     assert answers.answerer_name == "llm"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workspace_app.answer.extractive import ExtractiveAnswerer
+from workspace_app.domain.clinical import CLINICAL
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.models.documents import Chunk
 from workspace_app.text.terms import Coverage, content_terms
@@ -19,7 +20,8 @@ GLOSSARY = (
 def candidates(question: str, text: str) -> dict[str, Any]:
     chunk = Chunk("c1", "d1", 0, text, "Orthostatic hypotension", 8, 8, 60)
     block = EvidenceBlock(1, chunk, "syncope.pdf", 1.0, {})
-    answerer = ExtractiveAnswerer(embedder=None)  # type: ignore[arg-type]  # reading candidates embeds nothing
+    # Reading candidates embeds nothing; the clinical pack's grammar says which sentences are graded.
+    answerer = ExtractiveAnswerer(embedder=None, grades=CLINICAL.grades)  # type: ignore[arg-type]
     coverage = Coverage(content_terms(question, drop_question_words=True), {})
     return {c.span.text: c for c in answerer._candidates(question, [block], "en", coverage)}
 

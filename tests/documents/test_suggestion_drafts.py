@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from workspace_app.documents.guide import extractive_summary, recommendation_sentence, section_headings
-from workspace_app.documents.suggestions import heading_question, recommendation_question
+from workspace_app.documents.suggestions import heading_question
+from workspace_app.domain.clinical_suggestions import recommendation_question
 from workspace_app.models.documents import Chunk
 
 

@@ -1,5 +1,5 @@
 """The composition root: Settings -> backends -> App. The one place that knows which backends, readers,
-rerankers, stages and evidence sources we use."""
+rerankers, stages, evidence sources and domain pack we use."""
 
 from __future__ import annotations
 
@@ -28,8 +28,11 @@ from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
+from workspace_app.domain import pack
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.evaluation.service import EvaluationService
+from workspace_app.graph.entities import LexiconEntityExtractor
+from workspace_app.graph.lexicon import Lexicon, load_lexicon
 from workspace_app.graph.llm import LlmEntityExtractor, community_summarizer
 from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
@@ -112,7 +115,9 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     crosslingual = build_crosslingual(settings, client, cache)
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])
     files = LocalFileStore(data_dir / "files")
-    graph = build_graph(settings, catalog)
+    domain = pack(settings.domain.pack)
+    lexicon = load_lexicon(domain.lexicon)
+    graph = build_graph(settings, catalog, lexicon)
     guides = build_guides(settings, catalog, graph)
     states = DocumentStates(catalog, catalog)
     stages: list[IndexStage] = [GraphStage(graph), GuideStage(guides)]
@@ -123,13 +128,13 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
         return ingest_document(
             document, documents.document_path(document), embedder=embedder, documents=catalog, states=states,
             chunks=catalog, vectors=main_vectors, settings=settings.ingest, on_progress=on_progress,
-            should_stop=should_stop, stages=stages,
+            should_stop=should_stop, stages=stages, grades=domain.grades,
         )
 
     queue = build_queue(settings)
     jobs = Jobs(catalog, vectors, queue, states, settings.queue, ingest)
     documents = DocumentService(catalog, vectors, files, states, jobs, settings.ingest, on_remove=[graph.remove_document])
-    translator = LexiconTranslator()
+    translator = LexiconTranslator(lexicon)
     retriever = HybridRetriever(
         embedder, main_vectors, catalog, settings.retrieval, build_reranker(settings.retrieval), translator,
         crosslingual,
@@ -138,7 +143,7 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     answers = AnswerService(
         settings=settings, catalog=catalog, search=search, embedder=embedder, graph=graph,
         source=StoredDocumentSource(documents), translator=translator, llm=build_llm(settings),
-        multilingual=crosslingual.embedder if crosslingual else None,
+        multilingual=crosslingual.embedder if crosslingual else None, domain=domain,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
     patients = PatientService(catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary)
@@ -146,10 +151,10 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     links = PatientLinkService(graph, patients, workspaces.get)
     return App(
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
-        guides=guides, suggestions=SuggestionService(catalog, guides, answers),
+        guides=guides, suggestions=SuggestionService(catalog, guides, answers, domain.recommendation_question),
         patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients), links),
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
-        notes=NoteService(catalog, catalog), translator=translator,
+        notes=NoteService(catalog, catalog), translator=translator, domain=domain,
     )
 
 
@@ -184,9 +189,13 @@ def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService
     return GuideService(catalog, graph, LlmClient(settings.llm), settings.llm.model)
 
 
-def build_graph(settings: Settings, catalog: SqliteCatalog) -> GraphService:
-    """The entity graph on the catalog: offline extraction, or the configured language model's (cached)."""
+def build_graph(settings: Settings, catalog: SqliteCatalog, lexicon: Lexicon | None = None) -> GraphService:
+    """The entity graph on the catalog: offline extraction with the domain pack's lexicon, or the configured
+    language model's (cached) merged with it."""
     store = SqliteGraphStore(catalog.database)
+    offline = LexiconEntityExtractor(lexicon)
     if not (settings.llm.api_key or settings.llm.base_url):
-        return GraphService(store, catalog)
-    return GraphService(store, catalog, LlmEntityExtractor(settings.llm, store), community_summarizer(settings.llm, store))
+        return GraphService(store, catalog, offline)
+    return GraphService(
+        store, catalog, LlmEntityExtractor(settings.llm, store, offline), community_summarizer(settings.llm, store)
+    )

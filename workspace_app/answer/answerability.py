@@ -23,16 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workspace_app.answer.vocabulary import is_technical
+from workspace_app.domain import QuestionCues
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
 from workspace_app.text.sentences import split_sentences
 from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
 
-_DOSE_QUESTION = re.compile(
-    r"\b(?:dose|doses|dosage|dosing|bolus|regimens?|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"
-    r"|剂量|用量|给药量|如何给药|怎样给药|给药方案|用药方案|用法|多大量",
-    re.IGNORECASE,
-)
 _DURATION_QUESTION = re.compile(
     r"\b(?:how long|how soon|how often|how frequently|for how many|within how many|what (?:time|interval|duration))\b"
     r"|多长时间|多久|多少天|几天|多少分钟|几分钟|多少小时|几周|间隔",
@@ -48,10 +44,6 @@ _NUMBER_QUESTION = re.compile(
 _NUMBER = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twice|half|once)\b"
     r"|[一二三四五六七八九十两半]+(?:[个次周天日月年岁倍种项级度分秒成半]|小时)"
-)
-_AMOUNT = re.compile(
-    r"\d\s*(?:mg|µg|μg|mcg|g|gram|grams|kg|iu|units?|u|mmol|meq|ml|mL|l|mg/kg|µg/kg|μg/kg)\b|\d\s*(?:毫克|克|单位|毫升)",
-    re.IGNORECASE,
 )
 _TIME = re.compile(
     r"\d\s*(?:-\s*\d+\s*)?(?:s|sec|seconds?|min|minutes?|h|hr|hours?|days?|d|weeks?|wk|months?|mo|years?|y)\b"
@@ -97,36 +89,21 @@ class Needs:
         )
 
 
-# Populations whose care differs from that of the adults most guidelines are written for: a question about one
-# ("the apixaban dose for children") is not answered by a sentence that does not name it (the adult dose), however
-# close its other words are. Everyday words, so `is_technical` never makes them specific terms on their own.
-_POPULATIONS = {
-    "children": re.compile(
-        r"\b(?:child(?:ren|hood)?|pa?ediatric\w*|infants?|infancy|neonat\w*|newborns?|adolescen\w*|teenagers?|"
-        r"youths?|boys|girls|juvenile)\b|儿童|小儿|儿科|幼儿|婴儿|婴幼儿|新生儿|青少年|未成年",
-        re.IGNORECASE,
-    ),
-    "pregnancy": re.compile(
-        r"\b(?:pregnan\w*|gestation\w*|antenatal|prenatal|peripartum|postpartum|obstetric\w*|pre-?eclampsia|"
-        r"lactat\w*|breast-?feeding)\b|妊娠|孕|产妇|产后|围产|哺乳",
-        re.IGNORECASE,
-    ),
-}
-
-
-def named_populations(text: str) -> tuple[str, ...]:
-    """The special populations a text names (keys of `_POPULATIONS`)."""
-    return tuple(name for name, pattern in _POPULATIONS.items() if pattern.search(text))
+def named_populations(text: str, cues: QuestionCues) -> tuple[str, ...]:
+    """The special populations (the domain pack's) a text names."""
+    return tuple(name for name, pattern in cues.populations.items() if pattern.search(text))
 
 
 @dataclass(frozen=True)
 class AnswerabilityRules:
-    """When a term picks out the subject (calibrated with `python -m bench.answers` on the tuning rows)."""
+    """When a term picks out the subject (calibrated with `python -m bench.answers` on the tuning rows), and the
+    domain pack's question cues (special populations, amount questions and the units that answer them)."""
 
     zh_min_chars: int = 3
     zh_specific_idf: float = 4.0
     named_share: float = 0.5
     named_min_terms: int = 2
+    cues: QuestionCues = field(default_factory=QuestionCues)
 
 
 def question_needs(
@@ -168,8 +145,8 @@ def question_needs(
             specific.append(key)  # named only in the other language ("STEMI" as "ST段抬高型心肌梗死")
     weights = {key: idf.get(key, 1.0) for key in [*specific, *unknown]}
     return Needs(
-        tuple(specific), tuple(absent), tuple(unknown), wanted(question), weights, bounds(question),
-        _phrase_forms(specific, concepts, translate), is_mostly_cjk(question), named_populations(question),
+        tuple(specific), tuple(absent), tuple(unknown), wanted(question, rules.cues), weights, bounds(question),
+        _phrase_forms(specific, concepts, translate), is_mostly_cjk(question), named_populations(question, rules.cues),
     )
 
 
@@ -260,9 +237,9 @@ def unmet(
     elif len(named) < least:
         # Alone, an unknown word decides by itself, as the absent one it is unless a piece of it is quoted.
         missing += [f"absent:{t}" for t in needs.unknown if t in named and not named[t]]
-    if needs.wants and not gives(needs.wants, text):
+    if needs.wants and not gives(needs.wants, text, rules.cues):
         missing.append(f"wants:{needs.wants}")
-    found = named_populations(around)
+    found = named_populations(around, rules.cues)
     missing += [f"population:{name}" for name in needs.populations if name not in found]
     return missing
 
@@ -424,9 +401,9 @@ def asks_grading(question: str) -> bool:
     return bool(_GRADING_QUESTION.search(question))
 
 
-def wanted(question: str) -> str | None:
-    """The kind of number a question asks for: "dose", "duration", "number", or None."""
-    if _DOSE_QUESTION.search(question):
+def wanted(question: str, cues: QuestionCues) -> str | None:
+    """The kind of number a question asks for: "dose" (by the pack's cues), "duration", "number", or None."""
+    if cues.amount_question is not None and cues.amount_question.search(question):
         return "dose"
     if _DURATION_QUESTION.search(question):
         return "duration"
@@ -435,11 +412,11 @@ def wanted(question: str) -> str | None:
     return None
 
 
-def gives(wants: str, text: str) -> bool:
-    """Whether a text gives the kind of answer wanted: an amount with a unit, a time, a number."""
+def gives(wants: str, text: str, cues: QuestionCues) -> bool:
+    """Whether a text gives the kind of answer wanted: an amount with one of the pack's units, a time, a number."""
     text = without_source_markers(text)  # "[76]" is a reference, not a number the sentence gives
     if wants == "dose":
-        return bool(_AMOUNT.search(text))
+        return cues.amount is not None and bool(cues.amount.search(text))
     if wants == "duration":
         return bool(_TIME.search(text))
     return bool(_NUMBER.search(text))

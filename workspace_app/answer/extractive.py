@@ -23,10 +23,10 @@ from workspace_app.answer.answerability import asks_definition, asks_grading, de
 from workspace_app.answer.quotes import is_table_title, quotable, quote_sentences, table_rows
 from workspace_app.answer.scoring import ScoringModels, question_features, reciprocal
 from workspace_app.answer.vocabulary import is_technical
+from workspace_app.domain import GradeGrammar, NoGrades
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.cjk import has_cjk
-from workspace_app.text.grades import grading_in
 from workspace_app.text.sentences import Span
 from workspace_app.text.terms import Coverage, content_terms, evidence_terms, loose
 
@@ -136,9 +136,10 @@ class ExtractiveAnswerer:
 
     def __init__(
         self, embedder: Embedder, weights: ExtractiveWeights | None = None, multilingual: Embedder | None = None,
-        models: ScoringModels | None = None,
+        models: ScoringModels | None = None, grades: GradeGrammar | None = None,
     ) -> None:
         self._embedder = embedder
+        self._grades = grades or NoGrades()  # the domain pack's: whether a sentence states a grading
         self._multilingual = multilingual
         self.weights = weights or ExtractiveWeights()
         self.models = models or ScoringModels.load()
@@ -307,8 +308,8 @@ class ExtractiveAnswerer:
                 found.append(Candidate(
                     block, span, i, coverage.of(read), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(span.text)), context,
-                    grading and _graded(block.chunk.text, span), definition and defines(read), label=label or "",
-                    keyed=_line_start(block.chunk.text, span.start) in named_row,
+                    grading and _graded(self._grades, block.chunk.text, span), definition and defines(read),
+                    label=label or "", keyed=_line_start(block.chunk.text, span.start) in named_row,
                 ))
             # A table row of several sentences is also quoted whole: a drug's dose, use and contraindications are
             # one row's cells, and a question about the drug often asks for more than one of them.
@@ -319,7 +320,7 @@ class ExtractiveAnswerer:
                 found.append(Candidate(
                     block, row, i, coverage.of(row.text), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(row.text)), context,
-                    grading and _graded(block.chunk.text, row), definition and defines(row.text),
+                    grading and _graded(self._grades, block.chunk.text, row), definition and defines(row.text),
                     keyed=_line_start(block.chunk.text, row.start) in named_row,
                 ))
         return found
@@ -401,9 +402,9 @@ def _any_part(parts: Sequence[Part]) -> Callable[[Candidate], list[str]]:
     return lacking
 
 
-def _graded(text: str, span: Span) -> bool:
+def _graded(grades: GradeGrammar, text: str, span: Span) -> bool:
     """Whether a class or level is stated at the sentence (a recommendation, not its supporting text)."""
-    found = grading_in(text, span.start, span.text)
+    found = grades.grading_in(text, span.start, span.text)
     return bool(found.recommendation_class or found.evidence_level)
 
 

@@ -3,29 +3,29 @@ LOE B)".
 
 ACC/AHA recommendation tables put the grading in the cell after the sentence ("I B-NR" on the next line);
 older guidelines write it inside the sentence ("(Class I; Level of Evidence A)"). Only what is stated at the
-quote counts (`workspace_app.text.grades.grading_in`), and the note is added only when the quote itself does
+quote counts (the domain pack's `GradeGrammar.grading_in`), and the note is added only when the quote itself does
 not already show it.
 """
 
 from __future__ import annotations
 
+from workspace_app.domain import GradeGrammar
 from workspace_app.models.answers import EvidenceBlock
-from workspace_app.text.grades import describe_class, find_recommendation, grading_in
 
 
-def stated_grading(block: EvidenceBlock, start: int, quote: str, language: str = "en") -> str:
+def stated_grading(block: EvidenceBlock, start: int, quote: str, language: str, grades: GradeGrammar) -> str:
     """' (Class I, LOE B-NR)' ('（Ⅰ类推荐，B级证据）' in Chinese) when the cell after the quote states a grading
-    the quote itself does not show."""
-    found = grading_in(block.chunk.text, start, quote)
+    the quote itself does not show (read with the domain pack's grammar)."""
+    found = grades.grading_in(block.chunk.text, start, quote)
     if not found.recommendation_class and not found.evidence_level:
         return ""
-    if find_recommendation(quote) == found:
+    if grades.find_recommendation(quote) == found:
         return ""
     if language == "zh":
         parts = [_zh_class(found.recommendation_class)] if found.recommendation_class else []
         parts += [f"{found.evidence_level}级证据"] if found.evidence_level else []
         return f"（{'，'.join(parts)}）"
-    parts = [describe_class(found.recommendation_class)] if found.recommendation_class else []
+    parts = [grades.describe_class(found.recommendation_class)] if found.recommendation_class else []
     parts += [f"LOE {found.evidence_level}"] if found.evidence_level else []
     return f" ({', '.join(parts)})"
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from workspace_app.answer.answerability import asks_definition, asks_grading, names_a_subject, question_parts, wanted
 from workspace_app.answer.document_names import without_document_names
+from workspace_app.domain import QuestionCues
 from workspace_app.retrieval.scope import Scope
 from workspace_app.text.language import detect_language
 
@@ -62,16 +63,18 @@ class QuestionPlan:
 
 
 class Planner:
-    """Plans questions against a scope: `named` gives the scope's documents a text names (QuestionReader.named)."""
+    """Plans questions against a scope: `named` gives the scope's documents a text names (QuestionReader.named);
+    `cues`, the domain pack's question cues (what asks for an amount)."""
 
-    def __init__(self, named: Callable[[str, Scope], Sequence[str]]) -> None:
+    def __init__(self, named: Callable[[str, Scope], Sequence[str]], cues: QuestionCues | None = None) -> None:
         self._named = named
+        self._cues = cues or QuestionCues()
 
     def plan(self, question: str, scope: Scope, mode: str, standalone: str | None = None) -> QuestionPlan:
         asked = standalone or question
         return QuestionPlan(
             question=question, standalone=asked, language=detect_language(question), mode=mode, scope=scope,
-            wants=_wants(asked), parts=self._parts(asked, scope), sources=tuple(self._named(asked, scope)),
+            wants=_wants(asked, self._cues), parts=self._parts(asked, scope), sources=tuple(self._named(asked, scope)),
         )
 
     def _parts(self, question: str, scope: Scope) -> tuple[PlanPart, ...]:
@@ -87,9 +90,9 @@ class Planner:
         return tuple(parts)
 
 
-def _wants(question: str) -> str | None:
+def _wants(question: str, cues: QuestionCues) -> str | None:
     if asks_definition(question):
         return "definition"
     if asks_grading(question):
         return "grade"
-    return wanted(question)
+    return wanted(question, cues)

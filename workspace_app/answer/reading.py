@@ -251,7 +251,7 @@ class QuestionReader:
             elif needs.wants and not any(_uses(word, chunk.text) for chunk in body):
                 # Named only in the other language, the thing's passages rank low for the question's words: those
                 # giving what it asks for (the dose of a drug the English question names, in a Chinese table).
-                found.append((len(ids), [chunk for chunk in body if gives(needs.wants, chunk.text)]))
+                found.append((len(ids), [chunk for chunk in body if gives(needs.wants, chunk.text, self.rules.cues)]))
         return [body for _, body in sorted(found, key=lambda pair: pair[0])[:_ANCHORS]]
 
     def named(self, text: str, scope: Scope) -> list[str]:

@@ -42,6 +42,7 @@ from workspace_app.answer.quotes import clean_quote
 from workspace_app.answer.reading import QuestionReader
 from workspace_app.answer.sources import EvidenceSource
 from workspace_app.config import Settings
+from workspace_app.domain import DomainPack
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, Citation, EvidenceBlock, Turn
@@ -52,7 +53,6 @@ from workspace_app.retrieval.graph_query import GraphQuery
 from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetriever, entity_refs
 from workspace_app.retrieval.scope import ScopeCatalog, answer_scope, find_workspace
 from workspace_app.retrieval.search import SearchService
-from workspace_app.text.grades import grading_in
 from workspace_app.text.language import detect_language
 from workspace_app.text.terms import content_terms
 
@@ -76,6 +76,7 @@ class AnswerService:
         self, *, settings: Settings, catalog: AnswerCatalog, search: SearchService, embedder: Embedder,
         graph: GraphQuery | None, source: EvidenceSource,
         llm: LlmAnswerer | None = None, translator: Translator | None = None, multilingual: Embedder | None = None,
+        domain: DomainPack,
     ) -> None:
         """`llm`: the language model that writes answers, given by the wiring when one is configured; without it
         the offline quoting answerer answers."""
@@ -83,16 +84,17 @@ class AnswerService:
         self.embedder = embedder
         self.source = source
         # The multilingual embedder (when configured) compares a question with sentences of the other language.
-        self.extractive = ExtractiveAnswerer(embedder, _weights(settings), multilingual=multilingual)
+        self.grades = domain.grades  # what a citation's class and level are read with (none in a generic pack)
+        self.extractive = ExtractiveAnswerer(embedder, _weights(settings), multilingual=multilingual, grades=self.grades)
         confident = settings.answers.confident_threshold
         self.confident_threshold = self.extractive.models.confident_threshold if confident is None else confident
         # The other language's names of what a text mentions (the graph lexicon), for cross-language answers.
         self.reader = QuestionReader(
-            catalog, AnswerabilityRules(), translator.other_language if translator else None,
+            catalog, AnswerabilityRules(cues=domain.cues), translator.other_language if translator else None,
             translator.mentions if translator else None,
         )
         self.modes = ModeRetriever(search, catalog, embedder, graph, ModeOptions(seq_ret=settings.retrieval.seq_ret))
-        self.planner = Planner(self.reader.named)
+        self.planner = Planner(self.reader.named, self.reader.rules.cues)
         self.evidence = EvidenceGatherer(self.modes, self.reader.anchored)
         self.llm = llm
         self.quoting = QuotingAnswerer(self.reader, self.extractive)
@@ -210,7 +212,7 @@ class AnswerService:
                 marks.append(numbers[key])
             text = clean_quote(sentence.text)
             if quoting and sentence.supports:
-                note = stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, sentence.text, language)
+                note = stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, sentence.text, language, self.grades)
                 text = text[:-1] + note + text[-1] if note and text[-1:] in ".。" else text + note
             line = with_markers(text, [f"[{m}]" for m in dict.fromkeys(marks)], language)
             if not sentence.supported:
@@ -238,7 +240,7 @@ class AnswerService:
         document = self.catalog.get_document(chunk.document_id)
         rects = self.source.locate(document, chunk, quote, start) if document else ()
         pages = sorted({r.page for r in rects}) or [chunk.page_start, chunk.page_end]
-        grading = grading_in(chunk.text, start, quote)
+        grading = self.grades.grading_in(chunk.text, start, quote)
         return Citation(
             n=n, chunk_id=chunk.id, document=block.document_name, document_id=chunk.document_id,
             page_start=pages[0], page_end=pages[-1], section=chunk.section, quote=clean_quote(quote), rects=tuple(rects),

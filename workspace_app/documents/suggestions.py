@@ -1,8 +1,9 @@
 """Suggested questions: a handful per workspace that its sources answer, each checked with our own answerer.
 
-    each ready, included source's guide -> candidates: from its recommendations ("For women with atrial
-        fibrillation, warfarin should be used..." -> "What is recommended for women with atrial fibrillation?")
-        and its section headings ("Syncope in athletes" -> "What do the sources say about syncope in athletes?")
+    each ready, included source's guide -> candidates: from its recommendations, by the domain pack's patterns
+        (clinical: "For women with atrial fibrillation, warfarin should be used..." -> "What is recommended for
+        women with atrial fibrillation?"), and its section headings ("Syncope in athletes" -> "What do the sources
+        say about syncope in athletes?")
     -> taken in turn from each source -> asked with the answerer in the chat's query mode; offered only when the
        answer is not a refusal and cites the source the question came from
     -> stored with the set of sources (and mode) they were checked against; recomputed when that set changes
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from storage.base import GuideRepository
 from workspace_app.documents.guide import GuideService
+from workspace_app.domain.pack import no_question
 from workspace_app.models.answers import Answer, Turn
 from workspace_app.models.documents import Document
 from workspace_app.models.guides import SourceGuide, SuggestedQuestion
@@ -27,23 +29,6 @@ from workspace_app.text.language import detect_language
 SUGGESTIONS_VERSION = "suggest-v2"
 MAX_SUGGESTIONS = 5
 MAX_CHECKS = 16  # answers asked at most per workspace (each ~0.1-1 s): the rest of the candidates are left
-_EN_POPULATION = re.compile(r"^(?:In|For|Among)\s+(?P<who>[^,;:()]{6,110}?),\s")
-_EN_SUBJECT = re.compile(
-    r"^(?P<what>[A-Z][^,;:()]{3,70}?)\s+(?:is|are|should|may|can)\s+(?:not\s+)?(?:be\s+)?"
-    r"(?:recommended|indicated|reasonable|considered|used|useful|beneficial|performed|initiated|prescribed)\b"
-)
-# "... should be used in women with CHD unless contraindicated": the population after the advice.
-_EN_POPULATION_AFTER = re.compile(
-    r"\b(?:recommended|indicated|reasonable|considered|used|useful|beneficial|performed|initiated|prescribed)\s+"
-    r"(?:in|for)\s+(?P<who>(?:adults|children|patients|women|men|people|individuals|persons)\b[^,;:()]{3,80}?)"
-    r"(?=\s+(?:unless|if|when|who|to|for|with|because|as|since|and\s+(?:is|are|should))\b|[,;.(]|$)"
-)
-_PARENTHESES = re.compile(r"\s*[(（][^()（）]*[)）]")
-_DOSE = re.compile(r"\s+\d[\d.,–-]*\s*(?:mg|g|µg|mcg|mmol|units?|IU)\b(?:/\w+)?", re.IGNORECASE)
-_ZH_POPULATION = re.compile(r"^(?:对于|对)(?P<who>[^，,。；]{2,30})[，,]")
-_ZH_PATIENTS = re.compile(r"^(?P<who>[^，,。；]{2,25}?患者)[，,]")
-_ZH_FIRST_CHOICE = re.compile(r"^(?P<what>[^，,。；\s]{4,30}?)(?:应?首选|优先选择)")
-_ZH_SUBJECT = re.compile(r"^(?:推荐|建议)?(?P<what>[^，,。；]{2,20}?)(?:推荐|建议|应)")
 _ACRONYM = re.compile(r"^[A-Z0-9]{2,}")
 _TITLE_LIKE = re.compile(r"guideline|consensus|statement|scientific|update|共识|指南|声明|\d{4}$", re.IGNORECASE)
 _DANGLING = re.compile(r"\b(of|for|and|or|the|in|with|to|a|an)$|[-–—:：,，]$", re.IGNORECASE)
@@ -64,8 +49,11 @@ _SENTENCE_CUT = re.compile(r":\s+[A-Z][a-z]+ing\b|\b(?:lowers|reduces|increases|
 _LABEL = re.compile(r"^[A-Z]{1,4}\d+(?:\.\d+)*\s*[—–:-]\s*(?=\S)")
 _RECOMMENDATIONS_FOR = re.compile(r"^recommendations?\s+(?:for|on)\s+(?P<what>.+)$", re.IGNORECASE)
 _SMALL_WORDS = frozenset("and or of the for in with to a an on at by vs".split())
-_GENERIC_SUBJECTS = frozenset("pharmacotherapy therapy treatment it this these they such".split())
 MAX_QUESTION_CHARS = 100
+
+
+# A question a recommendation answers (its statement, its section), or None: the domain pack's patterns.
+RecommendationQuestion = Callable[[str, str], str | None]
 
 
 class Asker(Protocol):
@@ -81,8 +69,11 @@ class SuggestionCatalog(ScopeCatalog, GuideRepository, Protocol):
     """What suggestions read and write in the catalog."""
 
 
-def candidate_questions(document: Document, guide: SourceGuide) -> list[SuggestedQuestion]:
-    """Questions one source's guide suggests, recommendations first, without repeats or overlong ones."""
+def candidate_questions(
+    document: Document, guide: SourceGuide, recommendation_question: RecommendationQuestion = no_question
+) -> list[SuggestedQuestion]:
+    """Questions one source's guide suggests, recommendations first (asked with the domain pack's patterns),
+    without repeats or overlong ones."""
     drafts = [(recommendation_question(r.text, r.section), "recommendation") for r in guide.recommendations]
     drafts += [(heading_question(h), "heading") for h in guide.headings]
     seen: set[str] = set()
@@ -92,43 +83,6 @@ def candidate_questions(document: Document, guide: SourceGuide) -> list[Suggeste
             seen.add(question.lower())
             found.append(SuggestedQuestion(question, document.id, document.name, origin))
     return found
-
-
-def recommendation_question(statement: str, section: str = "") -> str | None:
-    """A question a recommendation answers: who it is for, else what it is about (with its section's topic when
-    the subject alone says nothing, e.g. "pharmacotherapy" under "Blood pressure: pharmacotherapy")."""
-    if detect_language(statement) == "zh":
-        return _zh_recommendation_question(statement)
-    plain = _DOSE.sub("", _PARENTHESES.sub("", statement))
-    who = _EN_POPULATION.match(plain) or _EN_POPULATION_AFTER.search(plain)
-    if who:
-        return f"What is recommended for {_lower_first(who['who'].strip())}?"
-    what = _EN_SUBJECT.match(plain)
-    if not what:
-        return None
-    subject = _lower_first(what["what"].strip())
-    topic = _section_topic(section)
-    if subject.lower() in _GENERIC_SUBJECTS and topic and topic.lower() not in subject.lower():
-        return f"When is {subject} recommended for {topic}?"
-    return f"When is {subject} recommended?"
-
-
-def _zh_recommendation_question(statement: str) -> str | None:
-    who = _ZH_POPULATION.match(statement) or _ZH_PATIENTS.match(statement)
-    if who:
-        return f"对于{who['who'].strip()}，推荐什么？"
-    first = _ZH_FIRST_CHOICE.match(statement)
-    if first:
-        return f"{first['what'].strip()}首选什么？"
-    what = _ZH_SUBJECT.match(statement)
-    return f"关于{what['what'].strip()}，有什么推荐？" if what else None
-
-
-def _section_topic(section: str) -> str:
-    """The topic a section title names: "Blood pressure: pharmacotherapy" -> "blood pressure"."""
-    title = section.split(" > ")[-1].strip()
-    topic = title.split(":")[0].strip() if ":" in title else ""
-    return _lower_first(topic) if 3 <= len(topic) <= 40 else ""
 
 
 def heading_question(heading: str) -> str | None:
@@ -177,10 +131,14 @@ def _plain_case(title: str) -> str:
 class SuggestionService:
     """Each workspace's suggested questions, checked with the answerer and kept until its sources change."""
 
-    def __init__(self, catalog: SuggestionCatalog, guides: GuideService, asker: Asker) -> None:
+    def __init__(
+        self, catalog: SuggestionCatalog, guides: GuideService, asker: Asker,
+        recommendation_question: RecommendationQuestion = no_question,
+    ) -> None:
         self._catalog = catalog
         self._guides = guides
         self._asker = asker
+        self._recommendation_question = recommendation_question  # the domain pack's suggestion patterns
 
     def stored(self, workspace: str, mode: str = "hybrid") -> list[SuggestedQuestion] | None:
         """The questions already found for the workspace's current sources, or None when they must be found."""
@@ -196,7 +154,7 @@ class SuggestionService:
         if stored is not None:
             return stored[:limit]
         guides = self._guides.guides(ws.id, [d.id for d in sources])
-        pools = [candidate_questions(d, guides[d.id]) for d in sources if d.id in guides]
+        pools = [candidate_questions(d, guides[d.id], self._recommendation_question) for d in sources if d.id in guides]
         chosen = self._checked(ws.id, [d.id for d in sources], _in_turn(pools), mode, limit)
         self._catalog.save_suggestions(ws.id, key, chosen)
         return chosen

@@ -1,4 +1,5 @@
-"""The curated cardiology lexicon (lexicon/cardiology.tsv) and the normalisation every extractor shares.
+"""A curated concept lexicon (the domain pack's, e.g. domain/cardiology.tsv) and the normalisation every extractor
+shares.
 
 Each lexicon row is one concept: its type, an English name (the entity's display name and key), Chinese names
 and aliases (abbreviations, spelling and plural variants). Keys are normalised text: lower case, any run of
@@ -15,9 +16,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from workspace_app.domain.clinical import LEXICON as _LEXICON
 from workspace_app.text.cjk import has_cjk
 
-_LEXICON = Path(__file__).with_name("lexicon") / "cardiology.tsv"
 _SEPARATORS = re.compile(r"[^\w\u0370-\u03ff]+|_")
 _LIGATURES = str.maketrans({"ﬁ": "fi", "ﬂ": "fl", "ﬀ": "ff", "ﬃ": "ffi", "ﬄ": "ffl", "’": "'", "′": "'"})
 # Two-letter abbreviations that mean one thing in cardiology text; others need a definition in the document.
@@ -110,10 +111,12 @@ class Lexicon:
         return frozenset(key.split()[0] for key in self.forms)
 
 
-@lru_cache(maxsize=1)
-def load_lexicon(path: Path = _LEXICON) -> Lexicon:
-    """Read the lexicon file once."""
+@lru_cache(maxsize=2)
+def load_lexicon(path: Path | None = _LEXICON) -> Lexicon:
+    """Read the lexicon file once; no file (a pack without a lexicon) is an empty lexicon."""
     lexicon = Lexicon()
+    if path is None:
+        return lexicon
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue

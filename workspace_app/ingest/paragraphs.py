@@ -14,8 +14,9 @@ _INLINE_HYPHEN = re.compile(r"\b([A-Za-z]+)-([A-Za-z]+)\b")
 _SENTENCE_END = re.compile(r"[.。:：;；!?！？]\s*$")
 
 
-def build_paragraphs(pages: list[list[TextLine]]) -> list[Paragraph]:
-    """Turn each page's ordered lines into paragraphs with section paths."""
+def build_paragraphs(pages: list[list[TextLine]], *, grade_lines: bool = True) -> list[Paragraph]:
+    """Turn each page's ordered lines into paragraphs with section paths (a grading line is never a heading, when
+    the domain pack's documents grade their recommendations: `grade_lines`)."""
     lines = [line for page in pages for line in page]
     if not lines:
         return []
@@ -27,7 +28,7 @@ def build_paragraphs(pages: list[list[TextLine]]) -> list[Paragraph]:
     previous: TextLine | None = None
     for line in lines:
         boundary = previous is None or _starts_paragraph(previous, line, current) or _style_changes(previous, line)
-        level = heading_level(line, body_size) if boundary and line.page not in contents and not line.table else 0
+        level = heading_level(line, body_size, grade_lines) if boundary and line.page not in contents and not line.table else 0
         if current.is_heading and _runs_on(current.text, line.text):
             # A bold lead-in that goes on in lower case ("…lowering to: a. Combine the DASH dietary pattern with
             # lower" / "sodium intake.") is a sentence set in bold, not a heading: it stays in the text.

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
+from workspace_app.domain import GradeGrammar, NoGrades
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import FileTooLargeError, IngestionError, StorageError, WorkspaceError
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
@@ -31,7 +32,7 @@ from workspace_app.ingest.references import chunk_kind
 from workspace_app.models.documents import Chunk, Document, StageProgress
 from workspace_app.text.abbreviations import find_abbreviations
 from workspace_app.text.analyzer import index_text
-from workspace_app.text.grades import Recommendation, find_recommendation
+from workspace_app.text.grades import Recommendation
 
 log = logging.getLogger(__name__)
 
@@ -145,13 +146,17 @@ def ingest_document(
     on_progress: ProgressCallback | None = None,
     should_stop: StopCheck | None = None,
     stages: Sequence[IndexStage] = (),
+    grades: GradeGrammar,
 ) -> Document:
     """Run the whole pipeline for one stored document; the row ends `ready` or `failed` with a message
-    (or as it was when `should_stop` raised `JobInterrupted`). The `stages` (the entity graph) run last."""
+    (or as it was when `should_stop` raised `JobInterrupted`). The `stages` (the entity graph) run last; `grades`
+    (the domain pack's grammar) reads each chunk's class and level, and says whether grade cells join their rows."""
     states.start(document.id)
     track = _Tracker(states, document.id, on_progress, should_stop)
     try:
-        parsed = read_source(path, document.name, document.media_type, lambda d, t: track("parsing", d, t))
+        parsed = read_source(
+            path, document.name, document.media_type, lambda d, t: track("parsing", d, t), grade_cells=grades.table_cells
+        )
         if parsed.page_count > settings.max_pages:
             raise FileTooLargeError(
                 f"{document.name} has {parsed.page_count} pages; the limit is {settings.max_pages}. "
@@ -160,7 +165,7 @@ def ingest_document(
         states.parsed(document.id, parsed.page_count, parsed.pages_without_text)
         _log_unreadable_glyphs(document, parsed)
         track("chunking", 0, 1)
-        records = build_chunks(document, parsed, embedder, settings, lambda d, t: track("chunking", d, t))
+        records = build_chunks(document, parsed, embedder, settings, lambda d, t: track("chunking", d, t), grades)
         chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts(records))
         chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
         embedded = embedder.embed_passages(
@@ -202,7 +207,7 @@ def embedding_text(chunk: Chunk) -> str:
 
 def build_chunks(
     document: Document, parsed: ParsedDocument, embedder: Embedder, settings: IngestSettings,
-    report: Callable[[int, int], None] | None = None,
+    report: Callable[[int, int], None] | None = None, grades: GradeGrammar | None = None,
 ) -> list[Chunk]:
     """The chunks of a parsed document as they are stored: text, section, pages, boxes, class and level, kind."""
     # Room is left for the section title the embedder sees too.
@@ -210,7 +215,8 @@ def build_chunks(
     drafts = chunk_paragraphs(parsed.paragraphs, embedder.count_tokens, size, settings.chunk_overlap_tokens, report)
     if not drafts:
         raise IngestionError(f"{document.name} contains no text that can be searched.")
-    return [_chunk(document, ordinal, draft) for ordinal, draft in enumerate(drafts)]
+    grammar = grades or NoGrades()
+    return [_chunk(document, ordinal, draft, grammar) for ordinal, draft in enumerate(drafts)]
 
 
 def _log_unreadable_glyphs(document: Document, parsed: ParsedDocument) -> None:
@@ -230,8 +236,8 @@ def _abbreviations(records: list[Chunk]) -> dict[str, str]:
     return found
 
 
-def _chunk(document: Document, ordinal: int, draft: ChunkDraft) -> Chunk:
-    found = Recommendation(*draft.recommendation) if draft.recommendation else find_recommendation(draft.text)
+def _chunk(document: Document, ordinal: int, draft: ChunkDraft, grades: GradeGrammar) -> Chunk:
+    found = Recommendation(*draft.recommendation) if draft.recommendation else grades.find_recommendation(draft.text)
     return Chunk(
         id=f"{document.id}-{ordinal:05d}", document_id=document.id, ordinal=ordinal, text=draft.text,
         section=draft.section, page_start=draft.page_start, page_end=draft.page_end,

@@ -24,12 +24,13 @@ _TITLE_START = re.compile(f"[A-Z{IDEOGRAPHS}]")  # a capital or a Chinese charac
 _MAX_HEADING_CHARS = 110
 
 
-def heading_level(line: TextLine, body_size: float) -> int:
-    """Return the heading level of a line (1 = top), or 0 when it is not a heading."""
+def heading_level(line: TextLine, body_size: float, grade_lines: bool = True) -> int:
+    """Return the heading level of a line (1 = top), or 0 when it is not a heading (nor, with `grade_lines`, a
+    recommendation's grading set in bold)."""
     text = line.text.strip()
     if not text or len(text) > _MAX_HEADING_CHARS or _CAPTION.match(text) or _SENTENCE_LIKE.search(text):
         return 0
-    if states_grading(text):
+    if grade_lines and states_grading(text):
         return 0
     if CONTENTS_LEADER.search(text):
         return 0  # a table-of-contents entry names a section, it does not open one

@@ -1,8 +1,8 @@
 """The patient-records lexicon (lexicon/*.tsv): drug classes with their drugs, lab names with their aliases,
 diseases with the words that name them, in English and Chinese.
 
-Kept apart from the guideline lexicon (graph/lexicon/cardiology.tsv): that one names cardiology concepts for
-documents and has no drug -> class mapping or ICU drugs (electrolyte replacement, antibiotics, sedation).
+Kept apart from the guideline lexicon (domain/cardiology.tsv, the clinical pack's): that one names cardiology
+concepts for documents and has no drug -> class mapping or ICU drugs (electrolyte replacement, antibiotics, sedation).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ PageCallback = Callable[[int, int], None]
 class Reader(Protocol):
     """Parses a stored file into paragraphs (with page boxes where the format has pages)."""
 
-    def __call__(self, path: Path, display_name: str, on_page: PageCallback) -> ParsedDocument: ...
+    def __call__(self, path: Path, display_name: str, on_page: PageCallback, grade_cells: bool) -> ParsedDocument: ...
 
 
 @dataclass(frozen=True)
@@ -36,15 +36,15 @@ class FileType:
     has_pages: bool
 
 
-def _read_pdf(path: Path, display_name: str, on_page: PageCallback) -> ParsedDocument:
-    return parse_pdf(path, display_name, on_page)
+def _read_pdf(path: Path, display_name: str, on_page: PageCallback, grade_cells: bool) -> ParsedDocument:
+    return parse_pdf(path, display_name, on_page, grade_cells=grade_cells)
 
 
-def _read_text(path: Path, display_name: str, on_page: PageCallback) -> ParsedDocument:
+def _read_text(path: Path, display_name: str, on_page: PageCallback, grade_cells: bool) -> ParsedDocument:
     return parse_text(path, display_name, markdown=False)
 
 
-def _read_markdown(path: Path, display_name: str, on_page: PageCallback) -> ParsedDocument:
+def _read_markdown(path: Path, display_name: str, on_page: PageCallback, grade_cells: bool) -> ParsedDocument:
     return parse_text(path, display_name, markdown=True)
 
 
@@ -89,14 +89,17 @@ def has_pages(media_type: str) -> bool:
     return found is not None and found.has_pages
 
 
-def read_source(path: Path, display_name: str, media_type: str, on_page: PageCallback) -> ParsedDocument:
-    """Parse a stored file with the reader registered for its media type."""
+def read_source(
+    path: Path, display_name: str, media_type: str, on_page: PageCallback, *, grade_cells: bool = True
+) -> ParsedDocument:
+    """Parse a stored file with the reader registered for its media type; `grade_cells` joins recommendation
+    grade cells ("IIa B-NR") to their rows (the domain pack's grammar says whether its documents have them)."""
     found = _BY_MEDIA_TYPE.get(media_type)
     if found is None:
         raise UnsupportedFileError(
             f"{display_name}: this file type is not supported. Upload {supported_labels()} files."
         )
-    return found.reader(path, display_name, on_page)
+    return found.reader(path, display_name, on_page, grade_cells)
 
 
 def check_source(path: Path, display_name: str, media_type: str) -> None:

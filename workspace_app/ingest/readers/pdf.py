@@ -110,12 +110,15 @@ def _no_text_layer(display_name: str) -> str:
     )
 
 
-def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None) -> ParsedDocument:
-    """Parse a PDF into paragraphs in reading order; raise if it has no text at all."""
+def parse_pdf(
+    path: Path, display_name: str, on_page: PageCallback | None = None, *, grade_cells: bool = True
+) -> ParsedDocument:
+    """Parse a PDF into paragraphs in reading order; raise if it has no text at all. With `grade_cells` (the domain
+    pack grades recommendations) grade cells are joined to their rows and grading lines are never headings."""
     doc = open_pdf(path, display_name)
     try:
         metadata_title = _clean(str((doc.metadata or {}).get("title") or ""))
-        read = list(_read_pages(doc, display_name, on_page))
+        read = list(_read_pages(doc, display_name, on_page, grade_cells))
     finally:
         doc.close()
     pages = [lines for lines, _ in read]
@@ -128,7 +131,8 @@ def parse_pdf(path: Path, display_name: str, on_page: PageCallback | None = None
     for line in (line for lines in pages for line in lines if _furniture_key(line) in drop):
         set_aside.setdefault(line.page, GlyphCount()).add(line.glyphs)
     title = metadata_title if _meaningful_title(metadata_title) else _first_page_title(pages)
-    return ParsedDocument(build_paragraphs(ordered), len(pages), empty, title, _glyphs_by_page(ordered), set_aside)
+    paragraphs = build_paragraphs(ordered, grade_lines=grade_cells)
+    return ParsedDocument(paragraphs, len(pages), empty, title, _glyphs_by_page(ordered), set_aside)
 
 
 def _glyphs_by_page(pages: list[list[TextLine]]) -> dict[int, GlyphCount]:
@@ -158,7 +162,7 @@ def _first_page_title(pages: list[list[TextLine]]) -> str:
 
 
 def _read_pages(
-    doc: pymupdf.Document, display_name: str, on_page: PageCallback | None
+    doc: pymupdf.Document, display_name: str, on_page: PageCallback | None, grade_cells: bool = True
 ) -> Iterator[tuple[list[TextLine], GlyphCount]]:
     """Each page's lines, and the symbol-font glyphs of the lines left out (rotated or empty)."""
     total = doc.page_count
@@ -175,8 +179,7 @@ def _read_pages(
         lines = _merge_fragments(join_table_rows(_attach_drop_capitals(lines)))
         if may_hold_table(lines):
             lines = join_ruled_rows(lines, _table_boxes(page))
-        rows = attach_grade_cells(lines)
-        yield tag_recommendation_cells(rows), set_aside
+        yield (tag_recommendation_cells(attach_grade_cells(lines)) if grade_cells else lines), set_aside
         if on_page is not None:
             on_page(index + 1, total)
 

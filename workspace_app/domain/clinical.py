@@ -1,0 +1,78 @@
+"""The clinical pack: what clinical guidelines need beyond the neutral engine.
+
+- the cardiology concept lexicon (cardiology.tsv beside this module) the graph and the translator match;
+- the Class of Recommendation / Level of Evidence grammar (`workspace_app.text.grades`) and its table cells;
+- question cues: special populations ("children", "pregnancy") and dose questions, answered by an amount with
+  one of the clinical units;
+- suggestion patterns (`clinical_suggestions.py`) and an atrial-fibrillation warm-up question in each language.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from workspace_app.domain.clinical_suggestions import recommendation_question
+from workspace_app.domain.pack import DomainPack, QuestionCues
+from workspace_app.text import grades
+from workspace_app.text.grades import Recommendation
+
+LEXICON = Path(__file__).with_name("cardiology.tsv")
+
+
+class CorLoeGrammar:
+    """Classes of Recommendation and Levels of Evidence as guidelines print them (`workspace_app.text.grades`)."""
+
+    table_cells = True
+
+    def find_recommendation(self, text: str) -> Recommendation:
+        """The first class/level pair stated in the text, or what can be found of one."""
+        return grades.find_recommendation(text)
+
+    def grading_in(self, text: str, start: int, quote: str) -> Recommendation:
+        """The grading stated at the quote: in it, or after it up to the end of its recommendation."""
+        return grades.grading_in(text, start, quote)
+
+    def states_grading(self, text: str) -> bool:
+        """Whether the text is a grading line."""
+        return grades.states_grading(text)
+
+    def describe_class(self, value: str) -> str:
+        """'I' -> 'Class I', 'Strong' -> 'Strong recommendation'."""
+        return grades.describe_class(value)
+
+
+# Populations whose care differs from that of the adults most guidelines are written for: a question about one
+# ("the apixaban dose for children") is not answered by a sentence that does not name it (the adult dose), however
+# close its other words are. Everyday words, so they never make specific terms on their own.
+POPULATIONS = {
+    "children": re.compile(
+        r"\b(?:child(?:ren|hood)?|pa?ediatric\w*|infants?|infancy|neonat\w*|newborns?|adolescen\w*|teenagers?|"
+        r"youths?|boys|girls|juvenile)\b|儿童|小儿|儿科|幼儿|婴儿|婴幼儿|新生儿|青少年|未成年",
+        re.IGNORECASE,
+    ),
+    "pregnancy": re.compile(
+        r"\b(?:pregnan\w*|gestation\w*|antenatal|prenatal|peripartum|postpartum|obstetric\w*|pre-?eclampsia|"
+        r"lactat\w*|breast-?feeding)\b|妊娠|孕|产妇|产后|围产|哺乳",
+        re.IGNORECASE,
+    ),
+}
+DOSE_QUESTION = re.compile(
+    r"\b(?:dose|doses|dosage|dosing|bolus|regimens?|infusion rate|loading dose|how many (?:mg|milligrams|grams|units))\b"
+    r"|剂量|用量|给药量|如何给药|怎样给药|给药方案|用药方案|用法|多大量",
+    re.IGNORECASE,
+)
+# An amount in one of the units doses are given in.
+AMOUNT = re.compile(
+    r"\d\s*(?:mg|µg|μg|mcg|g|gram|grams|kg|iu|units?|u|mmol|meq|ml|mL|l|mg/kg|µg/kg|μg/kg)\b|\d\s*(?:毫克|克|单位|毫升)",
+    re.IGNORECASE,
+)
+
+CLINICAL = DomainPack(
+    name="clinical",
+    lexicon=LEXICON,
+    grades=CorLoeGrammar(),
+    cues=QuestionCues(populations=POPULATIONS, amount_question=DOSE_QUESTION, amount=AMOUNT),
+    recommendation_question=recommendation_question,
+    warm_questions=("What is recommended for patients with atrial fibrillation?", "房颤患者推荐什么治疗？"),
+)
