@@ -83,8 +83,8 @@ class AnswerService:
         self.catalog = catalog
         self.embedder = embedder
         self.source = source
-        # The multilingual embedder (when configured) compares a question with sentences of the other language.
         self.grades = domain.grades  # what a citation's class and level are read with (none in a generic pack)
+        # The multilingual embedder (when configured) compares a question with sentences of the other language.
         self.extractive = ExtractiveAnswerer(embedder, _weights(settings), multilingual=multilingual, grades=self.grades)
         confident = settings.answers.confident_threshold
         self.confident_threshold = self.extractive.models.confident_threshold if confident is None else confident
