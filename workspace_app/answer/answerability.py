@@ -166,7 +166,7 @@ def _phrase_forms(
     return found
 
 
-# "Which antiarrhythmic drugs …", "what drug class …", "应换用哪种抗血小板药物": the category the answer's member
+# "Which antiarrhythmic drugs …", "what drug class …", "应选用哪类药物": the category the answer's member
 # belongs to (amiodarone, clopidogrel), which the answer need not name.
 _ASKED_CATEGORY = re.compile(
     r"\b(?:which|what)\s+((?:[\w-]+\s+){0,2}?(?:drugs?|agents?|medications?|medicines?|class(?:es)?|"
@@ -305,7 +305,7 @@ def names_a_subject(text: str) -> bool:
     return any(is_technical(term) or (is_cjk_term(term) and len(term) >= 2 and term not in _ZH_ASKING) for term in terms)
 
 
-# "… for rate control and for cardioversion?", "胺碘酮用于控制心室率与用于药物复律时，剂量分别是…": one question
+# "… for rate control and for cardioversion?", "某药用于甲病与用于乙病时，剂量分别是…": one question
 # about two cases, each introduced by the same word; each case is a part of its own.
 _RESPECTIVE_EN = re.compile(
     r"^(?P<before>.*?\b)(?P<word>for|in|with|after|during|before)\s+(?P<one>[^,?;]+?)\s+and\s+(?P=word)\s+"

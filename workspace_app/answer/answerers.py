@@ -90,8 +90,8 @@ class QuotingAnswerer:
         )
 
     def _by_part(self, plan: QuestionPlan, evidence: Evidence) -> Draft | None:
-        """A question in parts naming the sources they ask ("How much salt does the syncope guideline suggest, and
-        what sodium ceiling does the lifestyle guideline set?"), answered one part at a time from its own evidence
+        """A question in parts naming the sources they ask ("What dose does the first guideline give, and what
+        target does the second set?"), answered one part at a time from its own evidence
         in the source it names: the quoted sentences, the blocks they cite (numbered across parts) and the lowest
         confidence. None when a part goes unanswered alone (the whole question's evidence then decides)."""
         sentences: list[str] = []

@@ -1,5 +1,5 @@
 """Which document a part of a question names: "the 2011 women's prevention guideline", "the syncope guideline",
-"the 2024 Chinese emergency AF guideline".
+"the 2021 European valve disease guideline".
 
 A question that needs two sources often names each ("What does the syncope guideline suggest …, and what does
 the 2011 women's guideline say …?"). A part names a document when it refers to a document at all (guideline,
@@ -20,7 +20,7 @@ _REFERS_TO_A_DOCUMENT = re.compile(
     r"\b(?:guidelines?|papers?|statements?|consensus|report|document|recommendations)\b|指南|共识|声明|建议",
     re.IGNORECASE,
 )
-# How a question refers to a source by its name: "the 2024 Chinese emergency AF guideline", "the lifestyle
+# How a question refers to a source by its name: "the 2021 European valve disease guideline", "the lifestyle
 # guideline's", "中国急诊房颤指南" (the words before 指南 back to a particle or punctuation).
 _FUNCTION_WORDS = r"(?:the|a|an|in|of|for|on|to|about|and|or|with|by|from|what|which|how|does|do|is|are|says?|that|this)"
 _REFERENCE = re.compile(
@@ -97,7 +97,7 @@ def _named_by_title(text: str, names: Mapping[str, str], openings: Mapping[str, 
     found = []
     for phrase in phrases:
         if named_documents(phrase, names):
-            continue  # named by its file name already ("the 2024 Chinese emergency AF guideline")
+            continue  # named by its file name already ("the 2021 European valve disease guideline")
         wanted = {
             term for term in evidence_terms(" ".join(_DISTINCTIVE.findall(phrase))) if term not in _FILE_WORDS
         }

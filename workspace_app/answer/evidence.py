@@ -76,7 +76,7 @@ class EvidenceGatherer:
             part_documents[part.text] = frozenset([named] if named else (h.chunk.document_id for h in own[:2]))
             _add(hits, own)
         if plan.sources and len(plan.sources) < len(scope.searched_names):
-            # A question naming a source ("the 2013 lifestyle guideline", "2013年生活方式指南") gets its best
+            # A question naming a source ("the 2019 heart failure statement", "2019年心衰共识") gets its best
             # passages for the whole question, which the others' may crowd out (in the other language, often);
             # naming several, each one's: its answer cites each (extractive.py).
             for document_id in plan.sources:

@@ -121,8 +121,8 @@ class QuestionReader:
         """Smoothed inverse document frequency of the question's content terms in the scope.
 
         `shared_case`: the question is the first of several parts, each asking its own source, and the case it
-        describes before asking ("A man with neurogenic OH is told to take extra salt, while his wife follows
-        sodium advice. How much salt does the syncope guideline suggest for him, and …") belongs to all of them:
+        describes before asking ("A patient on drug A is advised a change of diet, while his spouse follows
+        other advice. What does the first guideline suggest for him, and …") belongs to all of them:
         the case's words weigh less (`case_terms`). In a question of one part the case carries its subject ("A
         woman cannot tolerate aspirin. What should replace it?") and keeps its full weight.
         """
