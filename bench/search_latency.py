@@ -8,8 +8,8 @@ A shared 2-core machine's load swings within minutes, so one run of each side sa
 search) once for each side in its own process, the order alternating between rounds; a side's figures are the
 median over rounds of its p50 and p95, and every round is recorded with the load average around it. The
 baseline is a plain copy of another commit's tree (`git archive COMMIT | tar -x -C DIR`): its `workspace_app/`
-and `storage/` run, measured by this checkout's bench code. Both sides also rank every question of
-`--identity-questions` once: the results file says whether their top-10 chunk ids and scores are identical.
+and `storage/` run, measured by this checkout's bench code. Then both retrievers rank every question of
+`--identity-questions` in this process (`same_results`): are their top-10 chunk ids and ranks identical?
 The data dir is a plain ingested workspace outside the fingerprinted caches (`bench/.cache/latency13` by
 default), so no code change here ever re-ingests it.
 """
@@ -34,8 +34,8 @@ DEFAULT_DATA_DIR = CACHE_DIR / "latency13"
 IDENTITY_TOP_K = 10
 
 
-def measure(data_dir: Path, identity_questions: str) -> dict[str, Any]:
-    """Latency of the code on `sys.path` over the workspace in `data_dir`, and its top-10 for every question."""
+def measure(data_dir: Path) -> dict[str, Any]:
+    """Latency of the code on `sys.path` over the workspace in `data_dir`."""
     from bench.common import bench_settings, open_app
     from bench.retrieval_latency import eval_latency
 
@@ -43,12 +43,64 @@ def measure(data_dir: Path, identity_questions: str) -> dict[str, Any]:
     loads = [os.getloadavg()[0]]
     latency = eval_latency(app, select_questions("first50").latency_questions)
     loads.append(os.getloadavg()[0])
-    ranked = {}
-    for q in select_questions(identity_questions).questions:
-        result = app.search.search(CachedWorkspace.WORKSPACE, q["question"], top_k=IDENTITY_TOP_K)
-        ranked[q["id"]] = [[hit.chunk.id, hit.score] for hit in result.hits]
     app.close()
-    return {"latency": latency, "loadavg_1min_before_after": loads, "ranked": ranked}
+    return {"latency": latency, "loadavg_1min_before_after": loads}
+
+
+def same_results(data_dir: Path, baseline: Path, questions: str) -> dict[str, Any]:
+    """The baseline's retriever (`workspace_app/retrieval/hybrid.py` of its tree, query vectors computed its way: the
+    model's own threads) and this checkout's, on the same stores in this process, for every question: are the
+    top-10 chunk ids and per-method ranks the same? One process, because Chroma's HNSW answers the same vector with
+    slightly different neighbours in different processes (seen with the baseline against itself), which would
+    blur the comparison."""
+    import importlib.util
+
+    import numpy as np
+
+    from bench.common import bench_settings, open_app
+
+    spec = importlib.util.spec_from_file_location("baseline_hybrid", baseline / "workspace_app/retrieval/hybrid.py")
+    assert spec is not None and spec.loader is not None
+    old = importlib.util.module_from_spec(spec)
+    sys.modules["baseline_hybrid"] = old  # dataclasses look their module up
+    spec.loader.exec_module(old)
+
+    class ModelThreadsQuery:
+        """The baseline's `embed_query`: one `encode` call with the model's own threads (no memo)."""
+
+        def __init__(self, embedder: Any) -> None:
+            self.embedder = embedder
+
+        def embed_query(self, text: str) -> Any:
+            key = self.embedder._settings.query_prefix + text
+            vector = self.embedder.model.encode([key], normalize_embeddings=True, convert_to_numpy=True,
+                                                show_progress_bar=False)[0]
+            return np.asarray(vector, dtype=np.float32)
+
+    app = open_app(bench_settings(data_dir))
+    new = app.search._retriever
+    xl = new._crosslingual
+    before = old.HybridRetriever(
+        ModelThreadsQuery(new._embedder), new._vectors, new._chunks, new._settings, new._reranker, new.translator,
+        old.CrossLanguageIndex(ModelThreadsQuery(xl.embedder), xl.vectors) if xl else None,
+    )
+    workspace = app.catalog.find_workspace(CachedWorkspace.WORKSPACE).id
+
+    def ranked(retriever: Any, question: str) -> list[tuple[str, float, dict[str, int | None]]]:
+        return [(x.chunk.id, x.score, x.ranks) for x in retriever.search(workspace, question, IDENTITY_TOP_K, None)[0]]
+
+    rows = select_questions(questions).questions
+    differing, gaps, exact = [], [0.0], 0
+    for row in rows:
+        a, b = ranked(before, row["question"]), ranked(new, row["question"])
+        exact += a == b
+        if [(x[0], x[2]) for x in a] != [(x[0], x[2]) for x in b]:
+            differing.append(row["id"])
+        else:
+            gaps += [abs(x[1] - y[1]) for x, y in zip(a, b, strict=True)]
+    app.close()
+    return {"questions": len(rows), "same_top10_ids_and_ranks": len(rows) - len(differing), "bit_identical": exact,
+            "max_score_difference": max(gaps), "differing": differing}
 
 
 def code_tree(baseline: Path, folder: Path) -> Path:
@@ -60,10 +112,9 @@ def code_tree(baseline: Path, folder: Path) -> Path:
     return folder
 
 
-def run_side(tree: Path, data_dir: Path, identity_questions: str) -> dict[str, Any]:
+def run_side(tree: Path, data_dir: Path) -> dict[str, Any]:
     """One measurement in a fresh process with `tree` first on its path."""
-    command = [sys.executable, "-m", "bench.search_latency", "--child", "--data-dir", str(data_dir),
-               "--identity-questions", identity_questions]
+    command = [sys.executable, "-m", "bench.search_latency", "--child", "--data-dir", str(data_dir)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -71,22 +122,20 @@ def run_side(tree: Path, data_dir: Path, identity_questions: str) -> dict[str, A
     return dict(json.loads(done.stdout))
 
 
-def compare(baseline: Path, data_dir: Path, rounds: int, identity_questions: str) -> dict[str, Any]:
+def compare(baseline: Path, data_dir: Path, rounds: int) -> dict[str, Any]:
     """Alternate baseline and current for `rounds` rounds; the per-round figures and their medians."""
     sides: dict[str, list[dict[str, Any]]] = {"baseline": [], "current": []}
-    ranked: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-baseline-") as folder:
         trees = {"baseline": code_tree(baseline, Path(folder)), "current": REPO}
         for index in range(rounds):
             order = ("baseline", "current") if index % 2 == 0 else ("current", "baseline")
             for side in order:
                 log(f"[search-latency] round {index + 1}/{rounds}: {side}")
-                found = run_side(trees[side], data_dir, identity_questions)
-                ranked[side] = found.pop("ranked")
+                found = run_side(trees[side], data_dir)
                 sides[side].append(_round_record(found))
                 log(f"  p50 {found['latency']['p50_ms']} ms, p95 {found['latency']['p95_ms']} ms, "
                     f"load {found['loadavg_1min_before_after']}")
-    return {side: _summary(records) for side, records in sides.items()} | {"identical_results": _identity(ranked)}
+    return {side: _summary(records) for side, records in sides.items()}
 
 
 def _round_record(found: dict[str, Any]) -> dict[str, Any]:
@@ -100,19 +149,6 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
         "p50_ms_median_of_rounds": round(statistics.median(r["p50_ms"] for r in records), 2),
         "p95_ms_median_of_rounds": round(statistics.median(r["p95_ms"] for r in records), 2),
         "rounds": records,
-    }
-
-
-def _identity(ranked: dict[str, dict[str, list[list[Any]]]]) -> dict[str, Any]:
-    """Whether both sides returned the same chunks in the same order (and how far apart their scores are)."""
-    before, after = ranked["baseline"], ranked["current"]
-    same_ids = [qid for qid in before if [c for c, _ in before[qid]] == [c for c, _ in after.get(qid, [])]]
-    gaps = [abs(a[1] - b[1]) for qid in same_ids for a, b in zip(before[qid], after[qid], strict=True)]
-    return {
-        "questions": len(before),
-        "same_top10_ids_in_order": len(same_ids),
-        "differing": sorted(set(before) - set(same_ids)),
-        "max_score_difference": max(gaps, default=0.0),
     }
 
 
@@ -131,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="the ingested 13-PDF data dir")
     parser.add_argument("--build", action="store_true", help="ingest the 13 PDFs into --data-dir and exit")
     parser.add_argument("--baseline", type=Path, help="a copy of the tree to compare against (git archive)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of baseline + current (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of baseline + current (default 3; 0: only the results check)")
     parser.add_argument("--identity-questions", default="all+xling", help="question set ranked by both sides")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "search-latency.json", help="results file")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -140,18 +176,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         build(args.data_dir)
         return 0
     if args.child:
-        print(json.dumps(measure(args.data_dir, args.identity_questions)))
+        print(json.dumps(measure(args.data_dir)))
         return 0
     if args.baseline is None:
         parser.error("--baseline is required (or --build)")
     started = machine_info()
-    results = compare(args.baseline, args.data_dir, args.rounds, args.identity_questions)
+    results = compare(args.baseline, args.data_dir, args.rounds) if args.rounds else {}
+    log("[search-latency] same results? (both retrievers in this process)")
+    results["identical_results"] = same_results(args.data_dir, args.baseline, args.identity_questions)
     results = {
         "measured_at": now_iso(), "command": " ".join(["python -m bench.search_latency", *(argv or sys.argv[1:])]),
         "machine": started, "loadavg_at_end": [round(x, 2) for x in os.getloadavg()], **results,
     }
     args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    for side in ("baseline", "current"):
+    for side in ("baseline", "current") if args.rounds else ():
         print(f"{side}: p50 {results[side]['p50_ms_median_of_rounds']} ms, p95 {results[side]['p95_ms_median_of_rounds']} ms")
     print(f"identical results: {results['identical_results']}")
     return 0
