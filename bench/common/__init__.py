@@ -8,7 +8,7 @@
 - `questions`: the dev question sets (`--questions`), gold pages, metrics per file and per kind.
 """
 
-from bench.common.app import BenchApp, bench_settings, open_app
+from bench.common.app import BenchApp, bench_settings, open_app, query_embedders
 from bench.common.paths import (
     CACHE_DIR,
     CORPUS_DIR,
@@ -56,5 +56,6 @@ __all__ = [
     "now_iso",
     "open_app",
     "percentile",
+    "query_embedders",
     "warm",
 ]

@@ -40,6 +40,13 @@ def vector_index(app: BenchApp) -> Any:
     return app.vectors
 
 
+def query_embedders(app: BenchApp) -> list[Any]:
+    """Every embedder a search embeds its query with: the main one and the cross-language index's, if any (a
+    reach past the App, like `vector_index`: the latency bench empties their recent-query memos)."""
+    crosslingual = getattr(app.search._retriever, "_crosslingual", None)
+    return [app.embedder] + ([crosslingual.embedder] if crosslingual is not None else [])
+
+
 def new_embedder(embedding_settings: Any, cache: Path | None = None) -> Any:
     """An embedder outside any app (bench.embedder compares backends), with a SQLite embedding cache if given."""
     from workspace_app.embedding.embedder import Embedder

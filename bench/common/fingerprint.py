@@ -42,7 +42,11 @@ FINGERPRINT_DIRS = (
     "storage",
 )
 # Query-time definitions (top-level names or `Class.member`), dropped in every fingerprinted file.
-QUERY_TIME = ("Embedder.embed_query", "SqliteCatalog.keyword_search", "SqliteChunks.keyword_search", "ChromaVectorIndex.query", "query_terms")
+QUERY_TIME = (
+    "Embedder.embed_query", "one_query_thread", "_QUERY_TURN", "UseModel.encode_query", "SqliteCatalog.keyword_search",
+    "SqliteChunks.keyword_search", "ChromaVectorIndex.query", "query_terms", "ChunkRepository.chunk_texts",
+    "SqliteCatalog.chunk_texts", "SqliteChunks.chunk_texts",
+)
 # Query-time definitions whose name is common (the graph's own STOPWORDS decide what it extracts), by file.
 QUERY_TIME_IN_FILE = {
     "workspace_app/text/analyzer.py": ("STOPWORDS",),

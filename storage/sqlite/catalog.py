@@ -112,6 +112,10 @@ class SqliteCatalog:
         """Chunks by id (missing ids are left out)."""
         return self.chunks.get_chunks(chunk_ids)
 
+    def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(kind, text) of chunks by id, without their boxes (missing ids are left out)."""
+        return self.chunks.chunk_texts(chunk_ids)
+
     def document_chunk_ids(self, document_id: str) -> list[str]:
         """Ids of a document's chunks in order."""
         return self.chunks.document_chunk_ids(document_id)

@@ -60,6 +60,17 @@ class SqliteChunks:
                 found[row["id"]] = _chunk(row)
         return found
 
+    def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(kind, text) of chunks by id (missing ids are left out): what ranking reads of every candidate, without
+        decoding the boxes of hundreds of chunks that are not shown (search's fusion stage)."""
+        found: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(chunk_ids), _BATCH):
+            batch = list(chunk_ids[start : start + _BATCH])
+            marks = ",".join("?" * len(batch))
+            for chunk_id, kind, text in self._db.query(f"SELECT id, kind, text FROM chunks WHERE id IN ({marks})", batch):
+                found[chunk_id] = (kind, text)
+        return found
+
     def document_chunk_ids(self, document_id: str) -> list[str]:
         """Ids of a document's chunks in order."""
         rows = self._db.query("SELECT id FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,))

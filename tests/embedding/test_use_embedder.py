@@ -62,3 +62,11 @@ def test_onnx_backends_are_refused_with_a_clear_message() -> None:
     with pytest.raises(ModelUnavailableError, match="numpy"):
         _ = Embedder(EmbeddingSettings(model=USE_MODEL, backend="onnx")).dimension
 
+
+
+def test_a_query_is_embedded_as_a_passage_of_the_same_text_would_be(use: Embedder) -> None:
+    """The query path runs on one BLAS thread (`UseModel.encode_query`); its vector is the batch path's."""
+    question = PAIRS[0][0]
+    batch = use.model.encode([question])[0]
+    assert np.allclose(use.embed_query(question), batch, atol=1e-6)
+    assert float(np.linalg.norm(use.embed_query(question))) == pytest.approx(1.0, abs=1e-6)

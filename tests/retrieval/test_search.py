@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from workspace_app.errors import DocumentNotFoundError
+from workspace_app.retrieval.hybrid import mostly_cjk
+from workspace_app.text.cjk import is_mostly_cjk
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"
 WOMEN = "women-p10-11.pdf"
@@ -136,3 +139,44 @@ def test_chinese_question_finds_its_passage_in_hybrid_search(service: Any) -> No
 
 def test_an_empty_workspace_has_no_hits(service: Any) -> None:
     assert service.search.search("Empty", "aspirin").hits == []
+
+
+def test_concurrent_searches_return_what_one_search_at_a_time_returns(service: Any) -> None:
+    """Each search runs its multilingual and keyword half on a second thread: many at once must not mix them up."""
+    queries = [
+        "How should guidelines handle patients with multiple chronic conditions?",
+        "aspirin for women at high risk", "房颤 心室率 控制", "statin therapy", "心率", "evidence grading",
+    ]
+    alone = {q: [(h.chunk.id, h.score, h.ranks) for h in service.search.search("Search", q).hits] for q in queries}
+    with ThreadPoolExecutor(4) as pool:
+        for query, result in zip(queries * 2, pool.map(lambda q: service.search.search("Search", q), queries * 2)):
+            assert [(h.chunk.id, h.score, h.ranks) for h in result.hits] == alone[query]
+
+
+@pytest.mark.parametrize("text", [
+    "", "123 456", "ＬＤＬ胆固醇", "LDL 胆固醇 target", "²½〇一", "〇〇 ab", "（）、。", "ab中", "a中文", "Ⅻ 心率 ok",
+])
+def test_the_fast_language_count_is_is_mostly_cjk(text: str) -> None:
+    assert mostly_cjk(text) == is_mostly_cjk(text)
+
+
+def test_the_fast_language_count_agrees_on_every_passage(service: Any) -> None:
+    for name in (ARNETT, WOMEN, CHINESE):
+        for chunk in all_chunks(service, name):
+            assert mostly_cjk(chunk.text) == is_mostly_cjk(chunk.text), chunk.id
+
+
+def test_a_removed_documents_passages_are_not_found_and_come_back_when_it_is_added_again(
+    service: Any, excerpt: Callable[..., Path]
+) -> None:
+    service.workspaces.create("Removal")
+    path = excerpt("zh-acute-af-ed-2024.pdf", 3, 4)
+    assert service.documents.ingest("Removal", path, CHINESE).status == "ready"
+    assert service.documents.ingest("Removal", excerpt("mosca-2011-women-cvd.pdf", 10, 11), WOMEN).status == "ready"
+    query = "房颤患者的心室率控制"
+    assert CHINESE in {hit.document_name for hit in service.search.search("Removal", query).hits}
+    service.documents.remove("Removal", CHINESE)
+    hits = service.search.search("Removal", query).hits
+    assert hits and {hit.document_name for hit in hits} == {WOMEN}
+    assert service.documents.ingest("Removal", path, CHINESE).status == "ready"
+    assert CHINESE in {hit.document_name for hit in service.search.search("Removal", query).hits}

@@ -110,6 +110,19 @@ def test_chunks_round_trip_with_rects_and_recommendations(tmp_path: Path) -> Non
     assert catalog.document_chunk_ids("d1") == ["d1-00000", "d1-00001"]
 
 
+def test_chunk_texts_give_kind_and_text_of_the_chunks_that_exist(tmp_path: Path) -> None:
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+    ws = catalog.create_workspace("W")
+    catalog.add_document(document(ws.id, "d1"))
+    written = [chunk("d1", 0, "Beta blockers might be reasonable"), chunk("d1", 1, "Midodrine is reasonable 心率")]
+    catalog.replace_chunks("d1", ws.id, *indexed(written))
+    assert catalog.chunk_texts(["missing", "d1-00001", "d1-00000"]) == {
+        "d1-00001": ("body", "Midodrine is reasonable 心率"), "d1-00000": ("body", "Beta blockers might be reasonable"),
+    }
+    catalog.replace_chunks("d1", ws.id, *indexed([chunk("d1", 0, "tilt table testing")]))
+    assert catalog.chunk_texts(["d1-00000", "d1-00001"]) == {"d1-00000": ("body", "tilt table testing")}
+
+
 def test_replacing_chunks_leaves_no_stale_index_rows(tmp_path: Path) -> None:
     path = tmp_path / "catalog.sqlite"
     catalog = SqliteCatalog(path)

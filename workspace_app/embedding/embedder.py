@@ -233,16 +233,24 @@ class Embedder:
         )
 
     def embed_query(self, text: str) -> np.ndarray:
-        """Unit vector for a query (the last few are kept: retrieval and the answerer embed the same question)."""
+        """Unit vector for a query (the last few are kept: retrieval and the answerer embed the same question).
+
+        A query runs on one thread (`one_query_thread`, `UseModel.encode_query`); passages keep the model's threads.
+        """
         key = self._settings.query_prefix + text
         with self._lock:
             recent = self._recent_queries.get(key)
         if recent is not None:
             return recent.copy()
+        model = self.model
         with self._encode_lock.hold(QUERY_PRIORITY):
-            vector = self.model.encode(
-                [key], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
-            )[0]
+            if isinstance(model, UseModel):
+                vector = model.encode_query(key)
+            else:
+                with one_query_thread():
+                    vector = model.encode(
+                        [key], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
+                    )[0]
         result = np.asarray(vector, dtype=np.float32)
         with self._lock:
             self._recent_queries[key] = result
@@ -255,3 +263,27 @@ class Embedder:
         """Length of the vectors."""
         getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(getter())
+
+
+# One query at a time sets torch's threads (see `one_query_thread`).
+_QUERY_TURN = threading.Lock()
+
+
+def one_query_thread() -> ExitStack:
+    """torch on one intra-op thread until the returned stack closes (one query), then back to what it had.
+
+    A query is one short text: split over two threads, every matrix product waits for its partner thread, and on
+    2 cores shared with other work that wait was most of a query's time (bench/README.md, "Search latency").
+    torch's setting is per thread (OpenMP) and process-wide (MKL): queries take it in turn, and the thread that
+    set it restores it. Query-time only: listed in bench's QUERY_TIME, so changing it re-ingests no bench workspace.
+    """
+    import torch
+
+    turn = ExitStack()
+    _QUERY_TURN.acquire()
+    turn.callback(_QUERY_TURN.release)
+    before = torch.get_num_threads()
+    if before != 1:
+        torch.set_num_threads(1)
+        turn.callback(torch.set_num_threads, before)  # runs before the release: callbacks unwind last-in first
+    return turn

@@ -67,6 +67,17 @@ class UseModel:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1.0, norms)  # type: ignore[no-any-return]
 
+    def encode_query(self, text: str) -> np.ndarray:
+        """One text's unit vector (512,), computed on one BLAS thread: for a single short text a second thread
+        only waits for its partner (see `one_query_thread` in embedder.py). Query-time only (bench's QUERY_TIME)."""
+        import copy
+
+        backend = copy.copy(self._use._model)  # the same weights and tokenizer, its own thread limit
+        backend.threads = 1
+        vectors = np.asarray(backend.encode([text])).astype(np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)  # as `encode` does, to the last bit
+        return (vectors / np.where(norms == 0, 1.0, norms))[0]  # type: ignore[no-any-return]
+
     def get_sentence_embedding_dimension(self) -> int:
         """Length of the vectors."""
         return _DIMENSION
