@@ -99,7 +99,8 @@ class QuotingAnswerer:
         confidence = 1.0
         for part, own in zip(plan.parts, evidence.parts, strict=True):
             within = plan.scope.narrowed([part.named]) if part.named else plan.scope
-            selection = self.select(part.asked, own, plan.language, within, {}, shared_case=True)
+            found = {sub: frozenset([part.named]) for sub in part.parts if part.named}
+            selection = self.select(part.asked, own, plan.language, within, found, shared_case=True, parts=part.parts)
             if selection.refused:
                 return None
             offset = len(blocks)

@@ -60,19 +60,21 @@ class EvidenceGatherer:
         part_documents: dict[str, frozenset[str]] = {}
         own_hits: list[list[ModeHit]] = []
         for part in plan.parts:
-            # Each part gets its own best passages (another document's, often: a cross-document question).
+            # Each part gets its own best passages (another document's, often: a cross-document question). A part
+            # naming one of the sources ("the 2011 women's guideline") is searched in it alone, with the whole
+            # question and by what the part asks of it; answered part by part, each part's own evidence is
+            # gathered here, once.
             named = part.named
+            within = scope.narrowed([named]) if named else scope
+            asked = self._direct(part.asked, within, mode, part.parts) if (named or plan.by_part) and part.asked else []
+            own_hits.append(asked)
             if named:
-                # A part naming one of the sources ("the 2011 women's guideline") is searched in it alone, with the
-                # whole question, and by what the part asks of it (its own evidence when answered part by part).
-                within = scope.narrowed([named])
                 own = self.modes.retrieve(within, query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
-                asked = self._direct(part.asked, within, mode) if part.asked else []
-                own_hits.append(asked)
                 _add(own, asked[:PART_BLOCKS])
+            elif asked:
+                own = asked[:PART_BLOCKS]
             else:
                 own = self.modes.retrieve(scope, part.text, mode, PART_BLOCKS).hits[:PART_BLOCKS]
-                own_hits.append([])
             part_documents[part.text] = frozenset([named] if named else (h.chunk.document_id for h in own[:2]))
             _add(hits, own)
         if plan.sources and len(plan.sources) < len(scope.searched_names):
@@ -86,9 +88,12 @@ class EvidenceGatherer:
         parts = tuple(_numbered(own) for own in own_hits) if plan.by_part else ()
         return Evidence(_numbered(hits), found, part_documents, parts)
 
-    def _direct(self, query: str, scope: Scope, mode: str) -> list[ModeHit]:
-        """A question's own evidence in a scope: the mode's hits and the passages naming its rarest things."""
+    def _direct(self, query: str, scope: Scope, mode: str, parts: Sequence[str] = ()) -> list[ModeHit]:
+        """A question's own evidence in a scope: the mode's hits, each of its parts' best passages and the passages
+        naming its rarest things."""
         hits = list(self.modes.retrieve(scope, query, mode, self.blocks).hits)
+        for part in parts:
+            _add(hits, self.modes.retrieve(scope, part, mode, PART_BLOCKS).hits[:PART_BLOCKS])
         self._add_anchored(hits, query, scope)
         return hits
 

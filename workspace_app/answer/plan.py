@@ -31,6 +31,7 @@ class PlanPart:
     # its answer), and with the part before it when it names no subject of its own ("… and does the Chinese AF
     # guideline allow a lower range?").
     asked: str
+    parts: tuple[str, ...] = ()  # what it asks, in parts, when that is itself two questions (a borrowed subject's)
 
     @property
     def named(self) -> str | None:
@@ -86,7 +87,8 @@ class Planner:
         for text in texts:
             own = without_document_names(text)
             asked, previous = (own if names_a_subject(own) else f"{previous} {own}".strip()), own
-            parts.append(PlanPart(text, tuple(self._named(text, scope)), asked))
+            own_parts = question_parts(asked)
+            parts.append(PlanPart(text, tuple(self._named(text, scope)), asked, tuple(own_parts) if len(own_parts) > 1 else ()))
         return tuple(parts)
 
 
