@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, all_inputs, compact_json, git_info, log, now_iso
+from bench.common import RESULTS_DIR, compact_json, git_info, log, measure_corpus, now_iso
 
 OUT = RESULTS_DIR / "grades.json"
 
@@ -77,17 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT, help="results file")
     parser.add_argument("--pdf", action="append", default=[], help="only these corpus PDFs (file names)")
     args = parser.parse_args(argv)
-    from workspace_app.config import Settings
-    from workspace_app.embedding.embedder import Embedder
-
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    embedder = Embedder(settings.embedding)
-    rows = []
-    for path in all_inputs():
-        if args.pdf and path.name not in args.pdf:
-            continue
-        log(f"{path.name} ...")
-        rows.append(measure(path, embedder, settings.ingest))
+    rows = measure_corpus(measure, args.pdf)
     result = {"benchmark": "grades", "at": now_iso(), "git": git_info(), "pdfs": rows}
     args.out.write_text(compact_json(result), encoding="utf-8")
     log(f"wrote {args.out}")

@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, all_inputs, compact_json, git_info, log, now_iso
+from bench.common import RESULTS_DIR, compact_json, git_info, log, measure_corpus, now_iso
 from bench.common.quotes import source_reference_markers
 
 OUT = RESULTS_DIR / "quotes.json"
@@ -132,17 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT, help="results file")
     parser.add_argument("--pdf", action="append", default=[], help="only these corpus PDFs (file names)")
     args = parser.parse_args(argv)
-    from workspace_app.config import Settings
-    from workspace_app.embedding.embedder import Embedder
-
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
-    embedder = Embedder(settings.embedding)
-    rows = []
-    for path in all_inputs():
-        if args.pdf and path.name not in args.pdf:
-            continue
-        log(f"{path.name} ...")
-        rows.append(measure(path, embedder, settings.ingest))
+    rows = measure_corpus(measure, args.pdf)
     keys = ("quotable", *KINDS, "any")
     totals = {side: {k: sum(r[side][k] for r in rows) for k in keys} for side in ("before", "after")}
     totals["parted"] = {k: sum(r["parted"][k] for r in rows) for k in ("sentences", "located", "from", "from located")}

@@ -30,6 +30,7 @@ from bench.common.workspaces import (
     MemoizedQueries,
     forget_recent_queries,
     ingest_sources,
+    measure_corpus,
     warm,
 )
 
@@ -53,6 +54,7 @@ __all__ = [
     "load_jsonl",
     "log",
     "machine_info",
+    "measure_corpus",
     "now_iso",
     "open_app",
     "percentile",

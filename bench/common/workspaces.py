@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from bench.common.app import BenchApp, bench_settings, open_app
 from bench.common.fingerprint import embedding_fingerprint, ingest_fingerprint
-from bench.common.paths import CACHE_DIR, REPO, log, now_iso
+from bench.common.paths import CACHE_DIR, REPO, all_inputs, log, now_iso
 from bench.common.run_info import git_info
 
 # ---------------------------------------------------------------------------------------------------------
@@ -266,3 +266,18 @@ class CachedWorkspace:
         }
 
 
+def measure_corpus(measure: Callable[[Path, Any, Any], dict[str, Any]], only: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """`measure(pdf, embedder, ingest settings)` for every corpus PDF (or those named in `only`), in order: the
+    benchmarks that chunk the corpus as ingestion does, without ingesting it (bench.grades, bench.quotes)."""
+    from workspace_app.config import Settings
+    from workspace_app.embedding.embedder import Embedder
+
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    embedder = Embedder(settings.embedding)
+    rows = []
+    for path in all_inputs():
+        if only and path.name not in only:
+            continue
+        log(f"{path.name} ...")
+        rows.append(measure(path, embedder, settings.ingest))
+    return rows
