@@ -8,7 +8,9 @@ part only; bench.common.questions' held-back rule), every question of the fit pa
 `app.answers.explain`: the pool of scored candidate sentences with their features, and the question's features.
 A candidate is positive when it holds a gold answer (its sentence contains one; for sets without answer spans,
 its passage is in the gold document on a gold page). A question is positive when it is answerable (its source is
-in the workspace). Two logistic models are fitted on these rows, each set weighing the same; the held-back part
+in the workspace). Logistic models are fitted on these rows, each set weighing the same (answerability twice: for
+questions whose best candidate is in their own language, and for those whose best candidate is in the other
+one, which XQuAD's cross-language rows teach); the held-back part
 of every set is then asked with `app.answers.ask` and reported: first citation on a passage holding the gold
 answer, refusal recall, false refusals, and the share of confident answers that are right
 (bench/results/fit_answers.json).
@@ -30,6 +32,8 @@ from bench.common.questions import is_held_back
 from bench.large_sets import SETS, materialise, workspace
 
 FEATURES = CACHE_DIR / "fit-features.json"
+CROSS_LANGUAGE_SETS = frozenset({"xquad"})  # every question asked in the other language than its source's
+MIN_REGIME_ROWS = 10  # a set with fewer rows of a regime does not take part in fitting its model
 
 
 def norm(text: str) -> str:
@@ -73,10 +77,15 @@ def dev_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def set_rows(names: Iterable[str]) -> Iterable[tuple[str, list[dict[str, Any]]]]:
+    """(name, rows) for every set asked for."""
+    for name in names:
+        yield name, dev_rows() if name == "dev" else load_jsonl(materialise(name)[1])
+
+
 def sets(names: Iterable[str]) -> Iterable[tuple[str, Any, list[dict[str, Any]]]]:
     """(name, opened app, rows) for every set asked for."""
-    for name in names:
-        rows = dev_rows() if name == "dev" else load_jsonl(materialise(name)[1])
+    for name, rows in set_rows(names):
         yield name, workspace(name).app, rows
 
 
@@ -122,13 +131,9 @@ def answerable_rows(model: Any, questions: list[dict[str, Any]]) -> list[tuple[d
     return rows
 
 
-def thresholds(
-    answerability: list[tuple[float, int, int]], correctness: dict[str, list[tuple[float, int]]],
-    max_false_refusals: float, precision: float,
-) -> tuple[float, float]:
-    """The refusal threshold (most unanswerable rows refused with at most `max_false_refusals` of the answerable
-    ones refused), from (P(answerable), answerable, lead right) rows; and the confident threshold: the lowest at
-    which every set's rows' leads are right at `precision`, from each set's (P(correct), lead right) rows."""
+def refusal_threshold(answerability: list[tuple[float, int, int]], max_false_refusals: float) -> float:
+    """The refusal threshold: most unanswerable rows refused with at most `max_false_refusals` of the answerable
+    ones refused, from (P(answerable), answerable, lead right) rows."""
     answerable = [p for p, a, _ in answerability if a]
     unanswerable = [p for p, a, _ in answerability if not a]
     best, refuse = -1.0, 0.5
@@ -138,6 +143,12 @@ def thresholds(
         recall = sum(p < t for p in unanswerable) / max(1, len(unanswerable))
         if false <= max_false_refusals and recall - false > best:
             best, refuse = recall - false, t
+    return refuse
+
+
+def confident_threshold(correctness: dict[str, list[tuple[float, int]]], precision: float) -> float:
+    """The lowest threshold at which every set's rows' leads are right at `precision`, from each set's
+    (P(correct), lead right) rows."""
     confident = 0.0
     for rows in correctness.values():
         own = 0.99
@@ -147,25 +158,29 @@ def thresholds(
                 own = step / 100
                 break
         confident = max(confident, own)
-    return refuse, confident
+    return confident
 
 
 def simulate(models: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
     """Figures of the fitted models on collected questions, without asking again: the lead's passage as the first
     citation (an ask also verifies, covers parts and names sources; the real figures come from `report`)."""
     rows = answerable_rows(models.sentence, questions)
-    scored = [(models.answerable.probability(f), models.correct.probability(f), a, right) for f, a, right in rows]
-    refuse, confident = models.answerable_threshold, models.confident_threshold
-    ans = [(p, c, right) for p, c, a, right in scored if a]
-    una = [p for p, _, a, _ in scored if not a]
-    sure = [right for p, c, a, right in scored if p >= refuse and c >= confident]
-    answered = sum(p >= refuse for p, _, _, _ in scored)
+    # (answered, P(correct), answerable, lead right)
+    scored = [
+        (p >= refuse, models.correct.probability(f), a, right)
+        for f, a, right in rows for p, refuse in [models.answerability(f)]
+    ]
+    confident = models.confident_threshold
+    ans = [(kept, right) for kept, _, a, right in scored if a]
+    una = [kept for kept, _, a, _ in scored if not a]
+    sure = [right for kept, c, _, right in scored if kept and c >= confident]
+    answered = sum(kept for kept, _, _, _ in scored)
     none = sum(q["answerable"] and not q["pool"] for q in questions)
     return {
-        "first_citation": round(sum(right for p, _, right in ans if p >= refuse) / max(1, len(ans) + none), 3),
-        "lead_right_any_threshold": round(sum(right for _, _, right in ans) / max(1, len(ans) + none), 3),
-        "refusal_recall": round(sum(p < refuse for p in una) / max(1, len(una)), 3),
-        "false_refusals": round((sum(p < refuse for p, _, _ in ans) + none) / max(1, len(ans) + none), 3),
+        "first_citation": round(sum(right for kept, right in ans if kept) / max(1, len(ans) + none), 3),
+        "lead_right_any_threshold": round(sum(right for _, right in ans) / max(1, len(ans) + none), 3),
+        "refusal_recall": round(sum(not kept for kept in una) / max(1, len(una)), 3),
+        "false_refusals": round((sum(not kept for kept, _ in ans) + none) / max(1, len(ans) + none), 3),
         "confident_right": round(sum(sure) / max(1, len(sure)), 3), "confident_share": round(len(sure) / max(1, answered), 3),
     }
 
@@ -206,11 +221,14 @@ def main() -> None:
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--limit", type=int, default=0, help="at most this many rows per set (half of them for the held-back asks), evenly spread (quicker runs)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "fit_answers.json")
-    parser.add_argument("--reuse-features", action="store_true", help=f"fit on the rows of the last collection ({FEATURES.name})")
+    parser.add_argument("--reuse-features", action="store_true", help=f"fit on the rows of the last collection ({FEATURES.name}); sets it lacks are read and added")
     parser.add_argument("--l2", type=float, default=0.01, help="penalty of the sentence model's ranking fit")
     parser.add_argument("--skip-report", action="store_true", help="fit and write the models, but ask nothing")
     parser.add_argument("--dry-run", action="store_true", help="fit and simulate, but neither write the models nor ask")
     parser.add_argument("--max-false-refusals", type=float, default=0.05, help="on the fit part, when choosing the refusal threshold")
+    parser.add_argument("--max-false-refusals-across", type=float, default=0.10,
+                        help="the same for the cross-language model (the issue's false-refusal target: its evidence "
+                        "scores lower whether it answers or not, so a tighter cap refuses almost nothing)")
     parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
     parser.add_argument("--without", type=lambda text: set(text.split(",")), default=set(),
                         help="features left out of both models (an ablation: does a rule-made feature earn its place?)")
@@ -224,52 +242,77 @@ def main() -> None:
             opened.extend(sets(names))
         return opened
 
+    def app_of(name: str) -> Any:
+        """One set's opened app."""
+        return next(app for n, app, _ in open_sets() if n == name)
+
     def cut(rows: list[dict[str, Any]], limit: int = args.limit) -> list[dict[str, Any]]:
         """Every k-th row, to at most `limit` (the rows are in document order: a stride keeps every part of a set)."""
         return rows[:: -(-len(rows) // limit)] if limit and rows else rows
 
     results: dict[str, Any] = {"sets": names, "dev_documents": list(DEV_DOCS)}
     if not args.report_only:
-        if args.reuse_features and FEATURES.exists():
-            read = json.loads(FEATURES.read_text(encoding="utf-8"))
-        else:
-            read = {}
-            for name, app, rows in open_sets():
+        stored = json.loads(FEATURES.read_text(encoding="utf-8")) if args.reuse_features and FEATURES.exists() else {}
+        read = {name: stored[name] for name in names if name in stored}
+        if len(read) < len(names):
+            for name, rows in ((n, r) for n, r in set_rows(names) if n not in read):
                 log(f"[{name}] reading {len(cut(rows))} questions (fit and held-back parts)")
-                read[name] = collect(app, cut(rows))
-            FEATURES.write_text(json.dumps(read), encoding="utf-8")
+                read[name] = collect(app_of(name), cut(rows))
+            FEATURES.write_text(json.dumps({**stored, **read}), encoding="utf-8")
         fit = {name: [q for q in qs if q["split"] == "fit"] for name, qs in read.items()}
         held = {name: [q for q in qs if q["split"] == "held"] for name, qs in read.items()}
+        # A cross-language set's source is always in the other language: ranking on it would teach the model to
+        # prefer the other language everywhere. Its rows teach the cross-language answerability model only.
         pools = [
             ([f for f, _, _ in q["pool"]], [label for _, label, _ in q["pool"]], 1.0 / len(qs))
-            for qs in fit.values() for q in qs if q["answerable"]
+            for n, qs in fit.items() if n not in CROSS_LANGUAGE_SETS for q in qs if q["answerable"]
         ]
         sentence = fit_ranking(pools, [f for f in SENTENCE_FEATURES if f not in args.without], args.l2)
-        questions = balanced({n: answerable_rows(sentence, qs) for n, qs in fit.items()})
+        by_set = {n: answerable_rows(sentence, qs) for n, qs in fit.items()}
+        questions = balanced(by_set)
         question_features = [f for f in ANSWERABLE_FEATURES if f not in args.without]
-        answerable = fit_logistic([f for f, _, _ in questions], [a for _, a, _ in questions], question_features)
+
+        def regime(across: bool) -> list[tuple[dict[str, float], int, int]]:
+            """The fit rows judged by one answerability model (balanced over sets): those whose best candidate
+            is in the question's language (not from a cross-language set, where such a lead is the wrong
+            article), or those whose best candidate is in the other language."""
+            return balanced({
+                n: kept for n, rows in by_set.items()
+                if across or n not in CROSS_LANGUAGE_SETS
+                for kept in [[r for r in rows if bool(r[0]["lead_other_language"]) == across]] if len(kept) >= MIN_REGIME_ROWS
+            })
+
+        def answerability(rows: list[tuple[dict[str, float], int, int]], cap: float) -> tuple[Any, float]:
+            model = fit_logistic([f for f, _, _ in rows], [a for _, a, _ in rows], question_features)
+            return model, refusal_threshold([(model.probability(f), a, r) for f, a, r in rows], cap)
+
+        answerable, refuse = answerability(regime(False), args.max_false_refusals)
+        across_rows = regime(True)
+        across, refuse_across = answerability(across_rows, args.max_false_refusals_across) if across_rows else (None, 0.5)
         correct = fit_logistic([f for f, _, _ in questions], [right for _, _, right in questions], question_features)
-        refuse, confident = thresholds(
-            [(answerable.probability(f), a, r) for f, a, r in questions],
-            {n: [(correct.probability(f), r) for f, _, r in answerable_rows(sentence, qs)] for n, qs in fit.items()},
-            args.max_false_refusals, args.precision,
+        confident = confident_threshold(
+            {n: [(correct.probability(f), r) for f, _, r in rows] for n, rows in by_set.items()}, args.precision
         )
-        models = ScoringModels(sentence, answerable, correct, refuse, confident)
+        models = ScoringModels(sentence, answerable, correct, refuse, confident, across, refuse_across)
         if not args.dry_run:
             models.save()
         results.update(
-            without=sorted(args.without), thresholds={"answerable": refuse, "confident": confident},
+            without=sorted(args.without),
+            thresholds={"answerable": refuse, "answerable_across": refuse_across, "confident": confident},
             fit_rows={n: {"questions": len(qs), "candidates": sum(len(q["pool"]) for q in qs)} for n, qs in fit.items()},
             simulated={"fit": {n: simulate(models, qs) for n, qs in fit.items()},
                        "held": {n: simulate(models, qs) for n, qs in held.items()}},
-            models={"sentence": sentence.to_json(), "answerable": answerable.to_json(), "correct": correct.to_json()},
+            models={"sentence": sentence.to_json(), "answerable": answerable.to_json(), "correct": correct.to_json(),
+                    "answerable_across": across.to_json() if across else None},
         )
         print(json.dumps({"thresholds": results["thresholds"], "simulated": results["simulated"]}, indent=1))
         if args.dry_run or args.skip_report:
             return
         for name, app, _ in open_sets():
             app.answers.extractive.models = models
-            app.answers.extractive.weights = replace(app.answers.extractive.weights, answerable_threshold=refuse)
+            app.answers.extractive.weights = replace(
+                app.answers.extractive.weights, answerable_threshold=None, answerable_across_threshold=None
+            )
             app.answers.confident_threshold = confident
     results["held_back"] = {}
     for name, app, rows in open_sets():

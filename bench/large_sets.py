@@ -9,6 +9,9 @@ Sets (see ../shared/STACK.md for how to fetch them; the JSON files go in bench/.
 - `cmrc`: ymcui/cmrc2018 `squad-style-data/cmrc2018_dev.json` (~3.2k Chinese questions over 848 Wikipedia
   paragraphs, CC BY-SA 4.0) -> `cmrc_dev.json`; eight paragraphs a Markdown file, each under its title.
 - `pubmedqa`: ../shared/eval's PubMedQA files: the gold abstracts of the first 300 dev queries.
+- `xquad`: deepmind/xquad `xquad.en.json` and `xquad.zh.json` (1,190 questions over 48 Wikipedia articles, each
+  article and question in both languages, CC BY-SA 4.0) -> the same names; cross-language rows: each article is
+  stored in one language (by a hash of its name) and its questions are asked in the other one.
 
 Every document falls in one of ten buckets by a hash of its name. Buckets 0 and 1 are left out of the workspace:
 their questions are asked there as unanswerable rows (the workspace holds their topical neighbours, not their
@@ -42,7 +45,7 @@ from bench.common import (
 from bench.common.fingerprint import embedding_fingerprint
 
 SOURCES = CACHE_DIR / "large-sources"
-SETS = ("covidqa", "cmrc", "pubmedqa")
+SETS = ("covidqa", "cmrc", "pubmedqa", "xquad")
 REMOVED = {0, 1}
 CMRC_GROUP = 8
 CMRC_QUESTIONS = 1600  # every other question of the dev set keeps asking time near COVID-QA's
@@ -96,7 +99,22 @@ def _pubmedqa() -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
         yield f"{row['gold_id']}.txt", corpus[row["gold_id"]], [qa]
 
 
-READERS = {"covidqa": _covidqa, "cmrc": _cmrc, "pubmedqa": _pubmedqa}
+def _xquad() -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
+    versions = {lang: json.loads((SOURCES / f"xquad.{lang}.json").read_text(encoding="utf-8"))["data"] for lang in ("en", "zh")}
+    for i, (en, zh) in enumerate(zip(versions["en"], versions["zh"], strict=True)):
+        document = f"xquad-{i:02d}.md"
+        stored = "zh" if int(hashlib.sha1(f"language {document}".encode()).hexdigest(), 16) % 2 else "en"
+        text, asked = (zh, en) if stored == "zh" else (en, zh)
+        spans = {qa["id"]: qa["answers"] for paragraph in text["paragraphs"] for qa in paragraph["qas"]}
+        qas = [
+            {"id": f"xquad-{qa['id']}", "question": qa["question"], "lang": "en" if stored == "zh" else "zh",
+             "answers": sorted({a["text"].strip() for a in spans[qa["id"]] if a["text"].strip()})}
+            for paragraph in asked["paragraphs"] for qa in paragraph["qas"] if qa["id"] in spans
+        ]
+        yield document, "\n\n".join(p["context"] for p in text["paragraphs"]), qas
+
+
+READERS = {"covidqa": _covidqa, "cmrc": _cmrc, "pubmedqa": _pubmedqa, "xquad": _xquad}
 
 
 def materialise(name: str) -> tuple[list[Path], Path]:

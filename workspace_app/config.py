@@ -206,6 +206,11 @@ class AnswersSettings(_Group):
         "means the threshold fitted with the model (workspace_app/answer/fitted/answerable.json, written by "
         "`python -m bench.fit_answers`). Higher refuses more.",
     )
+    answerable_across_threshold: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="The same, for a question whose best evidence is in the other language (judged by its own "
+        "fitted model, workspace_app/answer/fitted/answerable_across.json). Unset means the fitted one.",
+    )
     confident_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="An answer whose probability is at least this is marked confident; below it, the answer says "

@@ -55,10 +55,30 @@ def test_models_round_trip_through_their_files(tmp_path: Path) -> None:
         assert abs(again.correct.probability(row) - model.probability(row)) < 1e-4
 
 
+def test_a_question_whose_best_evidence_is_in_the_other_language_is_judged_by_its_own_model(tmp_path: Path) -> None:
+    rows, labels = _rows(300)
+    same = fit_logistic(rows, labels, ("signal", "noise"))
+    across = fit_logistic(rows, [1 - y for y in labels], ("signal", "noise"))
+    ScoringModels(same, same, same, 0.6, 0.8, across, 0.3).save(tmp_path)
+    models = ScoringModels.load(tmp_path)
+    row = {"signal": 2.0, "noise": 5.0}
+    p_same, refuse_same = models.answerability({**row, "lead_other_language": 0.0})
+    p_across, refuse_across = models.answerability({**row, "lead_other_language": 1.0})
+    assert (refuse_same, refuse_across) == (0.6, 0.3)
+    assert p_same > 0.9 and p_across < 0.1
+    # Settings override either threshold; a folder without the cross-language model judges every question alike.
+    assert models.answerability({**row, "lead_other_language": 1.0}, 0.5, 0.2)[1] == 0.2
+    ScoringModels(same, same, same, 0.6, 0.8).save(tmp_path)
+    alone = ScoringModels.load(tmp_path)
+    assert alone.across is None and alone.answerability({**row, "lead_other_language": 1.0}) == (p_same, 0.6)
+
+
 def test_the_shipped_models_read_the_features_the_answerer_computes() -> None:
     shipped = ScoringModels.load()
     assert shipped.sentence.features == SENTENCE_FEATURES
     assert shipped.answerable.features == shipped.correct.features == ANSWERABLE_FEATURES
+    assert shipped.across is not None and shipped.across.features == ANSWERABLE_FEATURES
+    assert 0 < shipped.across_threshold < 1
     assert 0 < shipped.answerable_threshold <= shipped.confident_threshold < 1
     # Fitted, not hand-set: standardised by the fit data's own spread.
     assert any(scale != 1.0 for scale in shipped.sentence.scales)

@@ -124,6 +124,7 @@ class ExtractiveWeights:
     max_sentences: int = 3
     keep_ratio: float = 0.80
     answerable_threshold: float | None = None  # None: the one fitted with the models
+    answerable_across_threshold: float | None = None  # the same, for evidence in the other language
     translated: float = 0.9
     part_floor: float = 0.2
     part_coverage: float = 0.3
@@ -181,15 +182,16 @@ class ExtractiveAnswerer:
         self._score(question, pool, language, coverage, answers, naming)
         pool.sort(key=lambda c: -c.score)
         features = question_features([(c.score, c.features) for c in pool], evidence, unknown_terms, language == "zh")
-        answerable = self.models.answerable.probability(features)
+        answerable, refuse_below = self.models.answerability(
+            features, self.weights.answerable_threshold, self.weights.answerable_across_threshold
+        )
         # An answer's confidence is the probability that its first citation holds the answer.
         confidence = self.models.correct.probability(features)
         features.update(answerable=answerable, correct=confidence)
-        threshold = self.weights.answerable_threshold
         # A question asking what several of the workspace's sources say is answered from each of them, however
         # weakly (its confidence says how weakly); the large sets have no such questions to fit a refusal on.
         asks_sources = len(sources) > 1
-        if answerable < (self.models.answerable_threshold if threshold is None else threshold) and not asks_sources:
+        if answerable < refuse_below and not asks_sources:
             return Selection([], True, answerable, features, pool)
         chosen = self._pick(pool)
         for part in parts:

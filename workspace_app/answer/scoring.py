@@ -10,7 +10,10 @@ which writes the JSON files beside this module:
   ranks of its passage in retrieval (fused, dense, keyword), what it lacks of what the question asks for, and its
   kind (table row, other language, length);
 - `answerable.json`: P(the sources answer the question) from the best candidates' probabilities and the
-  evidence's coverage of the question;
+  evidence's coverage of the question, when the best candidate is in the question's language;
+  `answerable_across.json` the same when it is in the other language (a cross-language question: its evidence
+  scores lower on every signal, answerable or not, so it is judged against its own kind; fitted on XQuAD's
+  parallel articles and the guideline dev cross-language rows);
 - `correct.json`: P(the answer's first citation holds the answer), from the same signals: an answer's
   confidence, and whether it is marked confident (`confident_threshold`, chosen so that confident answers are
   right at least 90 % of the time on the fit data).
@@ -143,14 +146,29 @@ def fit_ranking(
 
 @dataclass(frozen=True)
 class ScoringModels:
-    """The sentence model and the answerability model, with the thresholds fitted beside them: refuse below
-    `answerable_threshold`; an answer at or above `confident_threshold` is marked confident."""
+    """The sentence model and the answerability models, with the thresholds fitted beside them: refuse below
+    `answerable_threshold` (`across_threshold` when the best evidence is in the other language); an answer at or
+    above `confident_threshold` is marked confident."""
 
     sentence: LogisticModel
     answerable: LogisticModel
     correct: LogisticModel
     answerable_threshold: float = 0.5
     confident_threshold: float = 0.8
+    across: LogisticModel | None = None
+    across_threshold: float = 0.5
+
+    def answerability(
+        self, features: Mapping[str, float], threshold: float | None = None, across_threshold: float | None = None
+    ) -> tuple[float, float]:
+        """P(the sources answer the question) under the model of its kind, and the threshold to refuse below
+        (the fitted one unless given): the cross-language model's when the best candidate is in the other
+        language."""
+        if self.across is not None and features.get("lead_other_language"):
+            chosen = self.across_threshold if across_threshold is None else across_threshold
+            return self.across.probability(features), chosen
+        chosen = self.answerable_threshold if threshold is None else threshold
+        return self.answerable.probability(features), chosen
 
     @classmethod
     def load(cls, folder: Path = FITTED) -> ScoringModels:
@@ -161,22 +179,30 @@ class ScoringModels:
 
         answerable = read("answerable.json")
         chosen = answerable.get("thresholds", {})
+        across = (folder / "answerable_across.json").exists()
         return cls(
             LogisticModel.from_json(read("sentence.json")), LogisticModel.from_json(answerable),
             LogisticModel.from_json(read("correct.json")),
             float(chosen.get("answerable", 0.5)), float(chosen.get("confident", 0.8)),
+            LogisticModel.from_json(read("answerable_across.json")) if across else None,
+            float(chosen.get("answerable_across", 0.5)),
         )
 
     def save(self, folder: Path = FITTED) -> None:
         """Write the three models, the thresholds beside the answerability model (`bench.fit_answers`)."""
         folder.mkdir(parents=True, exist_ok=True)
         thresholds = {"answerable": self.answerable_threshold, "confident": self.confident_threshold}
-        files = (
+        files = [
             ("sentence.json", self.sentence.to_json()), ("correct.json", self.correct.to_json()),
-            ("answerable.json", {**self.answerable.to_json(), "thresholds": thresholds}),
-        )
+        ]
+        if self.across is not None:
+            thresholds["answerable_across"] = self.across_threshold
+            files.append(("answerable_across.json", self.across.to_json()))
+        files.append(("answerable.json", {**self.answerable.to_json(), "thresholds": thresholds}))
         for name, data in files:
             (folder / name).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        if self.across is None:
+            (folder / "answerable_across.json").unlink(missing_ok=True)
 
 
 def question_features(
@@ -193,6 +219,7 @@ def question_features(
         "unknown_terms": float(min(3, unknown_terms)), "zh": float(zh),
         # Evidence in the other language covers the question only through translated names: less, when it answers.
         "other_language": sum(f.get("other_language", 0.0) for _, f in top) / len(top),
+        "lead_other_language": pool[0][1].get("other_language", 0.0),  # which answerability model judges
     }
 
 

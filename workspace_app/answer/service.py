@@ -280,6 +280,7 @@ def _weights(settings: Settings) -> ExtractiveWeights:
     return ExtractiveWeights(
         semantic_pool=answers.scored_sentences, max_sentences=answers.max_sentences,
         answerable_threshold=answers.answerable_threshold,
+        answerable_across_threshold=answers.answerable_across_threshold,
     )
 
 
