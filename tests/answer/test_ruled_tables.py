@@ -56,6 +56,7 @@ def test_a_table_row_of_several_sentences_is_quoted_whole(app: App) -> None:
         "Tables",
         "In the lifestyle guideline's summary table, what NHLBI grade, evidence statements and ACC/AHA class/level "
         "are attached to aerobic exercise advice aimed at LDL cholesterol and non-HDL cholesterol?",
+        mode="hybrid",  # the chat's and the API's default (the question's answerability is near the threshold in naive)
     )
     assert not answer.refused, answer.text
     lead = answer.citations[0]

@@ -39,6 +39,11 @@ _FILE_WORDS = evidence_terms(
 )
 
 
+def referring_phrases(text: str) -> list[str]:
+    """The phrases of a text that refer to a source by its name ("the adult congenital heart disease guideline")."""
+    return [match.group(0) for match in _REFERENCE.finditer(text)]
+
+
 def without_document_names(text: str) -> str:
     """The text without the phrases naming a source ("the 2011 women's prevention guideline", "急诊房颤指南"): what a
     part of a question asks of the source it names."""
