@@ -36,6 +36,17 @@ def test_a_question_may_name_several_documents() -> None:
     assert named_documents("What is the INR range for women with atrial fibrillation in 2011?", NAMES) == []
 
 
+def test_a_source_is_named_by_its_short_form_spelled_out() -> None:
+    names = {**NAMES, "stout": "stout-2018-achd.pdf", "ommen": "ommen-2024-hcm.pdf"}
+    defined = {"ACHD": "adult congenital heart disease", "HCM": "hypertrophic cardiomyopathy", "AF": "atrial fibrillation"}
+    question = "Do the HCM guideline and the adult congenital heart disease guideline both recommend ICDs?"
+    assert sorted(named_documents(question, names, abbreviations=defined)) == ["ommen", "stout"]
+    assert named_documents(question, names) == ["ommen"]
+    # Only in the phrase naming a source: atrial fibrillation asked about names no AF guideline.
+    asked = "What does the syncope guideline say about atrial fibrillation?"
+    assert named_documents(asked, names, abbreviations=defined) == ["shen"]
+
+
 def test_what_a_part_asks_of_the_source_it_names() -> None:
     assert without_document_names(
         "and does the 2024 Chinese emergency AF guideline allow a lower range for any older patients?"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
+from workspace_app.text.analyzer import expand_with_abbreviations
 from workspace_app.text.terms import evidence_terms
 
 _REFERS_TO_A_DOCUMENT = re.compile(
@@ -37,11 +38,6 @@ _CJK_STOP = re.compile(r".*[的在时对和与及]")
 _FILE_WORDS = evidence_terms(
     "pdf txt md guideline guidelines paper statement consensus report document recommendation recommendations"
 )
-
-
-def referring_phrases(text: str) -> list[str]:
-    """The phrases of a text that refer to a source by its name ("the adult congenital heart disease guideline")."""
-    return [match.group(0) for match in _REFERENCE.finditer(text)]
 
 
 def without_document_names(text: str) -> str:
@@ -69,14 +65,18 @@ def named_document(
 
 def named_documents(
     text: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None,
-    openings: Mapping[str, str] | None = None,
+    openings: Mapping[str, str] | None = None, abbreviations: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The ids of every document (`names`: id -> file name) the text names by words no other name has, or (with
     `openings`: id -> the text opening its first page, where its title is) by a phrase referring to a source
-    ("the AHA/ACC/HHS comorbidity paper") whose distinctive words only one document's opening has."""
+    ("the AHA/ACC/HHS comorbidity paper") whose distinctive words only one document's opening has. A name spelled
+    out in a phrase referring to a source counts as its short form (`abbreviations`: short -> long, the
+    workspace's): "the adult congenital heart disease guideline" names `…-achd.pdf`."""
     if len(names) < 2 or not _REFERS_TO_A_DOCUMENT.search(text):
         return []
     words = set(evidence_terms(text))
+    for phrase in _REFERENCE.finditer(text) if abbreviations else ():
+        words |= set(expand_with_abbreviations(phrase.group(0), [], abbreviations or {}))
     if translate is not None:
         words |= evidence_terms(" ".join(translate(text)))
     own = {document_id: evidence_terms(name) - _FILE_WORDS for document_id, name in names.items()}

@@ -27,7 +27,7 @@ from workspace_app.answer.answerability import (
     unmet,
     with_concepts,
 )
-from workspace_app.answer.document_names import named_documents, referring_phrases, without_document_names
+from workspace_app.answer.document_names import named_documents, without_document_names
 from workspace_app.answer.extractive import Candidate, EitherLanguage, ExtractiveWeights, Part
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.models.answers import EvidenceBlock
@@ -255,13 +255,11 @@ class QuestionReader:
         return [body for _, body in sorted(found, key=lambda pair: pair[0])[:_ANCHORS]]
 
     def named(self, text: str, scope: Scope) -> list[str]:
-        """The documents of the scope the text names (document_names.py), by file name or by title; a name spelled
-        out in a phrase referring to a source counts as the short form the workspace defines for it ("the adult
-        congenital heart disease guideline" names `…-achd.pdf`)."""
-        defined = self._chunks.workspace_abbreviations(scope.workspace.id)
-        spelled = [short for phrase in referring_phrases(text) for short in expand_with_abbreviations(phrase, [], defined)]
+        """The documents of the scope the text names (document_names.py): by file name (also through the
+        workspace's abbreviations) or by title."""
         return named_documents(
-            " ".join([text, *spelled]), scope.searched_names, self.translate, self.openings(scope)
+            text, scope.searched_names, self.translate, self.openings(scope),
+            self._chunks.workspace_abbreviations(scope.workspace.id),
         )
 
     def openings(self, scope: Scope) -> dict[str, str]:
