@@ -140,6 +140,11 @@ def test_the_chroma_gate_checks_its_token_before_reading_a_body(stack: Stack) ->
         "POST", path, "Content-Type: application/json", f"Content-Length: {(256 << 20) + 1}", f"Authorization: Bearer {token}",
     ))
     assert status == 413, payload
+    for length in ("abc", "-1"):  # -1 would read to the end of the connection
+        status, _, payload = raw_request(url, head_of(
+            "POST", path, "Content-Type: application/json", f"Content-Length: {length}", f"Authorization: Bearer {token}",
+        ))
+        assert status == 400, payload
     status, _, payload = raw_request(url, chunked_head(path, "application/json"), chunks_past(1 << 20))
     assert status == 401, payload
     heartbeat = httpx.get(f"{url}/api/v2/heartbeat", headers={"Authorization": f"Bearer {token}"}, trust_env=False)

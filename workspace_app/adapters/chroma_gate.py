@@ -68,6 +68,9 @@ def handler_for(token: str, inner_port: int) -> type[BaseHTTPRequestHandler]:
             except BodyTooLargeError:
                 self._refuse(413, b'{"error":"PayloadTooLarge","message":"the request body is too large"}')
                 return
+            except ValueError:
+                self._refuse(400, b'{"error":"BadRequest","message":"the body\'s length is not a number"}')
+                return
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP | CREDENTIALS}
             try:
                 status, reason, out_headers, data = _relay(local, inner_port, self.command, self.path, body, headers)
@@ -86,7 +89,9 @@ def handler_for(token: str, inner_port: int) -> type[BaseHTTPRequestHandler]:
         def _body(self) -> bytes | None:
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
                 return _read_chunked(self.rfile, MAX_BODY_BYTES)
-            length = int(self.headers.get("Content-Length") or 0)
+            length = int(self.headers.get("Content-Length") or 0)  # ValueError when it is not a number
+            if length < 0:
+                raise ValueError("a negative Content-Length")
             if length > MAX_BODY_BYTES:
                 raise BodyTooLargeError
             return self.rfile.read(length) if length else None
