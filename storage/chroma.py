@@ -8,6 +8,8 @@ instead of mixing two vector spaces (removing documents and workspaces still wor
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -48,7 +50,22 @@ def open_chroma(path: Path | None, url: str | None, token: str | None = None) ->
         return chromadb.PersistentClient(path=str(path), settings=_settings())
     except Exception as exc:
         where = url or str(path)
-        raise StorageError(f"The vector store at {where} cannot be reached ({exc}). Start it or check the URL.") from exc
+        raise StorageError(f"The vector store at {where} cannot be reached ({reason(exc)}). Start it or check the URL.") from exc
+
+
+def reason(exc: Exception) -> str:
+    """What went wrong, as a phrase to put in a sentence: the `message` of a JSON error body (Chroma's, or its
+    gate's) instead of the raw JSON, without a trailing full stop or "Try again." (our message adds its own)."""
+    text = str(exc).strip()
+    if text.startswith("{"):
+        try:
+            body = json.loads(text.split(" (trace ID:")[0])
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("message"), str):
+            text = body["message"].strip()
+    text = re.sub(r"(\s*Try again\.?)+$", "", text).rstrip(" .")
+    return text or type(exc).__name__
 
 
 class ChromaVectorIndex:
@@ -73,7 +90,7 @@ class ChromaVectorIndex:
                     f"{self._prefix}{workspace_id}", embedding_function=None, metadata=metadata
                 )
             except Exception as exc:
-                raise StorageError(f"The vector store failed: {exc}. Try again.") from exc
+                raise StorageError(f"The vector store failed: {reason(exc)}. Try again.") from exc
         if check_model and workspace_id not in self._checked:
             self._check_model(workspace_id)
         return self._collections[workspace_id]
@@ -108,7 +125,7 @@ class ChromaVectorIndex:
                     metadatas=list(metadatas[start:end]),
                 )
         except Exception as exc:
-            raise StorageError(f"The vector store could not save vectors: {exc}. Try again.") from exc
+            raise StorageError(f"The vector store could not save vectors: {reason(exc)}. Try again.") from exc
 
     def query(
         self, workspace_id: str, vector: Sequence[float], limit: int, document_ids: Sequence[str] | None
@@ -125,7 +142,7 @@ class ChromaVectorIndex:
                 query_embeddings=[list(vector)], n_results=limit, where=where, include=["distances"]
             )
         except Exception as exc:
-            raise StorageError(f"The vector store could not be searched: {exc}. Try again.") from exc
+            raise StorageError(f"The vector store could not be searched: {reason(exc)}. Try again.") from exc
         ids = result["ids"][0]
         distances = result["distances"][0] if result.get("distances") else [0.0] * len(ids)
         return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(ids, distances, strict=True)]
@@ -135,7 +152,7 @@ class ChromaVectorIndex:
         try:
             self._collection(workspace_id).delete(where={"document_id": document_id})
         except Exception as exc:
-            raise StorageError(f"The vector store could not delete vectors: {exc}. Try again.") from exc
+            raise StorageError(f"The vector store could not delete vectors: {reason(exc)}. Try again.") from exc
 
     def count(self, workspace_id: str, document_id: str | None = None) -> int:
         """Number of vectors in a workspace, or of one document."""
@@ -145,7 +162,7 @@ class ChromaVectorIndex:
                 return int(collection.count())
             return len(collection.get(where={"document_id": document_id}, include=[])["ids"])
         except Exception as exc:
-            raise StorageError(f"The vector store could not be read: {exc}. Try again.") from exc
+            raise StorageError(f"The vector store could not be read: {reason(exc)}. Try again.") from exc
 
     def drop_workspace(self, workspace_id: str) -> None:
         """Delete the workspace's collection."""
@@ -155,4 +172,4 @@ class ChromaVectorIndex:
             self._client.delete_collection(f"{self._prefix}{workspace_id}")
         except Exception as exc:  # a workspace that never had vectors has no collection
             if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
-                raise StorageError(f"The vector store could not delete the workspace: {exc}.") from exc
+                raise StorageError(f"The vector store could not delete the workspace: {reason(exc)}.") from exc

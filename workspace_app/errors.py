@@ -4,6 +4,7 @@
     ├── WorkspaceNotFoundError        (404)
     ├── WorkspaceExistsError          (409)
     ├── DocumentNotFoundError         (404)
+    ├── PageNotFoundError             (404)
     ├── AmbiguousDocumentError        (409)
     ├── ChatNotFoundError             (404)
     ├── NoteNotFoundError             (404)
@@ -55,6 +56,12 @@ class WorkspaceExistsError(WorkspaceError):
 
 class DocumentNotFoundError(WorkspaceError):
     """The named document is not in the workspace."""
+
+    status = 404
+
+
+class PageNotFoundError(WorkspaceError):
+    """The document has no page with that number."""
 
     status = 404
 

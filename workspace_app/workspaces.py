@@ -10,10 +10,12 @@ from workspace_app.documents.service import DocumentService
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.documents import Workspace
 from workspace_app.retrieval.scope import find_workspace
+from workspace_app.text.names import refuse_control_characters
 
 
 def clean_workspace_name(name: str) -> str:
-    """Validate a workspace name: 1-80 visible characters."""
+    """Validate a workspace name: 1-80 visible characters, no control characters."""
+    refuse_control_characters(name, "A workspace name")
     cleaned = re.sub(r"\s+", " ", "".join(ch for ch in name if unicodedata.category(ch)[0] != "C")).strip()
     if not cleaned or len(cleaned) > 80:
         raise WorkspaceError("A workspace name needs 1 to 80 visible characters.")

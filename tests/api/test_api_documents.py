@@ -41,7 +41,7 @@ def test_file_and_page_image_of_a_document(client: httpx.Client, ready: dict[str
     assert page.status_code == 200 and page.content.startswith(b"\x89PNG")
     assert page.headers["x-page-count"] == "2" and float(page.headers["x-page-width-pt"]) > 100
     assert "Page 3 does not exist" in assert_error(
-        client.get(f"/workspaces/{WORKSPACE}/documents/{ready['id']}/pages/3.png"), 400
+        client.get(f"/workspaces/{WORKSPACE}/documents/{ready['id']}/pages/3.png"), 404, "page_not_found"
     )
 
 
@@ -49,12 +49,10 @@ def test_a_file_that_is_not_a_pdf_is_refused_with_the_reason(client: httpx.Clien
     response = upload(client, "notes.pdf", b"this is plain text, not a PDF")
     message = assert_error_with_document(response, 422)
     assert "not a PDF" in message
-    removed = client.delete(f"/workspaces/{WORKSPACE}/documents/notes.pdf")
-    assert removed.status_code == 200 and removed.json()["removed"] == "notes.pdf"
     empty = upload(client, "empty.pdf", b"")
     assert "empty" in assert_error_with_document(empty, 422).lower()
-    assert empty.json()["document"]["status"] == "failed"  # kept with its reason, as the Sources page shows it
-    assert client.delete(f"/workspaces/{WORKSPACE}/documents/empty.pdf").status_code == 200
+    assert empty.json()["document"] is None  # nothing of a refused upload is kept (the reason is in the answer)
+    assert_error(client.get(f"/workspaces/{WORKSPACE}/documents/empty.pdf"), 404, "document_not_found")
     assert "docx" in assert_error_with_document(upload(client, "letter.docx", b"PK\x03\x04"), 422)
 
 

@@ -3,8 +3,8 @@
 
 chromadb 1.5's server (`chroma run`, Rust) has no authentication, and its Python server (token authn built in)
 needs FastAPI, which we don't ship. So this gate listens on 127.0.0.1:P, refuses every request without
-`Authorization: Bearer <token>` (or `X-Chroma-Token: <token>`), and forwards the others to `chroma run`
-listening on an inner port. The inner port must not be a way around the gate: the gate moves itself into a new
+`Authorization: Bearer <token>` (or `X-Chroma-Token: <token>`) before reading a byte of its body, refuses a body
+over `MAX_BODY_BYTES`, and forwards the others to `chroma run` listening on an inner port. The inner port must not be a way around the gate: the gate moves itself into a new
 user + network namespace before it starts Chroma, so Chroma's loopback is private to the two of them (the gate's
 listening socket, made before the move, stays in the host's namespace). Where the kernel forbids unprivileged
 namespaces the gate says so in its log and Chroma's inner port is on the host's loopback.
@@ -35,6 +35,12 @@ CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
 CREDENTIALS = {"authorization", "x-chroma-token", "host"}
+# Our largest request is an upsert of 2,000 vectors (~20 MB of JSON at 512 dimensions); nothing sane is near this.
+MAX_BODY_BYTES = 256 << 20
+
+
+class BodyTooLargeError(Exception):
+    """A request body over `MAX_BODY_BYTES`: refused with 413, the rest of it unread."""
 
 
 def token_ok(headers: Message, token: str) -> bool:
@@ -54,9 +60,16 @@ def handler_for(token: str, inner_port: int) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
 
         def _forward(self) -> None:
-            body = self._body()
-            if not token_ok(self.headers, token):
-                self._reply(401, b'{"error":"Unauthorized","message":"a valid token is required"}')
+            if not token_ok(self.headers, token):  # before a byte of the body is read
+                self._refuse(401, b'{"error":"Unauthorized","message":"a valid token is required"}')
+                return
+            try:
+                body = self._body()
+            except BodyTooLargeError:
+                self._refuse(413, b'{"error":"PayloadTooLarge","message":"the request body is too large"}')
+                return
+            except ValueError:
+                self._refuse(400, b'{"error":"BadRequest","message":"the body\'s length is not a number"}')
                 return
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP | CREDENTIALS}
             try:
@@ -75,14 +88,25 @@ def handler_for(token: str, inner_port: int) -> type[BaseHTTPRequestHandler]:
 
         def _body(self) -> bytes | None:
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                return _read_chunked(self.rfile)
-            length = int(self.headers.get("Content-Length") or 0)
+                return _read_chunked(self.rfile, MAX_BODY_BYTES)
+            length = int(self.headers.get("Content-Length") or 0)  # ValueError when it is not a number
+            if length < 0:
+                raise ValueError("a negative Content-Length")
+            if length > MAX_BODY_BYTES:
+                raise BodyTooLargeError
             return self.rfile.read(length) if length else None
 
-        def _reply(self, status: int, data: bytes) -> None:
+        def _refuse(self, status: int, data: bytes) -> None:
+            """Answer and close the connection: the rest of the request's body is never read."""
+            self.close_connection = True
+            self._reply(status, data, {"Connection": "close"})
+
+        def _reply(self, status: int, data: bytes, extra: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for key, value in (extra or {}).items():
+                self.send_header(key, value)
             self.end_headers()
             self.wfile.write(data)
 
@@ -113,9 +137,13 @@ def _relay(
     raise AssertionError("unreachable")
 
 
-def _read_chunked(stream: BufferedIOBase) -> bytes:
-    parts = []
+def _read_chunked(stream: BufferedIOBase, limit: int) -> bytes:
+    """A chunked body, read no further than `limit` bytes (`BodyTooLargeError` past it)."""
+    parts, total = [], 0
     while size := int(stream.readline().split(b";")[0].strip() or b"0", 16):
+        total += size
+        if total > limit:
+            raise BodyTooLargeError
         parts.append(stream.read(size))
         stream.readline()
     while stream.readline() not in (b"\r\n", b"\n", b""):

@@ -164,12 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     prepare_process()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
-    settings = load_settings(args.data_dir)
     global _ROLE
     _ROLE = f"workspace-app {args.command}"
     handler = _HANDLERS[args.command]
     try:
-        return handler(args, settings)
+        return handler(args, load_settings(args.data_dir))
     except WorkspaceError as exc:
         print(f"error: {terminal_safe(exc.user_message)}", file=sys.stderr)
         return 2

@@ -14,6 +14,7 @@ from workspace_app.errors import ChatNotFoundError, NoteNotFoundError, Workspace
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note, SourceUses, Turn
 from workspace_app.models.documents import Workspace
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.text.names import refuse_control_characters
 
 NEW_CHAT = "New chat"
 CHAT_TITLE_CHARS = 80
@@ -32,7 +33,7 @@ class ChatService:
 
     def create_chat(self, workspace: str, title: str = NEW_CHAT) -> Chat:
         """Start a chat in a workspace."""
-        return self.chats.create_chat(self._workspace(workspace).id, clean_title(title))
+        return self.chats.create_chat(self._workspace(workspace).id, _chat_name(title))
 
     def list_chats(self, workspace: str) -> list[Chat]:
         """The workspace's chats, most recent first."""
@@ -48,7 +49,7 @@ class ChatService:
     def rename_chat(self, workspace: str, chat_id: str, title: str) -> Chat:
         """Give a chat a new title (1-80 visible characters)."""
         self.get_chat(workspace, chat_id)
-        self.chats.rename_chat(chat_id, clean_title(title))
+        self.chats.rename_chat(chat_id, _chat_name(title))
         return self.get_chat(workspace, chat_id)
 
     def delete_chat(self, workspace: str, chat_id: str) -> None:
@@ -111,12 +112,12 @@ class NoteService:
     def add_note(self, workspace: str, title: str, body: str) -> Note:
         """A note of one's own: a title and Markdown text."""
         ws = self._workspace(workspace)
-        return self.notes.add_note(ws.id, _note_title(title), None, _clean_body(body))
+        return self.notes.add_note(ws.id, _typed_note_title(title), None, _clean_body(body))
 
     def update_note(self, workspace: str, note_id: str, title: str, body: str) -> Note:
         """Give a note a new title and Markdown text."""
         self.get_note(workspace, note_id)
-        self.notes.update_note(note_id, _note_title(title), _clean_body(body))
+        self.notes.update_note(note_id, _typed_note_title(title), _clean_body(body))
         return self.get_note(workspace, note_id)
 
     def list_notes(self, workspace: str) -> list[Note]:
@@ -157,6 +158,16 @@ def clean_title(title: str, limit: int = CHAT_TITLE_CHARS, what: str = "A chat n
     cut = cleaned[: limit - 1]
     # At a word's end where there is one in the second half (a chat named "… the class of evid…" reads badly).
     return (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut).rstrip(" ,;:") + "…"
+
+
+def _chat_name(title: str) -> str:
+    """A chat name the user typed: refused with control characters (one made from a question is cleaned instead)."""
+    return clean_title(refuse_control_characters(title, "A chat name"))
+
+
+def _typed_note_title(title: str) -> str:
+    """A note title the user typed: refused with control characters (one made from a question is cleaned instead)."""
+    return _note_title(refuse_control_characters(title, "A note's title"))
 
 
 def _note_title(title: str) -> str:

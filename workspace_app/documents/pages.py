@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workspace_app.errors import WorkspaceError
+from workspace_app.errors import PageNotFoundError
 from workspace_app.models.documents import PageImage
 
 MIN_SCALE = 0.5
@@ -23,7 +23,7 @@ def render_page(pdf: Path, page: int, scale: float) -> PageImage:
     scale = min(max(scale, MIN_SCALE), MAX_SCALE)
     with pymupdf.open(pdf) as document:
         if not 1 <= page <= document.page_count:
-            raise WorkspaceError(f"Page {page} does not exist; this source has {document.page_count} pages.")
+            raise PageNotFoundError(f"Page {page} does not exist; this source has {document.page_count} pages.")
         drawn = document[page - 1]
         pixmap = drawn.get_pixmap(matrix=pymupdf.Matrix(scale, scale), alpha=False)
         return PageImage(page, document.page_count, pixmap.tobytes("png"), drawn.rect.width, drawn.rect.height)

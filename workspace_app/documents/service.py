@@ -28,6 +28,7 @@ from workspace_app.ingest.pipeline import ProgressCallback
 from workspace_app.ingest.readers import check_source, has_pages, media_type_for, stored_suffix, upload_suffixes
 from workspace_app.models.documents import FINAL_STATUSES, Document, IngestReport, PageImage
 from workspace_app.retrieval.scope import find_workspace, pick_document
+from workspace_app.text.names import refuse_control_characters
 
 _MAX_NAME = 180
 # Called with (workspace id, document id) after a document is removed (the graph drops its rows).
@@ -130,12 +131,16 @@ class DocumentService:
             done.id, done.name, done.status, done.pages, done.chunks if done.status == "ready" else 0, done.error
         )
 
-    def submit(self, workspace: str, source: Path | bytes | BinaryIO, display_name: str | None = None) -> IngestReport:
+    def submit(
+        self, workspace: str, source: Path | bytes | BinaryIO, display_name: str | None = None, keep_refused: bool = True
+    ) -> IngestReport:
         """Store a file (a path, or an upload's bytes or stream with its name) and queue it for a worker; returns
-        at once. A file its reader would refuse (empty, not a PDF, damaged, locked) is recorded as failed instead,
-        with the reason; an over-size upload is refused before anything is written."""
+        at once. A file its reader would refuse (empty, not a PDF, damaged, locked) is recorded as failed, with the
+        reason (the Sources page lists it), or with `keep_refused=False` removed again (the API answers with the
+        reason, and the same file sent again is judged afresh); an over-size upload is refused before anything is
+        written, and so is an upload whose name holds control characters."""
         if not isinstance(source, Path):
-            return self._submit_upload(workspace, source, clean_display_name(display_name or "untitled"))
+            return self._submit_upload(workspace, source, display_name or "untitled", keep_refused)
         name = clean_display_name(display_name or source.name)
         try:
             document, is_new = self._record(workspace, source, name)
@@ -146,6 +151,9 @@ class DocumentService:
         try:
             check_source(source, name, document.media_type)
         except WorkspaceError as exc:  # what the worker would find: failed now, like a run that waits
+            if is_new and not keep_refused:
+                self._forget(document)
+                return IngestReport(None, name, "failed", 0, 0, exc.user_message)
             self._states.fail(document.id, exc.user_message, exc.retryable)
             return IngestReport(document.id, document.name, "failed", 0, 0, exc.user_message)
         if is_new or self._states.requeue(document.id, FINAL_STATUSES):
@@ -156,20 +164,27 @@ class DocumentService:
                 return IngestReport(document.id, name, "failed", 0, 0, exc.user_message)
         return IngestReport(document.id, document.name, "queued", 0, 0, None)
 
-    def _submit_upload(self, workspace: str, data: bytes | BinaryIO, name: str) -> IngestReport:
+    def _submit_upload(self, workspace: str, data: bytes | BinaryIO, given_name: str, keep_refused: bool) -> IngestReport:
         stream = io.BytesIO(data) if isinstance(data, bytes) else data
         stream.seek(0, io.SEEK_END)
         size = stream.tell()
         stream.seek(0)
+        name = clean_display_name(given_name)
         try:
+            refuse_control_characters(given_name, "A file name")
             self.check_size(name, size)
         except WorkspaceError as exc:
             return IngestReport(None, name, "failed", 0, 0, exc.user_message)
         path = _copy_upload(stream)
         try:
-            return self.submit(workspace, path, name)
+            return self.submit(workspace, path, name, keep_refused)
         finally:
             shutil.rmtree(path.parent, ignore_errors=True)
+
+    def _forget(self, document: Document) -> None:
+        """Remove a document recorded moments ago that never reached a worker (no passages, no vectors yet)."""
+        self._catalog.delete_document(document.id)
+        self.release_file(document)
 
     def check_size(self, name: str, size: int) -> None:
         """Refuse a file over the upload limit, naming the limit."""

@@ -25,7 +25,7 @@ from workspace_app.adapters.api import (
     routes_patients,
     routes_workspaces,
 )
-from workspace_app.adapters.api.access import ApiKeys, BodyLimit, require_key
+from workspace_app.adapters.api.access import ApiKeys, BodyLimit, KeyCheck, require_key
 from workspace_app.adapters.api.errors import install_error_handlers
 from workspace_app.app import App
 from workspace_app.config import Settings
@@ -47,12 +47,17 @@ def create_api(app: App, settings: Settings) -> FastAPI:
     for module in (routes_ask, routes_workspaces, routes_documents, routes_patients, routes_openai, docs):
         api.include_router(module.router, dependencies=guarded)
     _protect_openapi(api)
+    # Middleware added last runs first: body limits, then CORS (its preflight needs no key), then the key check,
+    # all before FastAPI reads a body.
+    api.add_middleware(KeyCheck, keys=api.state.keys)
     origins = [o.strip() for o in settings.api.cors_origins.split(",") if o.strip()]
     if origins:
         api.add_middleware(
             CORSMiddleware, allow_origins=origins, allow_methods=["*"], allow_headers=["Authorization", "Content-Type"],
         )
-    api.add_middleware(BodyLimit, upload_bytes=settings.ingest.max_file_mb * 1024 * 1024)
+    api.add_middleware(
+        BodyLimit, upload_bytes=settings.ingest.max_file_mb * 1024 * 1024, other_bytes=settings.api.max_body_kb * 1024,
+    )
     return api
 
 

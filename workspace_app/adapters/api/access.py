@@ -2,13 +2,16 @@
 
 Keys come from `WORKSPACE_API__KEYS` (comma-separated; each plain or `sha256:<hex>` of the key, so a key need not
 be stored in clear). Only their SHA-256 digests are kept in memory and compared in constant time; keys are never
-logged or printed. With keys set, every route but `/health` needs `Authorization: Bearer <key>`.
+logged or printed. With keys set, every route but `/health` needs `Authorization: Bearer <key>`, checked before
+a byte of the body is read (`KeyCheck`); bodies are limited per route before and while they are read (`BodyLimit`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -16,6 +19,8 @@ from fastapi import Request
 from pydantic import SecretStr
 
 from workspace_app.adapters.api.errors import ApiKeyError, BodyTooLargeError, error_body, error_code
+from workspace_app.config import SHA256_HEX
+from workspace_app.errors import WorkspaceError
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -23,7 +28,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-MAX_JSON_BYTES = 1 << 20  # a question, its history and a few names fit many times over
 UPLOAD_OVERHEAD_BYTES = 64 << 10  # multipart boundaries and headers around the file
 
 
@@ -48,31 +52,27 @@ class ApiKeys:
 def _digest_of(entry: str) -> bytes:
     """`sha256:<hex>` is already a digest; anything else is a key in clear."""
     if entry.lower().startswith("sha256:"):
-        try:
-            return bytes.fromhex(entry[7:])
-        except ValueError:
-            raise ValueError("WORKSPACE_API__KEYS: a sha256: entry must be 64 hexadecimal digits") from None
+        if not SHA256_HEX.fullmatch(entry[7:]):  # the settings refuse it first; this guards other callers
+            raise ValueError("a `sha256:` entry of WORKSPACE_API__KEYS must be followed by 64 hexadecimal digits")
+        return bytes.fromhex(entry[7:])
     return hashlib.sha256(entry.encode()).digest()
 
 
 def require_key(request: Request) -> None:
-    """Dependency of every route but /health: refuse a request without a configured key (when keys are set)."""
+    """Dependency of every route but /health, behind `KeyCheck`: refuse a request without a configured key."""
     keys: ApiKeys = request.app.state.keys
-    if not keys.enabled:
-        return
-    scheme, _, presented = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not presented.strip():
-        raise ApiKeyError("This API needs a key: send `Authorization: Bearer <key>` (see WORKSPACE_API__KEYS).")
-    if not keys.accepts(presented.strip()):
-        raise ApiKeyError("The API key is not valid.")
+    problem = key_problem(keys, request.headers.get("authorization", "")) if keys.enabled else None
+    if problem:
+        raise ApiKeyError(problem)
 
 
 class BodyLimit:
-    """ASGI middleware: refuse a body over the limit with 413 before it is read (by its Content-Length), and stop
-    reading one sent without a length once it passes the limit. Uploads (multipart) get the UI's file size limit
-    plus room for the form around the file; everything else gets `MAX_JSON_BYTES`."""
+    """ASGI middleware, outermost: a body declared (Content-Length) over its route's limit gets 413 before a byte of
+    it is read; one sent without a length (chunked) gets 413 as soon as it passes the limit, and no more of it is
+    read. Uploads get the upload size limit plus room for the form around the file; every other route
+    `other_bytes` (whatever its Content-Type: a multipart body to /ask is not an upload)."""
 
-    def __init__(self, app: ASGIApp, upload_bytes: int, other_bytes: int = MAX_JSON_BYTES) -> None:
+    def __init__(self, app: ASGIApp, upload_bytes: int, other_bytes: int) -> None:
         self.app = app
         self.upload_bytes = upload_bytes + UPLOAD_OVERHEAD_BYTES
         self.other_bytes = other_bytes
@@ -81,40 +81,96 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        limit = self.upload_bytes if headers.get("content-type", "").startswith("multipart/") else self.other_bytes
-        declared = headers.get("content-length", "")
+        limit = self.upload_bytes if is_upload(scope) else self.other_bytes
+        declared = _header(scope, b"content-length")
         if declared.isdigit() and int(declared) > limit:
-            await _send_too_large(send, limit)
+            await send_error(send, too_large(limit))
             return
-        received = 0
+        await self.app(scope, *_cut_at(limit, receive, send))
 
-        async def limited() -> Message:
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise too_large(limit)
-            return message
 
-        await self.app(scope, limited, send)
+def _cut_at(limit: int, receive: Receive, send: Send) -> tuple[Receive, Send]:
+    """(receive, send) for the app: once the body passes `limit`, 413 is sent, the app is told the client went away
+    (it stops reading) and whatever it answers after that is dropped."""
+    received = 0
+    refused = False
+
+    async def limited_receive() -> Message:
+        nonlocal received, refused
+        if refused:
+            return {"type": "http.disconnect"}
+        message = await receive()
+        received += len(message.get("body", b""))
+        if received > limit:
+            refused = True
+            await send_error(send, too_large(limit))
+        return {"type": "http.disconnect"} if refused else message
+
+    async def guarded_send(message: Message) -> None:
+        if not refused:
+            await send(message)
+
+    return limited_receive, guarded_send
+
+
+class KeyCheck:
+    """ASGI middleware: with keys set, a request to any route but /health without a valid key gets 401 before its
+    body is read (an anonymous client cannot make the API buffer or spool anything)."""
+
+    def __init__(self, app: ASGIApp, keys: ApiKeys) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.keys.enabled and not _is_health(scope["path"]):
+            problem = key_problem(self.keys, _header(scope, b"authorization"))
+            if problem:
+                await send_error(send, ApiKeyError(problem))
+                return
+        await self.app(scope, receive, send)
+
+
+def key_problem(keys: ApiKeys, authorization: str) -> str | None:
+    """Why this Authorization header is refused, or None when it carries a configured key."""
+    scheme, _, presented = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not presented.strip():
+        return "This API needs a key: send `Authorization: Bearer <key>` (see WORKSPACE_API__KEYS)."
+    if not keys.accepts(presented.strip()):
+        return "The API key is not valid."
+    return None
+
+
+_UPLOAD_PATH = re.compile(r"^/workspaces/[^/]+/documents/?$")
+
+
+def is_upload(scope: Scope) -> bool:
+    """Whether the request is a document upload (`POST /workspaces/{workspace}/documents`)."""
+    return scope.get("method") == "POST" and bool(_UPLOAD_PATH.match(scope["path"]))
+
+
+def _is_health(path: str) -> bool:
+    return path == "/health" or path.startswith("/health/")
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    """The first value of a request header (names are lower case in ASGI), or ""."""
+    return next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == name), "")
 
 
 def too_large(limit: int) -> BodyTooLargeError:
-    """The error of a body over `limit` bytes, naming the limit."""
+    """The error of a body over `limit` bytes, naming the limit and the setting behind it."""
     return BodyTooLargeError(
-        f"The request body is over the limit of {limit / 1048576:.1f} MB (uploads: WORKSPACE_INGEST__MAX_FILE_MB)."
+        f"The request body is over the limit of {limit / 1048576:.1f} MB for this route (uploads: "
+        "WORKSPACE_INGEST__MAX_FILE_MB; other requests: WORKSPACE_API__MAX_BODY_KB). Send less."
     )
 
 
-async def _send_too_large(send: Send, limit: int) -> None:
-    import json
-
-    exc = too_large(limit)
+async def send_error(send: Send, exc: WorkspaceError) -> None:
+    """Answer with the error shape and close the connection (the rest of a body the client sends is not read)."""
     payload = json.dumps(error_body(error_code(exc), exc.user_message)).encode()
-    await send({
-        "type": "http.response.start", "status": 413,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
-                    (b"connection", b"close")],
-    })
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
+               (b"connection", b"close")]
+    if isinstance(exc, ApiKeyError):
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": exc.status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})

@@ -69,6 +69,12 @@ def validation_message(exc: RequestValidationError) -> tuple[int, str]:
     return 422, "Invalid request: " + "; ".join(problems) + "."
 
 
+def not_utf8_message(exc: UnicodeDecodeError) -> str:
+    """The message of a JSON body that is not UTF-8 (worded like one that does not parse: both are invalid_json)."""
+    return (f"The request body is not valid JSON (byte 0x{exc.object[exc.start]:02x} at position {exc.start} is not "
+            "UTF-8). Send the JSON encoded as UTF-8.")
+
+
 def install_error_handlers(api: FastAPI) -> None:
     """Map our errors, validation errors, HTTP errors and unexpected ones to the error shape."""
 
@@ -83,6 +89,8 @@ def install_error_handlers(api: FastAPI) -> None:
 
     @api.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, UnicodeDecodeError):  # FastAPI's 400 for a JSON body that is not UTF-8
+            return JSONResponse(error_body("invalid_json", not_utf8_message(exc.__cause__)), 400)
         message = exc.detail if isinstance(exc.detail, str) else "The request failed."
         if exc.status_code == 404 and message == "Not Found":
             message = f"There is no route {request.method} {request.url.path}; see /docs."

@@ -25,12 +25,13 @@ router = APIRouter(tags=["documents"])
 @router.post("/workspaces/{workspace}/documents", status_code=202)
 def upload_document(workspace: str, file: Annotated[UploadFile, File()], app: AppDep) -> JSONResponse:
     """Store a PDF (or .txt/.md) and queue it for the worker: 202 with the document (`status` queued), 200 when
-    the same content is already in the workspace, 422 with the reason when the file cannot be used."""
+    the same content is already in the workspace, 422 with the reason when the file cannot be used (nothing of it
+    is kept: sent again, it is judged afresh)."""
     name = file.filename or "untitled"
     app.workspaces.get(workspace)  # an unknown workspace is a 404, not a failed upload
     if file.size is not None:
         app.documents.check_size(name, file.size)  # 413, naming the limit
-    report = app.documents.submit(workspace, file.file, name)
+    report = app.documents.submit(workspace, file.file, name, keep_refused=False)
     return _report_response(app, workspace, report)
 
 
@@ -93,7 +94,7 @@ def document_file(workspace: str, document: str, app: AppDep) -> Response:
 
 @router.get("/workspaces/{workspace}/documents/{document}/pages/{page}.png")
 def page_image(
-    workspace: str, document: str, page: Annotated[int, Path(ge=1, le=100_000)], app: AppDep
+    workspace: str, document: str, page: Annotated[int, Path(ge=1)], app: AppDep
 ) -> Response:
     """One page drawn as a PNG (1-based), e.g. to draw a citation's rects on it (PDF points x2)."""
     image = app.documents.page_image(workspace, document, page)

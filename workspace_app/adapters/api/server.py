@@ -32,6 +32,13 @@ def open_problem(settings: Settings, host: str) -> str | None:
     )
 
 
+def listen_url(host: str, port: int) -> str:
+    """The URL of the address the API listens on, as given (0.0.0.0 stays 0.0.0.0: every address of the machine)."""
+    shown = f"[{host}]" if ":" in host else host
+    everywhere = "  (every address of this machine)" if host in ("0.0.0.0", "::") else ""
+    return f"http://{shown}:{port}{everywhere}"
+
+
 def run_api(settings: Settings, host: str = HOST, port: int | None = None) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit code (2 when refused)."""
     import uvicorn
@@ -50,8 +57,7 @@ def run_api(settings: Settings, host: str = HOST, port: int | None = None) -> in
         print(f"workspace-app api: {exc.user_message}", file=sys.stderr, flush=True)
         return 1
     chosen = port or settings.api.port
-    shown = HOST if host in ("0.0.0.0", "::", "") else host
-    print(f"Workspace API at http://{shown}:{chosen}  (routes: /docs)", flush=True)
+    print(f"Workspace API at {listen_url(host, chosen)}  (routes: /docs)", flush=True)
     config = uvicorn.Config(
         create_api(app, settings), host=host, port=chosen, log_level="warning", access_log=False,
         timeout_graceful_shutdown=5, server_header=False,
