@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from workspace_app.adapters.process import prepare_process
 from workspace_app.config import Settings, load_settings
 from workspace_app.errors import WorkspaceError
@@ -164,7 +166,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     prepare_process()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
-    settings = load_settings(args.data_dir)
+    try:
+        settings = load_settings(args.data_dir)
+    except ValidationError as exc:
+        for problem in settings_problems(exc):
+            print(f"error: {terminal_safe(problem)}", file=sys.stderr)
+        return 2
     global _ROLE
     _ROLE = f"workspace-app {args.command}"
     handler = _HANDLERS[args.command]
@@ -173,6 +180,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkspaceError as exc:
         print(f"error: {terminal_safe(exc.user_message)}", file=sys.stderr)
         return 2
+
+
+def settings_problems(exc: ValidationError) -> list[str]:
+    """One line per invalid setting, named by its environment variable (never echoing the value: it may be a secret)."""
+    problems = []
+    for error in exc.errors():
+        name = "WORKSPACE_" + "__".join(str(part) for part in error["loc"]).upper()
+        message = error["msg"].removeprefix("Value error, ")
+        problems.append(f"{name} {message}" if error["type"] == "value_error" else f"{name}: {message}")
+    return problems
 
 
 def terminal_safe(text: str) -> str:

@@ -7,8 +7,6 @@ logged or printed. With keys set, every route but `/health` needs `Authorization
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -16,6 +14,7 @@ from fastapi import Request
 from pydantic import SecretStr
 
 from workspace_app.adapters.api.errors import ApiKeyError, BodyTooLargeError, error_body, error_code
+from workspace_app.config import secret_digest, secret_matches
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -32,7 +31,7 @@ class ApiKeys:
 
     def __init__(self, keys: SecretStr | None) -> None:
         entries = [k.strip() for k in (keys.get_secret_value() if keys else "").split(",") if k.strip()]
-        self._digests = [_digest_of(entry) for entry in entries]
+        self._digests = [secret_digest(entry) for entry in entries]  # Settings refused blank and malformed ones
 
     @property
     def enabled(self) -> bool:
@@ -41,18 +40,7 @@ class ApiKeys:
 
     def accepts(self, presented: str) -> bool:
         """Whether the key is one of the configured ones."""
-        digest = hashlib.sha256(presented.encode()).digest()
-        return any(hmac.compare_digest(digest, known) for known in self._digests)
-
-
-def _digest_of(entry: str) -> bytes:
-    """`sha256:<hex>` is already a digest; anything else is a key in clear."""
-    if entry.lower().startswith("sha256:"):
-        try:
-            return bytes.fromhex(entry[7:])
-        except ValueError:
-            raise ValueError("WORKSPACE_API__KEYS: a sha256: entry must be 64 hexadecimal digits") from None
-    return hashlib.sha256(entry.encode()).digest()
+        return any(secret_matches(presented, known) for known in self._digests)
 
 
 def require_key(request: Request) -> None:

@@ -53,7 +53,7 @@ def run_api(settings: Settings, host: str = HOST, port: int | None = None) -> in
     shown = HOST if host in ("0.0.0.0", "::", "") else host
     print(f"Workspace API at http://{shown}:{chosen}  (routes: /docs)", flush=True)
     config = uvicorn.Config(
-        create_api(app, settings), host=host, port=chosen, log_level="warning", access_log=False,
+        create_api(app, settings, host), host=host, port=chosen, log_level="warning", access_log=False,
         timeout_graceful_shutdown=5, server_header=False,
     )
     try:
