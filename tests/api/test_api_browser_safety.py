@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from api_stack import CLI, KEY, Api, Stack, environ, free_port, wait_settled, wait_until
+from api_stack import CLI, KEY, Api, Stack, environ, free_port, start_worker, wait_settled, wait_until
 from test_api_basics import assert_error
 
 pytestmark = pytest.mark.slow
@@ -33,17 +33,21 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def portal_api(stack: Stack, roots: Path) -> Iterator[httpx.Client]:
-    """One more API on the stack's data dir: CORS for PORTAL, PORTAL_HOST allowed, patient imports under `roots`."""
+def portal_api(stack: Stack, roots: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """An API and a worker on a data dir of their own (what they store stays out of the shared stack), clients of the
+    stack's Chroma server: CORS for PORTAL, PORTAL_HOST allowed, patient imports under `roots`."""
+    data_dir = tmp_path_factory.mktemp("portal") / "data"
     env = environ(**stack.common, WORKSPACE_API__CORS_ORIGINS=PORTAL, WORKSPACE_API__ALLOWED_HOSTS=PORTAL_HOST,
                   WORKSPACE_PATIENTS__IMPORT_ROOTS=str(roots))
-    api = Api(stack.data_dir, env, "api-portal")
+    children = [start_worker(data_dir, env)]
     try:
+        children.append(api := Api(data_dir, env, "api-portal"))
         api.wait_ready()
         with httpx.Client(base_url=api.url, timeout=120, trust_env=False) as http:
             yield http
     finally:
-        api.stop()
+        for child in reversed(children):
+            child.stop()
 
 
 def workspace_names(client: httpx.Client) -> list[str]:
@@ -91,11 +95,16 @@ def test_a_page_of_another_site_cannot_create_upload_or_delete(client: httpx.Cli
 
 def test_writes_without_origin_or_from_the_api_itself_pass(client: httpx.Client) -> None:
     own = f"http://127.0.0.1:{client.base_url.port}"
-    assert client.post("/workspaces", json={"name": "From curl"}).status_code == 201
-    assert client.post("/workspaces", json={"name": "From docs"}, headers={"Origin": own}).status_code == 201
     same_name = {"Origin": f"http://localhost:{client.base_url.port}", "Host": f"localhost:{client.base_url.port}"}
-    assert client.post("/workspaces", json={"name": "From localhost"}, headers=same_name).status_code == 201
-    assert {"From curl", "From docs", "From localhost"} <= set(workspace_names(client))
+    names = {"From curl": {}, "From docs": {"Origin": own}, "From localhost": same_name}
+    try:
+        for name, headers in names.items():
+            assert client.post("/workspaces", json={"name": name}, headers=headers).status_code == 201, name
+        assert set(names) <= set(workspace_names(client))
+    finally:  # the other API tests count on the stack's one workspace
+        for name in names:
+            client.delete(f"/workspaces/{name}")
+    assert not set(names) & set(workspace_names(client))
 
 
 def test_a_key_does_not_let_another_site_write(guarded: httpx.Client) -> None:
