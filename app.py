@@ -14,11 +14,12 @@ prepare_process()  # before anything imports pymupdf (onnxruntime) when Streamli
 
 import streamlit as st
 from PIL import Image, ImageDraw
+from pydantic import ValidationError
 
 from components.access import is_unlocked, render_sign_in
 from components.application import current_app
 from components.feedback import GENERIC_ERROR
-from workspace_app.config import load_settings
+from workspace_app.config import load_settings, settings_problems
 from workspace_app.errors import WorkspaceError
 
 log = logging.getLogger("workspace_app.ui")
@@ -46,7 +47,11 @@ def favicon() -> Image.Image:
 def main() -> None:
     """Configure the page, open the App (pages take it from `current_app()`), run the chosen page."""
     st.set_page_config(page_title="Workspace", page_icon=favicon(), layout="wide")
-    password = load_settings().ui.password
+    try:
+        password = load_settings().ui.password
+    except ValidationError as exc:  # e.g. a blank WORKSPACE_UI__PASSWORD: nothing opens until the settings are fixed
+        st.error("The settings are not valid: " + "; ".join(settings_problems(exc)), icon=":material/error:")
+        st.stop()
     if not is_unlocked(password):
         assert password is not None
         # The only page until the password is given: every URL (/chat, /sources...) leads here.

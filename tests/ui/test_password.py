@@ -60,3 +60,21 @@ def test_without_a_password_configured_the_pages_open_at_once(tmp_path: Path, mo
     at = AppTest.from_file(str(APP), default_timeout=60).run()
     assert not at.exception and at.title[0].value == "Workspaces"
     st.cache_resource.clear()
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_password_opens_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, blank: str) -> None:
+    """Run directly (`streamlit run app.py`, without serve's refusal first), a blank password shows what to fix and
+    neither a sign-in form (that an empty answer would pass) nor a page."""
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("WORKSPACE_UI__PASSWORD", blank)
+    monkeypatch.chdir(tmp_path)
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        ("The settings are not valid: WORKSPACE_UI__PASSWORD is empty or only spaces: set a real password (or "
+        "sha256:<hex> of one), or unset it to run the UI on 127.0.0.1 without a password")
+    ]
+    assert not at.text_input and not at.title
+    st.cache_resource.clear()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from workspace_app.adapters.process import prepare_process
-from workspace_app.config import Settings, load_settings
+from workspace_app.config import Settings, load_settings, settings_problems
 from workspace_app.errors import WorkspaceError
 
 if TYPE_CHECKING:
@@ -180,16 +180,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkspaceError as exc:
         print(f"error: {terminal_safe(exc.user_message)}", file=sys.stderr)
         return 2
-
-
-def settings_problems(exc: ValidationError) -> list[str]:
-    """One line per invalid setting, named by its environment variable (never echoing the value: it may be a secret)."""
-    problems = []
-    for error in exc.errors():
-        name = "WORKSPACE_" + "__".join(str(part) for part in error["loc"]).upper()
-        message = error["msg"].removeprefix("Value error, ")
-        problems.append(f"{name} {message}" if error["type"] == "value_error" else f"{name}: {message}")
-    return problems
 
 
 def terminal_safe(text: str) -> str:
