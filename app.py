@@ -46,7 +46,11 @@ def favicon() -> Image.Image:
 def main() -> None:
     """Configure the page, open the App (pages take it from `current_app()`), run the chosen page."""
     st.set_page_config(page_title="Workspace", page_icon=favicon(), layout="wide")
-    password = load_settings().ui.password
+    try:
+        password = load_settings().ui.password
+    except WorkspaceError as exc:  # e.g. a blank WORKSPACE_UI__PASSWORD: nothing opens until the settings are fixed
+        st.error("The settings are not valid: " + exc.user_message, icon=":material/error:")
+        st.stop()
     if not is_unlocked(password):
         assert password is not None
         # The only page until the password is given: every URL (/chat, /sources...) leads here.

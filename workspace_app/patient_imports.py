@@ -47,6 +47,30 @@ def import_id_of(job: str) -> str | None:
     return job[len(PREFIX):] if job.startswith(PREFIX) else None
 
 
+REFUSED_SOURCE = (
+    "Nothing can be imported from that path. Patient records are imported only from a MIMIC-IV folder (holding "
+    "hosp/admissions.csv.gz) or a .csv/.jsonl events file inside the server's import folders "
+    "(WORKSPACE_PATIENTS__IMPORT_ROOTS; by default imports/ in the data dir), named in full or relative to one of "
+    "them. Put the records there and give their path, or upload an events file."
+)  # one message for every refused path: it must not tell a caller what exists on the server's disk
+
+
+def confined_source(given: str, roots: Sequence[Path]) -> Path:
+    """The importable source that `given` names inside one of `roots` (a relative path is tried under each), with
+    symbolic links and `..` resolved first. Raises ImportSourceError(REFUSED_SOURCE) for anything else."""
+    folders = [root.resolve() for root in roots]
+    named = Path(given)
+    for candidate in [named] if named.is_absolute() else [folder / named for folder in folders]:
+        resolved = candidate.resolve()
+        if any(resolved.is_relative_to(folder) for folder in folders):
+            try:
+                check_source(resolved)
+            except ImportSourceError:
+                continue
+            return resolved
+    raise ImportSourceError(REFUSED_SOURCE)
+
+
 def check_source(path: Path) -> None:
     """Raise ImportSourceError unless the path is a MIMIC-IV folder or a .csv/.jsonl events file."""
     if not path.exists():
@@ -65,18 +89,28 @@ class PatientImports:
 
     def __init__(
         self, store: ImportStore, patients: PatientService, queue: JobQueue | None, settings: QueueSettings,
-        uploads: Path,
+        uploads: Path, roots: Sequence[Path] = (),
     ) -> None:
         self._store = store
         self._patients = patients
         self._queue = queue
         self.settings = settings
         self._uploads = uploads
+        self._roots = list(roots) or [uploads]
 
     def submit(self, path: Path, patients: Sequence[str] | None = None) -> PatientImport:
-        """Check what is to be imported and queue it for the worker. Raises ImportSourceError."""
+        """Check what is to be imported (any path this process can read: the CLI's and the UI's user's own) and queue
+        it for the worker. Raises ImportSourceError."""
         path = path.expanduser().resolve()
         check_source(path)
+        return self._queued(path, patients)
+
+    def submit_from_roots(self, given: str, patients: Sequence[str] | None = None) -> PatientImport:
+        """Queue the import of a path inside the import roots (what a remote caller may name), refusing any other
+        with one message that says nothing of what exists. Raises ImportSourceError."""
+        return self._queued(confined_source(given, self._roots), patients)
+
+    def _queued(self, path: Path, patients: Sequence[str] | None) -> PatientImport:
         chosen = [p.strip() for p in patients or () if p.strip()]
         queue = self._job_queue()
         started = self._store.add_import(str(path), chosen)

@@ -188,8 +188,9 @@ def test_ask_about_unknown_patients_workspaces_and_bad_bodies(client: httpx.Clie
     assert "question" in assert_error(empty, 422, "invalid_request")
 
 
-def test_an_import_queued_through_the_api_is_run_by_the_worker(client: httpx.Client, tmp_path: Path) -> None:
-    source = tmp_path / "api-events.csv"
+def test_an_import_queued_through_the_api_is_run_by_the_worker(client: httpx.Client, stack: Stack) -> None:
+    source = stack.data_dir / "imports" / "api-events.csv"  # the default import root
+    source.parent.mkdir(exist_ok=True)
     source.write_text(
         "event_id,patient_id,timestamp,event_type,sub_type,content\n"
         "api1,P-api,2150-04-01 08:00:00,lab,Chemistry,Potassium 3.0 mmol/L (low; ref 3.5–5.1)\n"
@@ -207,7 +208,7 @@ def test_an_import_queued_through_the_api_is_run_by_the_worker(client: httpx.Cli
     assert (status["status"], status["events"], status["error_count"]) == ("done", 1, 1), status
     assert status["first_errors"][0].startswith("api-events.csv:3: timestamp 'later'")
     assert [e["event_id"] for e in client.get("/patients/P-api/events").json()] == ["api1"]
-    message = assert_error(client.post("/patients/imports", json={"path": str(tmp_path / "nowhere")}), 422,
+    message = assert_error(client.post("/patients/imports", json={"path": str(source.parent / "nowhere")}), 422,
                            "import_source")
-    assert message.startswith("Nothing is at")
+    assert message.startswith("Nothing can be imported from that path.")
     assert_error(client.get("/patients/imports/nope"), 404, "import_not_found")

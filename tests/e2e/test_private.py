@@ -99,7 +99,7 @@ def test_serve_will_not_open_the_ui_to_other_machines_without_a_password(
     data_dir.mkdir()
     refused = workspace_app(data_dir, "serve", "--host", "0.0.0.0", "--port", str(free_port()))
 
-    assert refused.returncode == 1
+    assert refused.returncode == 2
     assert "The UI would listen on 0.0.0.0, where other machines can reach it, without a password." in refused.stderr
     assert "Set WORKSPACE_UI__PASSWORD, or leave out --host to listen on 127.0.0.1 only." in refused.stderr
     assert not (data_dir / "run").exists()  # refused before it started or owned anything

@@ -45,6 +45,8 @@ STOP_TIMEOUT_S = 10.0
 POLL_S = 0.5
 MAX_BACKOFF_S = 30.0
 STABLE_AFTER_S = 60.0  # a child that ran this long starts its backoff from scratch
+REFUSED = 2  # the exit code of a serve refused by its settings (as `workspace-app api`'s)
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 _LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never send loopback via a proxy
 
 
@@ -130,12 +132,12 @@ def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = Non
     on `host`; anything but loopback requires the UI password (settings `ui.password`). The API listens on
     `host` only when API keys are set (else on loopback), on `api.port` or, when that is taken, a free port."""
     data_dir = settings.storage.data_dir.resolve()
-    if not is_loopback(host) and settings.ui.password is None:
+    if not is_loopback(host) and settings.ui.password is None:  # Settings refuse a blank one
         _say(
             f"The UI would listen on {host}, where other machines can reach it, without a password. Set "
             "WORKSPACE_UI__PASSWORD, or leave out --host to listen on 127.0.0.1 only."
         )
-        return 1
+        return REFUSED
     try:
         claim_data_dir(data_dir, "serve")
     except DataDirBusyError as exc:
@@ -189,11 +191,19 @@ def child_specs(
     specs.append(worker_spec(data_dir, chroma_url, token))
     if api_port is not None:
         specs.append(api_spec(settings, data_dir, chroma_url, api_port, token, api_host))
-    ui = ui_spec(data_dir, chroma_url, ui_port, token, host)
+    ui = ui_spec(data_dir, chroma_url, ui_port, token, host, allowed_hosts(host, settings.ui.allowed_hosts))
     if settings.ui.password is not None:  # the UI's cwd is the repository: a .env read by serve is not read there
         ui = replace(ui, env={**ui.env, "WORKSPACE_UI__PASSWORD": settings.ui.password.get_secret_value()})
     specs.append(ui)
     return specs
+
+
+def allowed_hosts(host: str, extra: str = "") -> list[str]:
+    """The host names a server listening on `host` answers to (the Host header, any port; a guard against DNS
+    rebinding): the loopback names, `host` itself unless it is every address, and the comma-separated `extra`."""
+    names = [*LOOPBACK_NAMES, *([] if host in ANY_ADDRESS else [host.strip("[]")])]
+    names += [name.strip() for name in extra.split(",") if name.strip()]
+    return list(dict.fromkeys(name.lower().rstrip(".") for name in names))
 
 
 def is_loopback(host: str) -> bool:
@@ -263,20 +273,29 @@ def api_spec(
         env["WORKSPACE_API__KEYS"] = settings.api.keys.get_secret_value()
     if settings.api.cors_origins:
         env["WORKSPACE_API__CORS_ORIGINS"] = settings.api.cors_origins
+    if settings.api.allowed_hosts:
+        env["WORKSPACE_API__ALLOWED_HOSTS"] = settings.api.allowed_hosts
     ready = f"http://{HOST if host in ANY_ADDRESS or is_loopback(host) else host}:{port}/health/live"
     return ChildSpec("api", argv, env=env, ready_url=ready, log_path=data_dir / "run" / "api.log",
                      ready_timeout_s=UI_READY_TIMEOUT_S)
 
 
-def ui_spec(data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST) -> ChildSpec:
+def ui_spec(
+    data_dir: Path, chroma_url: str, ui_port: int, token: str | None = None, host: str = HOST,
+    hosts: list[str] | None = None,
+) -> ChildSpec:
     """The Streamlit UI, pointed at the data dir and the Chroma server through its environment. Its pages open
-    at once; it is ready when it has written its warm file (App built, models loaded, one answer per workspace)."""
+    at once; it is ready when it has written its warm file (App built, models loaded, one answer per workspace).
+    Streamlit's own guards are on whatever a config file says: CORS (its WebSocket takes no other origin), XSRF
+    tokens on uploads, and `hosts` (default: `allowed_hosts(host)`) as the only Host names its WebSocket accepts."""
     warm_file = data_dir / UI_WARM_FILE
     argv = [
         sys.executable, "-m", "workspace_app.adapters.ui", "--warm-file", str(warm_file), str(APP_SCRIPT),
         "--server.address", host, "--server.port", str(ui_port), "--server.headless", "true",
-        "--browser.gatherUsageStats", "false",
+        "--browser.gatherUsageStats", "false", "--server.enableCORS", "true", "--server.enableXsrfProtection", "true",
     ]
+    for name in hosts if hosts is not None else allowed_hosts(host):
+        argv += ["--server.allowedHosts", name]
     ready = f"http://{HOST if host in ANY_ADDRESS or is_loopback(host) else host}:{ui_port}/_stcore/health"
     return ChildSpec("ui", argv, env=_child_env(data_dir, chroma_url, token), ready_url=ready, cwd=APP_SCRIPT.parent,
                      ready_timeout_s=UI_READY_TIMEOUT_S, ready_file=warm_file)

@@ -147,7 +147,8 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
     patients = PatientService(catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary)
-    imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports")
+    roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
+    imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports", roots)
     links = PatientLinkService(graph, patients, workspaces.get)
     return App(
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,

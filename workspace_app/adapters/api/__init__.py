@@ -1,6 +1,7 @@
 """HTTP API adapter (FastAPI): the workspace as a service, over the one `App` of the process.
 
-    create_api(app, settings) -> FastAPI     routes, error shape, keys, CORS, body limits (no I/O at build time)
+    create_api(app, settings, host) -> FastAPI   routes, error shape, keys, CORS, Host and Origin checks, body limits
+                                                 (no I/O at build time)
     run_api(settings, host, port) -> int     `workspace-app api`: builds the App, loads the model, runs uvicorn
 
 Routes (each module is one group): `health` (GET /health), `routes_ask` (POST /ask, JSON or SSE),
@@ -27,14 +28,17 @@ from workspace_app.adapters.api import (
 )
 from workspace_app.adapters.api.access import ApiKeys, BodyLimit, KeyCheck, require_key
 from workspace_app.adapters.api.errors import install_error_handlers
+from workspace_app.adapters.api.origins import SameOriginGuard
+from workspace_app.adapters.supervisor import HOST, allowed_hosts
 from workspace_app.app import App
 from workspace_app.config import Settings
 
 __all__ = ["create_api"]
 
 
-def create_api(app: App, settings: Settings) -> FastAPI:
-    """The FastAPI application over `app`: every route but /health behind the keys (when set)."""
+def create_api(app: App, settings: Settings, host: str = HOST) -> FastAPI:
+    """The FastAPI application over `app` served on `host`: every route but /health behind the keys (when set), and
+    only for the allowed Host names and, for writes, the API's own and the CORS origins."""
     api = FastAPI(
         title="Workspace API", version=health.app_version(), docs_url=None, redoc_url=None, openapi_url=None,
         description="Grounded answers with verified citations from a workspace's sources.",
@@ -58,6 +62,7 @@ def create_api(app: App, settings: Settings) -> FastAPI:
     api.add_middleware(
         BodyLimit, upload_bytes=settings.ingest.max_file_mb * 1024 * 1024, other_bytes=settings.api.max_body_kb * 1024,
     )
+    api.add_middleware(SameOriginGuard, hosts=allowed_hosts(host, settings.api.allowed_hosts), cors_origins=origins)
     return api
 
 

@@ -8,8 +8,6 @@ a byte of the body is read (`KeyCheck`); bodies are limited per route before and
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -19,7 +17,7 @@ from fastapi import Request
 from pydantic import SecretStr
 
 from workspace_app.adapters.api.errors import ApiKeyError, BodyTooLargeError, error_body, error_code
-from workspace_app.config import SHA256_HEX
+from workspace_app.config import secret_digest, secret_matches
 from workspace_app.errors import WorkspaceError
 
 Scope = MutableMapping[str, Any]
@@ -36,7 +34,7 @@ class ApiKeys:
 
     def __init__(self, keys: SecretStr | None) -> None:
         entries = [k.strip() for k in (keys.get_secret_value() if keys else "").split(",") if k.strip()]
-        self._digests = [_digest_of(entry) for entry in entries]
+        self._digests = [secret_digest(entry) for entry in entries]  # Settings refused blank and malformed ones
 
     @property
     def enabled(self) -> bool:
@@ -45,17 +43,7 @@ class ApiKeys:
 
     def accepts(self, presented: str) -> bool:
         """Whether the key is one of the configured ones."""
-        digest = hashlib.sha256(presented.encode()).digest()
-        return any(hmac.compare_digest(digest, known) for known in self._digests)
-
-
-def _digest_of(entry: str) -> bytes:
-    """`sha256:<hex>` is already a digest; anything else is a key in clear."""
-    if entry.lower().startswith("sha256:"):
-        if not SHA256_HEX.fullmatch(entry[7:]):  # the settings refuse it first; this guards other callers
-            raise ValueError("a `sha256:` entry of WORKSPACE_API__KEYS must be followed by 64 hexadecimal digits")
-        return bytes.fromhex(entry[7:])
-    return hashlib.sha256(entry.encode()).digest()
+        return any(secret_matches(presented, known) for known in self._digests)
 
 
 def require_key(request: Request) -> None:

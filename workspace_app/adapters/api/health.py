@@ -11,8 +11,10 @@ renewing its lease). With no worker beating (e.g. `workspace-app api` run alone,
 jobs are queued or running and no worker beats, or when a running job stalled.
 
 200 with `"status": "ok"` when no check is down; 503 with `"status": "unavailable"` and `failing` naming the parts
-that are. No key is needed: load balancers poll it. `GET /health/live` only says the process answers (what
-`serve` waits for: a stalled job left by a crash must not keep the API from starting).
+that are. No key is needed: load balancers poll it. With keys configured, a request without one gets the status
+alone (`{"status": "ok"}`, same HTTP code): the checks name workspaces and counts, which need a key (a wrong key is
+a 401). `GET /health/live` only says the process answers (what `serve` waits for: a stalled job left by a crash
+must not keep the API from starting).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from workspace_app.adapters.api.access import require_key
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.errors import log
 from workspace_app.adapters.liveness import live_workers
@@ -94,11 +97,15 @@ def run_check(app: App, name: str) -> dict[str, Any]:
 
 
 @router.get("/health")
-def health(app: AppDep) -> JSONResponse:
-    """Whether the API and the parts it needs answer."""
+def health(app: AppDep, request: Request) -> JSONResponse:
+    """Whether the API and the parts it needs answer; the checks' details only to a key holder (when keys are set)."""
     checks = {name: run_check(app, name) for name in CHECKS}
     failing = [name for name, result in checks.items() if result["status"] == "down"]
-    body: dict[str, Any] = {"status": "unavailable" if failing else "ok", "version": app_version(), "checks": checks}
+    status = {"status": "unavailable" if failing else "ok"}
+    if request.app.state.keys.enabled and "authorization" not in request.headers:
+        return JSONResponse(status, 503 if failing else 200)
+    require_key(request)
+    body: dict[str, Any] = {**status, "version": app_version(), "checks": checks}
     if failing:
         body["failing"] = failing
     return JSONResponse(body, 503 if failing else 200)

@@ -3,15 +3,15 @@
 
 Everything is read-only but the question and imports. An import (a MIMIC-IV folder or an events file on the
 server's disk) takes minutes, which is no request's business: `POST /patients/imports` checks the path and queues
-it for the worker (202), `GET /patients/imports/{id}` follows it. A path that cannot be imported is a 422
-(`import_source`); an unknown patient, event or import a 404 (`patient_not_found`, `event_not_found`,
+it for the worker (202), `GET /patients/imports/{id}` follows it. Only paths inside the import roots
+(WORKSPACE_PATIENTS__IMPORT_ROOTS) are read; any other, and one that cannot be imported, is a 422 (`import_source`)
+with one message whatever the reason (a key holder must not learn what is on the server's disk); an unknown patient, event or import a 404 (`patient_not_found`, `event_not_found`,
 `import_not_found`); a broken rules file a 422 (`rules_file`) naming the rule and key; a query parameter out of its
 bounds a 422 naming the parameter.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -39,14 +39,17 @@ class ImportRequest(BaseModel):
     """Patient records to import, read by the server from its own disk."""
 
     model_config = ConfigDict(extra="forbid")
-    path: str = Field(min_length=1, max_length=4096, description="A MIMIC-IV folder or a .csv/.jsonl events file.")
+    path: str = Field(
+        min_length=1, max_length=4096,
+        description="A MIMIC-IV folder or a .csv/.jsonl events file inside the import roots, in full or relative to one.",
+    )
     patients: list[str] | None = Field(None, max_length=10_000, description="Only these patients (MIMIC-IV).")
 
 
 @router.post("/patients/imports", status_code=202)
 def queue_import(body: ImportRequest, app: AppDep) -> dict[str, Any]:
-    """Check the path and queue its import for the worker; returns the import (status `queued`)."""
-    return app.patient_imports.submit(Path(body.path), body.patients).to_json()
+    """Check the path (inside the import roots) and queue its import for the worker; returns the import (`queued`)."""
+    return app.patient_imports.submit_from_roots(body.path, body.patients).to_json()
 
 
 @router.get("/patients/imports/{import_id}")

@@ -59,7 +59,7 @@ def run_api(settings: Settings, host: str = HOST, port: int | None = None) -> in
     chosen = port or settings.api.port
     print(f"Workspace API at {listen_url(host, chosen)}  (routes: /docs)", flush=True)
     config = uvicorn.Config(
-        create_api(app, settings), host=host, port=chosen, log_level="warning", access_log=False,
+        create_api(app, settings, host), host=host, port=chosen, log_level="warning", access_log=False,
         timeout_graceful_shutdown=5, server_header=False,
     )
     try:
