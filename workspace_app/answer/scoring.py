@@ -1,7 +1,8 @@
 """Fitted scoring: which evidence sentence answers a question, and whether the evidence answers it at all.
 
-Three small logistic models over general signals, fitted on large public QA sets ingested as workspaces (COVID-QA,
-CMRC 2018, PubMedQA, with unanswerable rows made by removing a question's source) by `python -m bench.fit_answers`,
+Small logistic models over general signals, fitted on large public QA sets ingested as workspaces (COVID-QA,
+CMRC 2018, PubMedQA, XQuAD across languages, with unanswerable rows made by removing a question's source) by
+`python -m bench.fit_answers`,
 which writes the JSON files beside this module:
 
 - `sentence.json`: P(a candidate sentence answers the question), fitted to rank each question's candidates
@@ -189,7 +190,7 @@ class ScoringModels:
         )
 
     def save(self, folder: Path = FITTED) -> None:
-        """Write the three models, the thresholds beside the answerability model (`bench.fit_answers`)."""
+        """Write the models, the thresholds beside the answerability model (`bench.fit_answers`)."""
         folder.mkdir(parents=True, exist_ok=True)
         thresholds = {"answerable": self.answerable_threshold, "confident": self.confident_threshold}
         files = [
