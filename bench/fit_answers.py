@@ -203,7 +203,7 @@ def report(app: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def balanced(groups: dict[str, list[Any]]) -> list[Any]:
     """Every set's items repeated up to the largest set's count (so each set weighs the same)."""
-    largest = max(len(g) for g in groups.values() if g)
+    largest = max((len(g) for g in groups.values() if g), default=0)
     return [item for group in groups.values() if group for item in group * max(1, round(largest / len(group)))]
 
 
