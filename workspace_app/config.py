@@ -293,19 +293,6 @@ class UiSettings(_Group):
         "`workspace-app serve --host` with an address other than loopback requires one. Unset means no password (the "
         "UI then listens on 127.0.0.1 only).",
     )
-    max_concurrent_asks: int = Field(
-        4, ge=1, le=256,
-        description="Questions (/ask, /v1/chat/completions, a patient's ask) one API process answers at once; more "
-        "wait in a queue.",
-    )
-    max_queued_asks: int = Field(
-        16, ge=0, le=10_000,
-        description="Questions that may wait for a free place beyond WORKSPACE_API__MAX_CONCURRENT_ASKS; any more get "
-        "429 at once, with Retry-After.",
-    )
-    busy_retry_after_s: int = Field(
-        2, ge=1, le=3600, description="Seconds a client refused with 429 (too busy) is told to wait (Retry-After).",
-    )
     allowed_hosts: str = Field(
         "",
         description="Comma-separated host names, besides localhost, 127.0.0.1, ::1 and the `serve --host` address, that "
