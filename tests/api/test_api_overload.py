@@ -121,3 +121,32 @@ def test_a_hung_chroma_gets_503_within_seconds_and_the_api_recovers(strained: St
         assert health_s < HUNG_BOUND_S, f"/health took {health_s:.1f} s against a hung Chroma"
         wait_until(lambda: client.post("/ask", json=question).status_code == 200, 60, "an ask after SIGCONT")
         assert client.get("/health").status_code == 200
+
+
+def test_live_answers_at_once_while_the_thread_pool_is_full(strained: Strained) -> None:
+    """/health checks wait on a hung Chroma in the thread pool (40 threads); /health/live must not wait behind them."""
+    inner = chroma_server_pid(strained.chroma)
+    floods = 60
+    start = threading.Barrier(floods + 1)
+
+    def check() -> int:
+        start.wait()
+        return httpx.get(f"{strained.url}/health", timeout=120, trust_env=False).status_code
+
+    live_s: list[float] = []
+    os.kill(inner, signal.SIGSTOP)
+    try:
+        with ThreadPoolExecutor(floods) as pool, httpx.Client(base_url=strained.url, timeout=30, trust_env=False) as client:
+            futures = [pool.submit(check) for _ in range(floods)]
+            start.wait()
+            time.sleep(0.5)  # the checks are in the pool now
+            while not all(f.done() for f in futures):
+                began = time.monotonic()
+                assert client.get("/health/live").status_code == 200
+                live_s.append(time.monotonic() - began)
+                time.sleep(0.05)
+            statuses = {f.result() for f in futures}
+    finally:
+        os.kill(inner, signal.SIGCONT)
+    assert statuses == {503}, statuses
+    assert live_s and max(live_s) < 1.0, f"/health/live took up to {max(live_s):.2f} s beside {floods} /health checks"
