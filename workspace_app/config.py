@@ -77,6 +77,11 @@ class StorageSettings(_Group):
     vector_backend: Literal["chroma"] = Field(
         "chroma", description="Vector index backend (chosen in the wiring; Chroma is the one implemented)."
     )
+    chroma_timeout_s: float = Field(
+        5.0, gt=0, le=600,
+        description="Seconds an API request waits for the Chroma server (to connect, and for each answer) before it "
+        "answers 503 that the vector store is not answering; the worker's ingestion waits without this limit.",
+    )
 
 
 class EmbeddingSettings(_Group):
@@ -325,6 +330,19 @@ class ApiSettings(_Group):
         1024, ge=1, le=1 << 20,
         description="Largest request body in KB the API reads on every route but uploads (questions, chats, notes); "
         "a larger one gets 413 before it is read. Uploads may be as large as WORKSPACE_INGEST__MAX_FILE_MB.",
+    )
+    max_concurrent_asks: int = Field(
+        4, ge=1, le=256,
+        description="Questions (/ask, /v1/chat/completions, a patient's ask) one API process answers at once; more "
+        "wait in a queue.",
+    )
+    max_queued_asks: int = Field(
+        16, ge=0, le=10_000,
+        description="Questions that may wait for a free place beyond WORKSPACE_API__MAX_CONCURRENT_ASKS; any more get "
+        "429 at once, with Retry-After.",
+    )
+    busy_retry_after_s: int = Field(
+        2, ge=1, le=3600, description="Seconds a client refused with 429 (too busy) is told to wait (Retry-After).",
     )
     allowed_hosts: str = Field(
         "",

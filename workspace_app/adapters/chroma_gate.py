@@ -37,6 +37,9 @@ HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding
 CREDENTIALS = {"authorization", "x-chroma-token", "host"}
 # Our largest request is an upsert of 2,000 vectors (~20 MB of JSON at 512 dimensions); nothing sane is near this.
 MAX_BODY_BYTES = 256 << 20
+# A hung Chroma (stopped, swapping) must not hold a gate thread for ever; the API's clients give up after a few
+# seconds on their own (WORKSPACE_STORAGE__CHROMA_TIMEOUT_S), the worker's large upserts take seconds, not minutes.
+RELAY_TIMEOUT_S = 120.0
 
 
 class BodyTooLargeError(Exception):
@@ -121,18 +124,21 @@ def handler_for(token: str, inner_port: int) -> type[BaseHTTPRequestHandler]:
 def _relay(
     local: threading.local, port: int, method: str, path: str, body: bytes | None, headers: dict[str, str]
 ) -> tuple[int, str, list[tuple[str, str]], bytes]:
-    """One request to Chroma over this thread's kept-alive connection (reconnecting once if it was closed)."""
+    """One request to Chroma over this thread's kept-alive connection (reconnecting once if it was closed; OSError
+    when Chroma does not answer within `RELAY_TIMEOUT_S`)."""
     for attempt in (1, 2):
-        connection = getattr(local, "connection", None) or http.client.HTTPConnection(HOST, port, timeout=600)
+        connection = getattr(local, "connection", None) or http.client.HTTPConnection(
+            HOST, port, timeout=RELAY_TIMEOUT_S
+        )
         local.connection = connection
         try:
             connection.request(method, path, body=body, headers=headers)
             response = connection.getresponse()
             return response.status, response.reason, response.getheaders(), response.read()
-        except (OSError, http.client.HTTPException):
+        except (OSError, http.client.HTTPException) as exc:
             connection.close()
             local.connection = None
-            if attempt == 2:
+            if attempt == 2 or isinstance(exc, TimeoutError):  # a hung Chroma: asking again would wait as long
                 raise OSError("Chroma did not answer") from None
     raise AssertionError("unreachable")
 

@@ -93,11 +93,15 @@ def build_queue(settings: Settings) -> HueyJobQueue:
     )
 
 
-def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str = "embedded store") -> App:
+def build_app(
+    settings: Settings, embedder: Embedder | None = None, *, role: str = "embedded store",
+    chroma_timeout_s: float | None = None,
+) -> App:
     """The application on the data dir named in the settings: Settings -> backends -> App.
 
     Without a Chroma server this process opens the embedded store and so must own the data dir (`role` says who
-    it is in the message another process gets); DataDirBusyError when a `serve` or another process owns it."""
+    it is in the message another process gets); DataDirBusyError when a `serve` or another process owns it.
+    `chroma_timeout_s` bounds each call to a Chroma server: request paths (the API) set it, the worker does not."""
     data_dir = settings.storage.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     make_private(data_dir)
@@ -110,7 +114,7 @@ def build_app(settings: Settings, embedder: Embedder | None = None, *, role: str
     chroma_path, chroma_url, token = chroma_location(settings)
     if chroma_path is not None:
         claim_data_dir(data_dir, role)
-    client = open_chroma(chroma_path, chroma_url, token)
+    client = open_chroma(chroma_path, chroma_url, token, chroma_timeout_s)
     main_vectors = ChromaVectorIndex(client, settings.embedding.model)
     crosslingual = build_crosslingual(settings, client, cache)
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])

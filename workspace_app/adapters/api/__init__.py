@@ -1,7 +1,7 @@
 """HTTP API adapter (FastAPI): the workspace as a service, over the one `App` of the process.
 
-    create_api(app, settings, host) -> FastAPI   routes, error shape, keys, CORS, Host and Origin checks, body limits
-                                                 (no I/O at build time)
+    create_api(app, settings, host) -> FastAPI   routes, error shape, keys, CORS, Host and Origin checks, body limits,
+                                                 admission of asks (no I/O at build time)
     run_api(settings, host, port) -> int     `workspace-app api`: builds the App, loads the model, runs uvicorn
 
 Routes (each module is one group): `health` (GET /health), `routes_ask` (POST /ask, JSON or SSE),
@@ -27,6 +27,7 @@ from workspace_app.adapters.api import (
     routes_workspaces,
 )
 from workspace_app.adapters.api.access import ApiKeys, BodyLimit, KeyCheck, require_key
+from workspace_app.adapters.api.admission import AskAdmission
 from workspace_app.adapters.api.errors import install_error_handlers
 from workspace_app.adapters.api.origins import SameOriginGuard
 from workspace_app.adapters.supervisor import HOST, allowed_hosts
@@ -52,7 +53,12 @@ def create_api(app: App, settings: Settings, host: str = HOST) -> FastAPI:
         api.include_router(module.router, dependencies=guarded)
     _protect_openapi(api)
     # Middleware added last runs first: body limits, then CORS (its preflight needs no key), then the key check,
-    # all before FastAPI reads a body.
+    # then admission of asks (only a key holder's ask takes a place), all before FastAPI reads a body.
+    limits = settings.api
+    api.add_middleware(
+        AskAdmission, limit=limits.max_concurrent_asks, queue=limits.max_queued_asks,
+        retry_after_s=limits.busy_retry_after_s,
+    )
     api.add_middleware(KeyCheck, keys=api.state.keys)
     origins = [o.strip() for o in settings.api.cors_origins.split(",") if o.strip()]
     if origins:

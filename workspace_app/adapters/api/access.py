@@ -153,12 +153,14 @@ def too_large(limit: int) -> BodyTooLargeError:
     )
 
 
-async def send_error(send: Send, exc: WorkspaceError) -> None:
-    """Answer with the error shape and close the connection (the rest of a body the client sends is not read)."""
+async def send_error(send: Send, exc: WorkspaceError, extra: dict[str, str] | None = None) -> None:
+    """Answer with the error shape (and `extra` headers) and close the connection (the rest of a body the client
+    sends is not read)."""
     payload = json.dumps(error_body(error_code(exc), exc.user_message)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
                (b"connection", b"close")]
     if isinstance(exc, ApiKeyError):
         headers.append((b"www-authenticate", b"Bearer"))
+    headers += [(name.encode("latin-1"), value.encode("latin-1")) for name, value in (extra or {}).items()]
     await send({"type": "http.response.start", "status": exc.status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})

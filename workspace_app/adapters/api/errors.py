@@ -22,7 +22,7 @@ log = logging.getLogger("workspace_app.api")
 
 _HTTP_CODES = {
     400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
-    409: "conflict", 413: "too_large", 415: "unsupported_media_type", 422: "invalid_request", 503: "unavailable",
+    409: "conflict", 413: "too_large", 415: "unsupported_media_type", 422: "invalid_request", 429: "too_busy", 503: "unavailable",
 }
 
 
@@ -36,6 +36,13 @@ class BodyTooLargeError(WorkspaceError):
     """The request body is larger than the API accepts."""
 
     status = 413
+
+
+class TooBusyError(WorkspaceError):
+    """Every place for questions and the queue before them are taken: try again after `Retry-After`."""
+
+    status = 429
+    retryable = True
 
 
 def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:

@@ -50,7 +50,8 @@ def run_api(settings: Settings, host: str = HOST, port: int | None = None) -> in
     if problem:
         print(f"workspace-app api: {problem}", file=sys.stderr, flush=True)
         return REFUSED
-    app = build_app(settings, role="workspace-app api")
+    # Requests must not wait on a hung Chroma server: the API's client gives up after a few seconds (the worker's waits).
+    app = build_app(settings, role="workspace-app api", chroma_timeout_s=settings.storage.chroma_timeout_s)
     try:
         app.embedder.embed_query("warm up")  # load the model before the port opens
     except WorkspaceError as exc:
