@@ -22,6 +22,7 @@ CHROMA_TIMEOUT_S = 2
 RETRY_AFTER_S = 7
 BURST = 12  # asks fired at once at an API that admits 1 and queues 1
 HUNG_BOUND_S = 15.0  # a hung Chroma costs a request CHROMA_TIMEOUT_S per call it makes; before: 75 s and more
+LIVE_BOUND_S = 3.0  # /health/live off the thread pool answers in milliseconds; in the pool it waits >= 4 s here
 
 
 @dataclass
@@ -87,7 +88,7 @@ def test_asks_beyond_the_bounds_get_429_while_admitted_ones_are_answered(straine
             assert "WORKSPACE_API__MAX_CONCURRENT_ASKS" in reply.json()["error"]["message"]
         else:
             assert reply.json()["citations"], reply.text[:500]
-    assert live_s and max(live_s) < 1.0, f"/health/live took up to {max(live_s):.2f} s during the burst"
+    assert live_s and max(live_s) < LIVE_BOUND_S, f"/health/live took up to {max(live_s):.2f} s during the burst"
 
 
 def chroma_server_pid(gate: Process) -> int:
@@ -124,9 +125,10 @@ def test_a_hung_chroma_gets_503_within_seconds_and_the_api_recovers(strained: St
 
 
 def test_live_answers_at_once_while_the_thread_pool_is_full(strained: Strained) -> None:
-    """/health checks wait on a hung Chroma in the thread pool (40 threads); /health/live must not wait behind them."""
+    """/health checks wait on a hung Chroma in the thread pool (40 threads); /health/live must not wait behind them
+    (a route in the pool waits seconds here; the bound leaves room for a loaded machine)."""
     inner = chroma_server_pid(strained.chroma)
-    floods = 60
+    floods = 120  # three rounds of the 40 threads, each waiting out the 2 s timeout: a queued route waits >= 4 s
     start = threading.Barrier(floods + 1)
 
     def check() -> int:
@@ -149,4 +151,4 @@ def test_live_answers_at_once_while_the_thread_pool_is_full(strained: Strained) 
     finally:
         os.kill(inner, signal.SIGCONT)
     assert statuses == {503}, statuses
-    assert live_s and max(live_s) < 1.0, f"/health/live took up to {max(live_s):.2f} s beside {floods} /health checks"
+    assert live_s and max(live_s) < LIVE_BOUND_S, f"/health/live took up to {max(live_s):.2f} s beside {floods} /health checks"
