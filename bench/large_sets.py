@@ -11,7 +11,9 @@ Sets (see ../shared/STACK.md for how to fetch them; the JSON files go in bench/.
 - `pubmedqa`: ../shared/eval's PubMedQA files: the gold abstracts of the first 300 dev queries.
 - `xquad`: deepmind/xquad `xquad.en.json` and `xquad.zh.json` (1,190 questions over 48 Wikipedia articles, each
   article and question in both languages, CC BY-SA 4.0) -> the same names; cross-language rows: each article is
-  stored in one language (by a hash of its name) and its questions are asked in the other one.
+  stored in one language (by a hash of its name) and its questions are asked in the other one. Its workspace
+  also gets unanswerable rows in both languages whose best evidence is often in the other language: questions of
+  COVID-QA and CMRC (`FOREIGN`), whose sources it does not hold.
 
 Every document falls in one of ten buckets by a hash of its name. Buckets 0 and 1 are left out of the workspace:
 their questions are asked there as unanswerable rows (the workspace holds their topical neighbours, not their
@@ -50,6 +52,7 @@ REMOVED = {0, 1}
 CMRC_GROUP = 8
 CMRC_QUESTIONS = 1600  # every other question of the dev set keeps asking time near COVID-QA's
 PUBMEDQA_DOCUMENTS = 300
+FOREIGN = {"xquad": (("covidqa", 200), ("cmrc", 200))}  # (set, how many) of other sets' questions asked unanswerable
 
 
 def bucket(name: str) -> int:
@@ -138,6 +141,13 @@ def materialise(name: str) -> tuple[list[Path], Path]:
             else:
                 row.update(answerable=True, doc=document)
             questions.append(row)
+    for other, count in FOREIGN.get(name, ()):
+        rows = [row for row in load_jsonl(materialise(other)[1]) if row["answerable"]]
+        for row in rows[:: max(1, len(rows) // count)][:count]:
+            questions.append({
+                "id": f"{name}-{row['id']}", "question": row["question"], "lang": row["lang"], "split": row["split"],
+                "set": name, "answerable": False, "kind": "unanswerable", "source": f"{other}:{row['doc']}",
+            })
     question_file = CACHE_DIR / f"large-{name}-questions.jsonl"
     question_file.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions), encoding="utf-8")
     return kept, question_file
