@@ -81,4 +81,5 @@ def test_language_model_tokens_stream_before_the_model_has_finished(stack: Stack
         stack.fake.piece_delay_s = 0.0
     assert first_at and first_at < stack.fake.last_piece_at  # the first piece reached us while the model still wrote
     draft, verified = "".join(pieces).split("\n\n---\n\n", 1)
-    assert draft.strip().endswith("[1]") and "\n\nSources:\n[1] " in verified
+    assert draft.strip().endswith("[1]")  # the model's draft as it wrote it
+    assert verified.rstrip().endswith("Check each citation against its source.")  # then the verified answer
