@@ -159,9 +159,9 @@ def chat_completions(body: ChatCompletionRequest, app: AppDep) -> Response:
     first = next(events)  # errors before the first event are plain error responses
     if body.stream:
         usage = body.stream_options is not None and body.stream_options.include_usage
-        return StreamingResponse(_chunks(app, completion, _chain(first, events), usage), media_type="text/event-stream",
+        return StreamingResponse(_chunks(app, completion, chain_events(first, events), usage), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    answer = first if isinstance(first, Answer) else _last(events)
+    answer = first if isinstance(first, Answer) else last_answer(events)
     text = chat_reply_text(answer)
     return JSONResponse({
         "id": completion.id, "object": "chat.completion", "created": completion.created, "model": body.model,
@@ -171,12 +171,14 @@ def chat_completions(body: ChatCompletionRequest, app: AppDep) -> Response:
     })
 
 
-def _chain(first: str | Answer, events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+def chain_events(first: str | Answer, events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+    """The first event (read before the response started) and the rest."""
     yield first
     yield from events
 
 
-def _last(events: Iterator[str | Answer]) -> Answer:
+def last_answer(events: Iterator[str | Answer]) -> Answer:
+    """The answer that ends the events."""
     answer = None
     for event in events:
         if isinstance(event, Answer):
@@ -192,13 +194,10 @@ def _chunks(app: App, completion: Completion, events: Iterator[str | Answer], in
     sent: list[str] = []
     answer = None
     try:
-        for event in events:
-            if isinstance(event, Answer):
-                answer = event
-                pieces = sentences((VERIFIED_RULE if sent else "") + chat_reply_text(event))
+        for piece in streamed_reply(events):
+            if isinstance(piece, Answer):
+                answer = piece
             else:
-                pieces = [event]
-            for piece in pieces:
                 sent.append(piece)
                 yield completion.chunk({"content": piece})
     except WorkspaceError as exc:
@@ -216,6 +215,19 @@ def _chunks(app: App, completion: Completion, events: Iterator[str | Answer], in
                 "model": completion.model, "choices": [], "usage": usage}
         yield f"data: {json.dumps(data)}\n\n"
     yield "data: [DONE]\n\n"
+
+
+def streamed_reply(events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+    """The reply's text in pieces as it is made: a language model's tokens, then the verified reply (after a rule
+    when a draft was sent) sentence by sentence; the `Answer` itself last."""
+    drafted = False
+    for event in events:
+        if isinstance(event, Answer):
+            yield from sentences((VERIFIED_RULE if drafted else "") + chat_reply_text(event))
+            yield event
+        else:
+            drafted = True
+            yield event
 
 
 def sentences(text: str) -> list[str]:
