@@ -135,7 +135,7 @@ def retrieve_model(model_id: str, app: AppDep) -> Response:
 
 @dataclass
 class Completion:
-    """One chat completion being answered: its id, model, prompt size and what was sent so far."""
+    """One chat completion being answered: its id, creation time, model and prompt size."""
 
     model: str
     prompt_tokens: int
