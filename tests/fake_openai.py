@@ -2,12 +2,15 @@
 
 Replies are scripted: `server.replies` is a list of texts (or callables of the request) used in order, the
 last one repeating; `server.status` makes every request fail with that HTTP status. Requests are recorded.
+A streamed reply waits `piece_delay_s` before each piece (a model writing slowly) and records in `last_piece_at`
+the `time.monotonic()` at which it sent its last piece.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +27,8 @@ class FakeOpenAI:
         self.status: int | None = None
         self.requests: list[dict[str, Any]] = []
         self.url = ""
+        self.piece_delay_s = 0.0
+        self.last_piece_at = 0.0
 
     def next_reply(self, request: dict[str, Any]) -> str:
         reply = self.replies[min(len(self.requests) - 1, len(self.replies) - 1)]
@@ -65,12 +70,14 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             pieces = [text[i : i + 7] for i in range(0, len(text), 7)]
             for piece in pieces:
+                time.sleep(fake.piece_delay_s)
                 chunk = {
                     "id": "c1", "object": "chat.completion.chunk", "created": 0, "model": model,
                     "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
                 }
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
+            fake.last_piece_at = time.monotonic()
             done = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": model,
                     "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
             self.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())

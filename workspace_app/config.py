@@ -333,8 +333,8 @@ class ApiSettings(_Group):
     )
     max_concurrent_asks: int = Field(
         4, ge=1, le=256,
-        description="Questions (/ask, /v1/chat/completions, a patient's ask) one API process answers at once; more "
-        "wait in a queue.",
+        description="Questions (/ask, /v1/chat/completions, /api/chat, /api/generate, a patient's ask) one API process "
+        "answers at once; more wait in a queue.",
     )
     max_queued_asks: int = Field(
         16, ge=0, le=10_000,

@@ -7,7 +7,8 @@
 Routes (each module is one group): `health` (GET /health), `routes_ask` (POST /ask, JSON or SSE),
 `routes_workspaces` (workspaces, search, chats, notes), `routes_documents` (upload, list, get, remove, cancel,
 retry, file, page images), `routes_patients` (patients, events, admissions, related events, a question about a
-patient), `routes_openai` (POST /v1/chat/completions, GET /v1/models), `docs` (an offline /docs).
+patient), `routes_openai` (POST /v1/chat/completions, GET /v1/models), `routes_ollama` (Ollama's /api/tags,
+/api/chat, /api/generate), `docs` (an offline /docs).
 Core calls are synchronous: routes are plain `def` (or use `run_in_threadpool`), so asks and uploads run side by
 side in the thread pool and never block the event loop.
 """
@@ -22,6 +23,7 @@ from workspace_app.adapters.api import (
     health,
     routes_ask,
     routes_documents,
+    routes_ollama,
     routes_openai,
     routes_patients,
     routes_workspaces,
@@ -49,7 +51,8 @@ def create_api(app: App, settings: Settings, host: str = HOST) -> FastAPI:
     install_error_handlers(api)
     api.include_router(health.router)
     guarded = [Depends(require_key)]
-    for module in (routes_ask, routes_workspaces, routes_documents, routes_patients, routes_openai, docs):
+    for module in (routes_ask, routes_workspaces, routes_documents, routes_patients, routes_openai, routes_ollama,
+                   docs):
         api.include_router(module.router, dependencies=guarded)
     _protect_openapi(api)
     # Middleware added last runs first: body limits, then CORS (its preflight needs no key), then the key check,

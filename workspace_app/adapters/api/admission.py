@@ -2,7 +2,8 @@
 and any beyond that refused at once with 429 and `Retry-After` (instead of every client waiting longer and longer
 while the thread pool, shared with every other route, fills up).
 
-Asks are the routes that embed, search and write an answer: `POST /ask`, `POST /v1/chat/completions` and
+Asks are the routes that embed, search and write an answer: `POST /ask`, `POST /v1/chat/completions`, Ollama's
+`POST /api/chat` and `POST /api/generate`, and
 `POST /workspaces/{workspace}/patients/{patient_id}/ask`. A streamed answer keeps its place until its last event.
 """
 
@@ -14,7 +15,7 @@ import re
 from workspace_app.adapters.api.access import ASGIApp, Receive, Scope, Send, send_error
 from workspace_app.adapters.api.errors import TooBusyError
 
-_ASK_PATH = re.compile(r"^/(ask|v1/chat/completions|workspaces/[^/]+/patients/[^/]+/ask)/?$")
+_ASK_PATH = re.compile(r"^/(ask|v1/chat/completions|api/chat|api/generate|workspaces/[^/]+/patients/[^/]+/ask)/?$")
 
 
 def is_ask(scope: Scope) -> bool:

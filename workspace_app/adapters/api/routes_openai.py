@@ -2,17 +2,24 @@
 
 `model` names the workspace (`workspace:<name>`, or the bare name); the last user message is the question and the
 earlier user/assistant pairs its history. The reply is the verified answer with its `[n]` citations, a "Sources:"
-list and the disclaimer. Streaming sends that verified text in pieces once it is checked (citations are
-renumbered by verification, so raw model tokens would not match the sources list).
+list and the disclaimer; `citations` (an extension) lists them as data, and `usage` counts word pieces with the
+embedder's tokenizer (the prompt is the request's messages, the completion the reply's text).
+
+Streaming sends text as it is made: with a language model its tokens as it writes them (its draft: markers name
+evidence blocks), then, after a `---` rule, the verified answer (citations renumbered by verification, so raw
+tokens cannot be its text); the offline answerer writes no tokens, so its verified answer is sent sentence by
+sentence. The chunk with `finish_reason` carries `citations`; `stream_options.include_usage` adds a usage chunk.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import secrets
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fastapi import APIRouter
@@ -20,14 +27,17 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from workspace_app.adapters.api.context import AppDep
+from workspace_app.adapters.api.errors import error_body, error_code, log
 from workspace_app.adapters.api.payloads import chat_reply_text
 from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode
-from workspace_app.errors import WorkspaceError
-from workspace_app.models.answers import Turn
+from workspace_app.app import App
+from workspace_app.errors import WorkspaceError, WorkspaceNotFoundError
+from workspace_app.models.answers import Answer, Citation, Turn
 
 router = APIRouter(tags=["openai"])
 MODEL_PREFIX = "workspace:"
-STREAM_PIECE_CHARS = 24
+VERIFIED_RULE = "\n\n---\n\n"
+_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|\n|$)\s*", re.DOTALL)
 
 
 class ChatMessageIn(BaseModel):
@@ -44,6 +54,13 @@ class ChatMessageIn(BaseModel):
         return self.content or ""
 
 
+class StreamOptions(BaseModel):
+    """OpenAI's `stream_options`: `include_usage` adds a last chunk with the usage."""
+
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool = False
+
+
 class ChatCompletionRequest(BaseModel):
     """The subset of OpenAI's chat completion request that matters here; other fields are accepted and ignored."""
 
@@ -51,6 +68,7 @@ class ChatCompletionRequest(BaseModel):
     model: str = Field(min_length=1, description="`workspace:<name>` (or the workspace's name or id).")
     messages: list[ChatMessageIn] = Field(min_length=1, max_length=200)
     stream: bool = False
+    stream_options: StreamOptions | None = None
     mode: Mode = Field(DEFAULT_MODE, description="Our query mode (an extension of the protocol).")
 
 
@@ -71,13 +89,64 @@ def workspace_of(model: str) -> str:
     return model.removeprefix(MODEL_PREFIX)
 
 
+def model_object(name: str) -> dict[str, Any]:
+    """A workspace as an OpenAI model object."""
+    return {"id": f"{MODEL_PREFIX}{name}", "object": "model", "created": 0, "owned_by": "workspace-app"}
+
+
+def citations_payload(answer: Answer) -> list[dict[str, Any]]:
+    """The `citations` extension: each verified citation's number, source, pages and quote."""
+    return [citation_payload(c) for c in answer.citations]
+
+
+def citation_payload(c: Citation) -> dict[str, Any]:
+    """One citation of the `citations` extension."""
+    return {"n": c.n, "document": c.document, "document_id": c.document_id, "page_start": c.page_start,
+            "page_end": c.page_end, "section": c.section, "quote": c.quote}
+
+
+def count_tokens(app: App, texts: list[str]) -> int:
+    """Word pieces of the texts with the embedder's own tokenizer (what `usage` reports)."""
+    return sum(app.embedder.count_tokens([t for t in texts if t]))
+
+
+def usage_payload(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    """OpenAI's `usage` object."""
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens}
+
+
 @router.get("/v1/models")
 def list_models(app: AppDep) -> dict[str, Any]:
     """Each workspace as a model, `workspace:<name>`."""
-    return {"object": "list", "data": [
-        {"id": f"{MODEL_PREFIX}{w.name}", "object": "model", "created": 0, "owned_by": "workspace-app"}
-        for w in app.workspaces.list()
-    ]}
+    return {"object": "list", "data": [model_object(w.name) for w in app.workspaces.list()]}
+
+
+@router.get("/v1/models/{model_id}", response_model=None)
+def retrieve_model(model_id: str, app: AppDep) -> Response:
+    """One workspace as a model; an unknown one is a 404 in OpenAI's error shape (a superset of ours)."""
+    try:
+        return JSONResponse(model_object(app.workspaces.get(workspace_of(model_id)).name))
+    except WorkspaceNotFoundError as exc:
+        body = error_body("model_not_found", exc.user_message)
+        body["error"].update(type="invalid_request_error", param="model")
+        return JSONResponse(body, 404)
+
+
+@dataclass
+class Completion:
+    """One chat completion being answered: its id, creation time, model and prompt size."""
+
+    model: str
+    prompt_tokens: int
+    id: str = field(default_factory=lambda: f"chatcmpl-{secrets.token_hex(12)}")
+    created: int = field(default_factory=lambda: int(time.time()))
+
+    def chunk(self, delta: dict[str, str], finish: str | None = None, **extra: Any) -> str:
+        """One `chat.completion.chunk` server-sent event."""
+        data = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
 @router.post("/v1/chat/completions", response_model=None)
@@ -85,29 +154,82 @@ def chat_completions(body: ChatCompletionRequest, app: AppDep) -> Response:
     """Answer the last user message from the workspace the model names."""
     question, history = question_and_history(body.messages)
     workspace = app.workspaces.get(workspace_of(body.model))
-    answer = app.answers.ask(workspace.id, question, history, mode=body.mode)
-    text = chat_reply_text(answer)
-    completion_id = f"chatcmpl-{secrets.token_hex(12)}"
+    completion = Completion(body.model, count_tokens(app, [m.text() for m in body.messages]))
+    events = app.answers.ask_stream(workspace.id, question, history, mode=body.mode)
+    first = next(events)  # errors before the first event are plain error responses
     if body.stream:
-        return StreamingResponse(_chunks(completion_id, body.model, text), media_type="text/event-stream")
+        usage = body.stream_options is not None and body.stream_options.include_usage
+        return StreamingResponse(_chunks(app, completion, chain_events(first, events), usage), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    answer = first if isinstance(first, Answer) else last_answer(events)
+    text = chat_reply_text(answer)
     return JSONResponse({
-        "id": completion_id, "object": "chat.completion", "created": int(time.time()), "model": body.model,
+        "id": completion.id, "object": "chat.completion", "created": completion.created, "model": body.model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "citations": citations_payload(answer),
+        "usage": usage_payload(completion.prompt_tokens, count_tokens(app, [text])),
     })
 
 
-def _chunks(completion_id: str, model: str, text: str) -> Iterator[str]:
-    """`chat.completion.chunk` events: the role, the text in pieces, the finish, then `[DONE]`."""
-    created = int(time.time())
+def chain_events(first: str | Answer, events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+    """The first event (read before the response started) and the rest."""
+    yield first
+    yield from events
 
-    def chunk(delta: dict[str, str], finish: str | None = None) -> str:
-        data = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
-    yield chunk({"role": "assistant", "content": ""})
-    for start in range(0, len(text), STREAM_PIECE_CHARS):
-        yield chunk({"content": text[start:start + STREAM_PIECE_CHARS]})
-    yield chunk({}, "stop")
+def last_answer(events: Iterator[str | Answer]) -> Answer:
+    """The answer that ends the events."""
+    answer = None
+    for event in events:
+        if isinstance(event, Answer):
+            answer = event
+    assert answer is not None, "ask_stream always ends with the answer"
+    return answer
+
+
+def _chunks(app: App, completion: Completion, events: Iterator[str | Answer], include_usage: bool) -> Iterator[str]:
+    """`chat.completion.chunk` events: the role, text as it is made, the finish with `citations`, the usage if asked
+    for, then `[DONE]` (a sync generator: Starlette runs it in the thread pool)."""
+    yield completion.chunk({"role": "assistant", "content": ""})
+    sent: list[str] = []
+    answer = None
+    try:
+        for piece in streamed_reply(events):
+            if isinstance(piece, Answer):
+                answer = piece
+            else:
+                sent.append(piece)
+                yield completion.chunk({"content": piece})
+    except WorkspaceError as exc:
+        yield f"data: {json.dumps(error_body(error_code(exc), exc.user_message), ensure_ascii=False)}\n\n"
+        return
+    except Exception:  # noqa: BLE001 - the stream has started: the client gets an error event, the log the rest
+        log.exception("streamed chat completion failed")
+        yield f"data: {json.dumps(error_body('internal_error', 'Something went wrong; see the API log.'))}\n\n"
+        return
+    assert answer is not None, "ask_stream always ends with the answer"
+    yield completion.chunk({}, "stop", citations=citations_payload(answer))
+    if include_usage:
+        usage = usage_payload(completion.prompt_tokens, count_tokens(app, ["".join(sent)]))
+        data = {"id": completion.id, "object": "chat.completion.chunk", "created": completion.created,
+                "model": completion.model, "choices": [], "usage": usage}
+        yield f"data: {json.dumps(data)}\n\n"
     yield "data: [DONE]\n\n"
+
+
+def streamed_reply(events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+    """The reply's text in pieces as it is made: a language model's tokens, then the verified reply (after a rule
+    when a draft was sent) sentence by sentence; the `Answer` itself last."""
+    drafted = False
+    for event in events:
+        if isinstance(event, Answer):
+            yield from sentences((VERIFIED_RULE if drafted else "") + chat_reply_text(event))
+            yield event
+        else:
+            drafted = True
+            yield event
+
+
+def sentences(text: str) -> list[str]:
+    """The text in sentence-sized pieces (joined they give the text back)."""
+    return _SENTENCE.findall(text)
