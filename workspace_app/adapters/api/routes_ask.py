@@ -71,7 +71,7 @@ async def ask(body: AskRequest, request: Request, app: AppDep) -> Response:
     events = app.answers.ask_stream(workspace, body.question, history, body.documents, body.mode)
     first = await run_in_threadpool(next, events)  # errors before the stream starts are plain error responses
     if "text/event-stream" not in request.headers.get("accept", ""):
-        answer = first if isinstance(first, Answer) else await run_in_threadpool(_last, events)
+        answer = first if isinstance(first, Answer) else await run_in_threadpool(last_answer, events)
         return JSONResponse(await run_in_threadpool(_kept, app, workspace, body, answer))
     return StreamingResponse(
         _sse(app, workspace, body, first, events), media_type="text/event-stream",
@@ -79,7 +79,8 @@ async def ask(body: AskRequest, request: Request, app: AppDep) -> Response:
     )
 
 
-def _last(events: Iterator[str | Answer]) -> Answer:
+def last_answer(events: Iterator[str | Answer]) -> Answer:
+    """The answer that ends the answer service's events."""
     answer = None
     for event in events:
         if isinstance(event, Answer):
@@ -88,24 +89,33 @@ def _last(events: Iterator[str | Answer]) -> Answer:
     return answer
 
 
+def until_failed(events: Iterator[str | Answer], what: str) -> Iterator[str | Answer | dict[str, Any]]:
+    """The events of a reply whose stream has started, then, if it fails, the error body the client gets instead
+    of a status (the log gets the rest): every streaming route writes it in its own protocol."""
+    try:
+        yield from events
+    except WorkspaceError as exc:
+        yield error_body(error_code(exc), exc.user_message)
+    except Exception:  # noqa: BLE001 - the stream has started: the client gets an error event, the log the rest
+        log.exception("%s failed", what)
+        yield error_body("internal_error", "Something went wrong; the API's log has the details.")
+
+
 def _sse(
     app: App, workspace: str, body: AskRequest, first: str | Answer, events: Iterator[str | Answer]
 ) -> Iterator[str]:
     """Server-sent events of one ask (a sync generator: Starlette runs it in the thread pool)."""
-    try:
-        for event in _chain(first, events):
-            if isinstance(event, Answer):
-                yield sse_event("answer", _kept(app, workspace, body, event))
-            else:
-                yield sse_event("token", {"text": event})
-    except WorkspaceError as exc:
-        yield sse_event("error", error_body(error_code(exc), exc.user_message))
-    except Exception:  # noqa: BLE001 - the stream has started: the client gets an error event, the log the rest
-        log.exception("streamed ask failed")
-        yield sse_event("error", error_body("internal_error", "Something went wrong; the API's log has the details."))
+    for event in until_failed(chain_events(first, events), "streamed ask"):
+        if isinstance(event, Answer):
+            yield sse_event("answer", _kept(app, workspace, body, event))
+        elif isinstance(event, dict):
+            yield sse_event("error", event)
+        else:
+            yield sse_event("token", {"text": event})
 
 
-def _chain(first: str | Answer, events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+def chain_events(first: str | Answer, events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+    """The first event (read before the response started) and the rest."""
     yield first
     yield from events
 

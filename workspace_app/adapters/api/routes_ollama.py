@@ -24,12 +24,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from workspace_app.adapters.api.context import AppDep
-from workspace_app.adapters.api.errors import error_body, error_code, log
-from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode
+from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode, chain_events, until_failed
 from workspace_app.adapters.api.routes_openai import (
     MODEL_PREFIX,
     ChatMessageIn,
-    chain_events,
     citations_payload,
     count_tokens,
     question_and_history,
@@ -37,7 +35,6 @@ from workspace_app.adapters.api.routes_openai import (
     workspace_of,
 )
 from workspace_app.app import App
-from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, Turn
 
 router = APIRouter(tags=["ollama"])
@@ -112,20 +109,15 @@ def _lines(
     """NDJSON objects: a piece of text each, then the last with `done: true`, the counts and `citations`."""
     sent: list[str] = []
     answer = None
-    try:
-        for piece in streamed_reply(events):
-            if isinstance(piece, Answer):
-                answer = piece
-            else:
-                sent.append(piece)
-                yield _line({"model": model, "created_at": _now(), field: _content(field, piece), "done": False})
-    except WorkspaceError as exc:
-        yield _line(error_body(error_code(exc), exc.user_message))
-        return
-    except Exception:  # noqa: BLE001 - the stream has started: the client gets an error line, the log the rest
-        log.exception("Ollama-style answer failed")
-        yield _line(error_body("internal_error", "Something went wrong; the API's log has the details."))
-        return
+    for piece in until_failed(streamed_reply(events), "Ollama-style answer"):
+        if isinstance(piece, Answer):
+            answer = piece
+        elif isinstance(piece, dict):
+            yield _line(piece)
+            return
+        else:
+            sent.append(piece)
+            yield _line({"model": model, "created_at": _now(), field: _content(field, piece), "done": False})
     assert answer is not None, "ask_stream always ends with the answer"
     yield _line({
         "model": model, "created_at": _now(), field: _content(field, ""), "done": True, "done_reason": "stop",

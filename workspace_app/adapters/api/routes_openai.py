@@ -27,9 +27,9 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from workspace_app.adapters.api.context import AppDep
-from workspace_app.adapters.api.errors import error_body, error_code, log
+from workspace_app.adapters.api.errors import error_body
 from workspace_app.adapters.api.payloads import chat_reply_text
-from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode
+from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode, chain_events, last_answer, until_failed
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError, WorkspaceNotFoundError
 from workspace_app.models.answers import Answer, Citation, Turn
@@ -171,42 +171,21 @@ def chat_completions(body: ChatCompletionRequest, app: AppDep) -> Response:
     })
 
 
-def chain_events(first: str | Answer, events: Iterator[str | Answer]) -> Iterator[str | Answer]:
-    """The first event (read before the response started) and the rest."""
-    yield first
-    yield from events
-
-
-def last_answer(events: Iterator[str | Answer]) -> Answer:
-    """The answer that ends the events."""
-    answer = None
-    for event in events:
-        if isinstance(event, Answer):
-            answer = event
-    assert answer is not None, "ask_stream always ends with the answer"
-    return answer
-
-
 def _chunks(app: App, completion: Completion, events: Iterator[str | Answer], include_usage: bool) -> Iterator[str]:
     """`chat.completion.chunk` events: the role, text as it is made, the finish with `citations`, the usage if asked
     for, then `[DONE]` (a sync generator: Starlette runs it in the thread pool)."""
     yield completion.chunk({"role": "assistant", "content": ""})
     sent: list[str] = []
     answer = None
-    try:
-        for piece in streamed_reply(events):
-            if isinstance(piece, Answer):
-                answer = piece
-            else:
-                sent.append(piece)
-                yield completion.chunk({"content": piece})
-    except WorkspaceError as exc:
-        yield f"data: {json.dumps(error_body(error_code(exc), exc.user_message), ensure_ascii=False)}\n\n"
-        return
-    except Exception:  # noqa: BLE001 - the stream has started: the client gets an error event, the log the rest
-        log.exception("streamed chat completion failed")
-        yield f"data: {json.dumps(error_body('internal_error', 'Something went wrong; see the API log.'))}\n\n"
-        return
+    for piece in until_failed(streamed_reply(events), "streamed chat completion"):
+        if isinstance(piece, Answer):
+            answer = piece
+        elif isinstance(piece, dict):
+            yield f"data: {json.dumps(piece, ensure_ascii=False)}\n\n"
+            return
+        else:
+            sent.append(piece)
+            yield completion.chunk({"content": piece})
     assert answer is not None, "ask_stream always ends with the answer"
     yield completion.chunk({}, "stop", citations=citations_payload(answer))
     if include_usage:
