@@ -90,6 +90,7 @@ class QuestionReader:
         self._frequencies: dict[tuple[str, tuple[str, ...], int, str], int] = {}
         self._documents: dict[tuple[str, int], list[tuple[frozenset[str], str]]] = {}
         self._openings: dict[tuple[str, int], str] = {}
+        self._defined: dict[tuple[str, frozenset[tuple[str, int]]], dict[str, str]] = {}
 
     def read(
         self, question: str, scope: Scope, blocks: Sequence[EvidenceBlock],
@@ -100,7 +101,7 @@ class QuestionReader:
         the question is one part of several, and a case it describes before asking is shared with the others
         (`idf`)."""
         idf = self.idf(question, scope, shared_case)
-        defined = self._chunks.workspace_abbreviations(scope.workspace.id)
+        defined = self.abbreviations(scope)
         forms = self._forms(defined)
         needs = self._needs(question, scope, idf, forms, blocks)
         read_parts = tuple(
@@ -225,7 +226,7 @@ class QuestionReader:
         fewer than `_COMMON` passages, and only in the other language, those of them giving one. A dose table's row
         names its drug once, among figures, and loses the search to prose naming everything else the question says."""
         idf = self.idf(question, scope)
-        defined = self._chunks.workspace_abbreviations(scope.workspace.id)
+        defined = self.abbreviations(scope)
         forms = self._forms(defined)
         terms = content_terms(question, drop_question_words=True)
         needs = self._needs(question, scope, idf, forms, ())
@@ -259,8 +260,18 @@ class QuestionReader:
         workspace's abbreviations) or by title."""
         return named_documents(
             text, scope.searched_names, self.translate, self.openings(scope),
-            self._chunks.workspace_abbreviations(scope.workspace.id),
+            self.abbreviations(scope),
         )
+
+    def abbreviations(self, scope: Scope) -> dict[str, str]:
+        """The workspace's abbreviations (short -> long), read once per state of the scope's documents (an ask
+        reads them for its needs, its anchors and the sources it names)."""
+        memo = (scope.workspace.id, frozenset(scope.chunk_counts.items()))
+        if memo not in self._defined:
+            if len(self._defined) > _DOCUMENTS_KEPT:
+                self._defined.clear()
+            self._defined[memo] = self._chunks.workspace_abbreviations(scope.workspace.id)
+        return self._defined[memo]
 
     def openings(self, scope: Scope) -> dict[str, str]:
         """The text opening each searched document's first page (its title, authors' bodies, year), remembered."""
