@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.domain import QuestionCues
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
-from workspace_app.text.sentences import split_sentences
 from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
 
@@ -35,8 +34,8 @@ _DURATION_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_QUESTION = re.compile(
-    r"\b(?:how many|how much|what (?:percentage|percent|proportion|share|rate|range|level|target|threshold|value|"
-    r"cut-?off|limit|angle|ceiling|amount|number|score|ratio)|at what (?:level|value|age|threshold))\b"
+    r"\b(?:how many|how much|at what|what (?:percent(?:age)?|proportion|share|rate|range|level|target|threshold|value|"
+    r"cut-?off|limit|angle|ceiling|amount|number|score|ratio))\b"
     r"|多少|比例|阈值|目标值|几",
     re.IGNORECASE,
 )
@@ -53,12 +52,6 @@ _TIME = re.compile(
 )
 
 
-_GRADING_QUESTION = re.compile(
-    r"\b(?:class(?:es)? of recommendation|level of evidence|levels of evidence|COR|LOE|how strong(?:ly)?|strength of"
-    r"|graded?|grading|what class|which class|evidence level|quality of (?:the )?evidence)\b"
-    r"|推荐级别|推荐类别|推荐等级|推荐强度|证据级别|证据水平|证据等级|几类推荐|级别",
-    re.IGNORECASE,
-)
 # Bounded by anything but Latin letters and digits: a Chinese character is a word character to `\b`.
 _ACRONYM = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*(?![A-Za-z0-9])")
 # How Chinese questions ask, which the sources never say (the CJK counterpart of QUESTION_WORDS).
@@ -119,14 +112,13 @@ def question_needs(
     them ("屈昔多巴" read as 屈昔 / 多巴, two words too short to be specific); `idf` must weigh them too.
     """
     terms = with_concepts(content_terms(question, drop_question_words=True), concepts)
-    asked = _asked_category(question)
     acronyms = {loose(a) for a in _ACRONYM.findall(question)}
     specific: list[str] = []
     absent: list[str] = []
     unknown: list[str] = []
     for key, word in terms.items():
-        if key.isdigit() or word in _ZH_ASKING or _in_category(key, word, asked):
-            continue  # the kind of thing asked for ("which antiarrhythmic drugs"): the answer names a member
+        if key.isdigit() or word in _ZH_ASKING:
+            continue
         if is_cjk_term(word):
             picks = len(word) >= rules.zh_min_chars and idf.get(key, 0.0) >= rules.zh_specific_idf
         else:
@@ -164,29 +156,6 @@ def _phrase_forms(
             if not is_cjk_term(key) and key in words:
                 found[key] = found.get(key, ()) + names
     return found
-
-
-# "Which antiarrhythmic drugs …", "what drug class …", "应选用哪类药物": the category the answer's member
-# belongs to (amiodarone, clopidogrel), which the answer need not name.
-_ASKED_CATEGORY = re.compile(
-    r"\b(?:which|what)\s+((?:[\w-]+\s+){0,2}?(?:drugs?|agents?|medications?|medicines?|class(?:es)?|"
-    r"therap(?:y|ies)|treatments?|options?))\b"
-    r"|(?:哪种|哪类|哪些|何种|什么)([\u4e00-\u9fff]{0,8}?(?:药物|药|疗法|治疗))",
-    re.IGNORECASE,
-)
-
-
-def _asked_category(question: str) -> str:
-    """The words naming the kind of thing a question asks for, or ""."""
-    return " ".join(a or b for a, b in _ASKED_CATEGORY.findall(question))
-
-
-def _in_category(key: str, word: str, asked: str) -> bool:
-    if not asked:
-        return False
-    if is_cjk_term(word):
-        return word in asked
-    return key in evidence_terms(asked)
 
 
 def with_concepts(terms: dict[str, str], concepts: Sequence[str]) -> dict[str, str]:
@@ -268,32 +237,22 @@ def contrary(needs: Needs, sentence: str) -> bool:
 
 
 _PART_BREAK = re.compile(
-    r"(?<=[?？])\s*(?=\S)|[;；]\s*|,\s+(?=(?:and|while|but)\s+(?:what|which|how|does|do|is|are|should|can|when|where|who)\b)"
-    r"|\s+(?=while\s+(?:his|her|their|the|a)\b)",
+    r"(?<=[?？])\s*(?=\S)|[;；]\s*|,\s+(?=and\s+(?:what|which|how|does|do|is|are|should|can|when|where|who)\b)",
     re.IGNORECASE,
 )
 _MIN_PART_TERMS = 3
-# A part that points back ("how does it differ", "这条推荐是几类") extends the part before it.
-_BACK_REFERENCE = re.compile(r"\b(?:it|its|this|that|these|those|they|them|he|she|him|her)\b|这条|该推荐|该建议|其|此", re.IGNORECASE)
-
-
-_ASKS = re.compile(
-    r"\?|？|^\s*(?:and\s+)?(?:what|which|how|when|where|who|whom|why|is|are|does|do|should|can|could|may|would)\b"
-    r"|吗|呢|什么|哪|如何|怎样|怎么|多少|是否|几",
+# Words that point back ("how does it differ", "这条推荐是几类"): a part or a chat turn
+# using one, or naming fewer than three things, goes on from what came before it.
+_BACK_REFERENCE = re.compile(
+    r"\b(?:it|its|this|that|these|those|they|them|he|she|him|her)\b|[它这那该其此]",
     re.IGNORECASE,
 )
 
 
-def case_terms(question: str) -> list[str]:
-    """The content terms only of the case a question describes before asking ("A man with neurogenic OH is told to
-    take extra salt, while his wife follows sodium advice. How much salt does the syncope guideline suggest for
-    him?"): the words of the sentences before the last, when those ask nothing themselves and the last does."""
-    sentences = [span.text for span in split_sentences(question)]
-    if len(sentences) < 2 or not _ASKS.search(sentences[-1]) or any(_ASKS.search(s) for s in sentences[:-1]):
-        return []
-    asked = content_terms(sentences[-1], drop_question_words=True)
-    case = content_terms(" ".join(sentences[:-1]), drop_question_words=True)
-    return [key for key in case if key not in asked]
+def leans_on_before(text: str) -> bool:
+    """Whether a question (or a part of one) goes on from what was asked before it: it points back, or it names
+    fewer than three things of its own ("and for how long?")."""
+    return bool(_BACK_REFERENCE.search(text)) or len(content_terms(text, drop_question_words=True)) < _MIN_PART_TERMS
 
 
 def names_a_subject(text: str) -> bool:
@@ -305,63 +264,21 @@ def names_a_subject(text: str) -> bool:
     return any(is_technical(term) or (is_cjk_term(term) and len(term) >= 2 and term not in _ZH_ASKING) for term in terms)
 
 
-# "… for rate control and for cardioversion?", "某药用于甲病与用于乙病时，剂量分别是…": one question
-# about two cases, each introduced by the same word; each case is a part of its own.
-_RESPECTIVE_EN = re.compile(
-    r"^(?P<before>.*?\b)(?P<word>for|in|with|after|during|before)\s+(?P<one>[^,?;]+?)\s+and\s+(?P=word)\s+"
-    r"(?P<other>[^,?;]+?)(?P<after>[,?;].*|\s+respectively\b.*|)$",
-    re.IGNORECASE | re.DOTALL,
-)
-_RESPECTIVE_ZH = re.compile(
-    r"^(?P<before>.*?)(?P<word>用于|对于|针对|服用|使用|合并|伴)(?P<one>[^，。？；、与和及]+?)(?:与|和|及|以及)(?P=word)"
-    r"(?P<other>[^，。？；]+?)(?P<after>(?:时|的|，|,).*)$",
-    re.DOTALL,
-)
-_RESPECTIVELY = re.compile(r",?\s*\brespectively\b|分别|各自")
-
-
-def _cases(question: str) -> list[str]:
-    """The question once per case when it asks the same of two cases introduced by the same word, else itself."""
-    for pattern in (_RESPECTIVE_ZH, _RESPECTIVE_EN):
-        found = pattern.match(question)
-        if found:
-            ask = _RESPECTIVELY.sub("", found["after"])
-            return [f"{found['before']}{found['word']}{' ' * (pattern is _RESPECTIVE_EN)}{case}{ask}"
-                    for case in (found["one"], found["other"])]
-    return [question]
-
-
 def question_parts(question: str) -> list[str]:
     """The separate questions asked in one ("What is X, and how does the other guideline Y?"); one when one.
 
-    A part needs at least three content terms of its own, so a short follow-on ("and for how long?") stays with
-    the question it extends. The same asked of two cases ("for A and for B") is a part per case.
+    A part that goes on from the one before it (`leans_on_before`: "and for how long?") stays with it.
     """
-    pieces = [p.strip(" ,") for c in _cases(question) for p in _PART_BREAK.split(c) if p and p.strip(" ,")]
+    pieces = [p.strip(" ,") for p in _PART_BREAK.split(question) if p and p.strip(" ,")]
     parts: list[str] = []
     for piece in pieces:
-        extends = len(content_terms(piece, drop_question_words=True)) < _MIN_PART_TERMS or _BACK_REFERENCE.search(piece)
-        if parts and (extends or asks_grading(piece) and len(content_terms(piece, drop_question_words=True)) < 5):
+        if parts and leans_on_before(piece):
             parts[-1] = f"{parts[-1]} {piece}"
         else:
             parts.append(piece)
     if len(parts) > 1 and len(content_terms(parts[0], drop_question_words=True)) < _MIN_PART_TERMS:
         parts[:2] = [f"{parts[0]} {parts[1]}"]
     return parts
-
-
-_DEFINITION_QUESTION = re.compile(
-    r"\b(?:how (?:is|are|do(?:es)?) [\w\s-]{0,60}? defined|how (?:is|are) [\w\s-]{0,60}? define|definition of|"
-    r"what (?:is|are) meant by|what does [\w\s-]{0,40} mean|define|counts? as|qualif(?:y|ies) as|constitutes?)\b"
-    r"|定义|是指|什么是|指的是",
-    re.IGNORECASE,
-)
-_DEFINES = re.compile(
-    r"\b(?:is|are) defined as\b|\bdefined as\b|\brefers? to\b|\bis termed\b|\bmeans\b|^[^.:]{2,60}:\s"
-    r"|^[^.,;]{3,80}\b(?:is|are) (?:present|diagnosed|considered|confirmed) (?:when|if)\b"
-    r"|定义为|是指|指[^，。]{0,30}的|称为|^[^，。：]{2,30}[：:]",
-    re.IGNORECASE,
-)
 
 
 # A bound the question puts on a number ("below 40%", "低于40%", "≥65 years") and the one a sentence states.
@@ -386,19 +303,9 @@ def bounds(text: str) -> dict[str, set[str]]:
     return found
 
 
-def asks_definition(question: str) -> bool:
-    """Whether the question asks what something is or how it is defined."""
-    return bool(_DEFINITION_QUESTION.search(question))
-
-
-def defines(sentence: str) -> bool:
-    """Whether a sentence reads as a definition ("X is defined as", "X：指…的", a "Term: ..." table row)."""
-    return bool(_DEFINES.search(sentence))
-
-
-def asks_grading(question: str) -> bool:
-    """Whether the question asks how strong a recommendation is (class, level, grade)."""
-    return bool(_GRADING_QUESTION.search(question))
+def asks_grading(question: str, cues: QuestionCues) -> bool:
+    """Whether the question asks how strong a recommendation is (class, level, grade), by the domain pack's cue."""
+    return cues.grading is not None and bool(cues.grading.search(question))
 
 
 def wanted(question: str, cues: QuestionCues) -> str | None:

@@ -79,10 +79,10 @@ class QuotingAnswerer:
 
     def select(
         self, question: str, blocks: list[EvidenceBlock], language: str, scope: Scope,
-        part_documents: dict[str, frozenset[str]], shared_case: bool = False, parts: tuple[str, ...] = (),
+        part_documents: dict[str, frozenset[str]], parts: tuple[str, ...] = (),
     ) -> Selection:
         """The question read against the scope, and the extractive scorer's choice from its evidence."""
-        reading = self.reader.read(question, scope, blocks, part_documents, shared_case=shared_case, parts=parts)
+        reading = self.reader.read(question, scope, blocks, part_documents, parts=parts)
         return self.extractive.select(
             question, blocks, language, reading.idf, reading.lacking, reading.parts, reading.translations,
             reading.contrary, reading.sources, reading.naming, reading.short_forms,
@@ -100,7 +100,7 @@ class QuotingAnswerer:
         for part, own in zip(plan.parts, evidence.parts, strict=True):
             within = plan.scope.narrowed([part.named]) if part.named else plan.scope
             found = {sub: frozenset([part.named]) for sub in part.parts if part.named}
-            selection = self.select(part.asked, own, plan.language, within, found, shared_case=True, parts=part.parts)
+            selection = self.select(part.asked, own, plan.language, within, found, parts=part.parts)
             if selection.refused:
                 return None
             offset = len(blocks)

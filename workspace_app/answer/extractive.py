@@ -19,22 +19,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workspace_app.answer.answerability import asks_definition, asks_grading, defines
+from workspace_app.answer.answerability import asks_grading, wanted
 from workspace_app.answer.quotes import is_table_title, quotable, quote_sentences, table_rows
 from workspace_app.answer.scoring import ScoringModels, question_features, reciprocal
 from workspace_app.answer.vocabulary import is_technical
-from workspace_app.domain import GradeGrammar, NoGrades
+from workspace_app.domain import GradeGrammar, NoGrades, QuestionCues
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.text.cjk import has_cjk
 from workspace_app.text.sentences import Span
 from workspace_app.text.terms import Coverage, content_terms, evidence_terms, loose
 
-_NUMERIC_QUESTION = re.compile(
-    r"\b(how (?:many|much|long|often)|what (?:dose|percentage|proportion|range|length|angle|target|limit)|"
-    r"minutes|hours|days|dose|percent)\b|多少|多长|多久|剂量|比例|患病率|几",
-    re.IGNORECASE,
-)
 _HAS_NUMBER = re.compile(r"\d")
 _MIN_CHARS = {"en": 30, "zh": 10}
 _MAX_CHARS = 700
@@ -54,7 +49,6 @@ class Candidate:
     numeric: bool
     context: str = ""
     graded: bool = False
-    defining: bool = False
     semantic: float = 0.0
     score: float = 0.0
     twins: list[Candidate] = field(default_factory=list)
@@ -137,10 +131,11 @@ class ExtractiveAnswerer:
 
     def __init__(
         self, embedder: Embedder, weights: ExtractiveWeights | None = None, multilingual: Embedder | None = None,
-        models: ScoringModels | None = None, grades: GradeGrammar | None = None,
+        models: ScoringModels | None = None, grades: GradeGrammar | None = None, cues: QuestionCues | None = None,
     ) -> None:
         self._embedder = embedder
         self._grades = grades or NoGrades()  # the domain pack's: whether a sentence states a grading
+        self._cues = cues or QuestionCues()  # the domain pack's: what asks for an amount (`wanted`)
         self._multilingual = multilingual
         self.weights = weights or ExtractiveWeights()
         self.models = models or ScoringModels.load()
@@ -261,7 +256,7 @@ class ExtractiveAnswerer:
                 "fused_rank": reciprocal(c.block.n), "first_block": float(c.block.n == 1),
                 "dense_rank": reciprocal(ranks.get("dense")), "keyword_rank": reciprocal(ranks.get("sparse")),
                 "lacking": float(min(3, len(answers(c)))) if answers is not None else 0.0,
-                "numeric": float(c.numeric), "graded": float(c.graded), "defining": float(c.defining),
+                "numeric": float(c.numeric), "graded": float(c.graded),
                 "keyed": float(c.keyed) + (naming(c) if naming is not None else 0.0),
                 "table_row": float(is_table_title(c.block.chunk.section.split(" > ")[-1])),
                 "other_language": float(has_cjk(c.span.text) != (language == "zh")),
@@ -282,10 +277,8 @@ class ExtractiveAnswerer:
         self, question: str, blocks: Sequence[EvidenceBlock], language: str, prose: Coverage,
         keyed: Callable[[str], bool] | None = None, in_tables: Coverage | None = None,
     ) -> list[Candidate]:
-        numeric = bool(_NUMERIC_QUESTION.search(question))
-        definition = asks_definition(question)
-        # "How are classes of recommendation defined?" asks what the grades mean, not for a graded statement.
-        grading = asks_grading(question) and not definition
+        numeric = wanted(question, self._cues) is not None
+        grading = asks_grading(question, self._cues)
         found = []
         for block in blocks:
             if block.chunk.kind != "body":
@@ -310,7 +303,7 @@ class ExtractiveAnswerer:
                 found.append(Candidate(
                     block, span, i, coverage.of(read), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(span.text)), context,
-                    grading and _graded(self._grades, block.chunk.text, span), definition and defines(read),
+                    grading and _graded(self._grades, block.chunk.text, span),
                     label=label or "", keyed=_line_start(block.chunk.text, span.start) in named_row,
                 ))
             # A table row of several sentences is also quoted whole: a drug's dose, use and contraindications are
@@ -322,7 +315,7 @@ class ExtractiveAnswerer:
                 found.append(Candidate(
                     block, row, i, coverage.of(row.text), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(row.text)), context,
-                    grading and _graded(self._grades, block.chunk.text, row), definition and defines(row.text),
+                    grading and _graded(self._grades, block.chunk.text, row),
                     keyed=_line_start(block.chunk.text, row.start) in named_row,
                 ))
         return found

@@ -18,7 +18,6 @@ from storage.base import ChunkRepository
 from workspace_app.answer.answerability import (
     AnswerabilityRules,
     Needs,
-    case_terms,
     contrary,
     gives,
     names_acronyms,
@@ -29,7 +28,6 @@ from workspace_app.answer.answerability import (
 )
 from workspace_app.answer.document_names import named_documents, without_document_names
 from workspace_app.answer.extractive import Candidate, EitherLanguage, ExtractiveWeights, Part
-from workspace_app.answer.vocabulary import is_technical
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.models.documents import Chunk
 from workspace_app.retrieval.scope import Scope
@@ -49,8 +47,6 @@ _MEMO_LIMIT = 20_000
 _DOCUMENTS_KEPT = 8
 _BORROWED = 0.5  # weight of the rest of the question's words in a part that names its document
 _TRANSLATED_DISCOUNT = ExtractiveWeights().translated
-_CASE_WEIGHT = 0.5  # a technical word only of the case a question describes, against one of what it asks
-_CASE_EVERYDAY_WEIGHT = 0.05  # an everyday word only of the case
 _OPENING_CHUNKS, _OPENING_CHARS = 8, 4000  # where a document's title is looked for: its first page
 # `anchored`: the question's rarest named things; how rare (named by at most this share of the scope's passages,
 # or this many); and how common a thing may be when the question asks for a dose, duration or number (only
@@ -94,13 +90,11 @@ class QuestionReader:
 
     def read(
         self, question: str, scope: Scope, blocks: Sequence[EvidenceBlock],
-        part_documents: Mapping[str, frozenset[str]] | None = None, shared_case: bool = False,
+        part_documents: Mapping[str, frozenset[str]] | None = None,
         parts: Sequence[str] = (),
     ) -> Reading:
-        """The question's weights, needs, parts (its plan's, when it has several) and translations. `shared_case`:
-        the question is one part of several, and a case it describes before asking is shared with the others
-        (`idf`)."""
-        idf = self.idf(question, scope, shared_case)
+        """The question's weights, needs, parts (its plan's, when it has several) and translations."""
+        idf = self.idf(question, scope)
         defined = self.abbreviations(scope)
         forms = self._forms(defined)
         needs = self._needs(question, scope, idf, forms, blocks)
@@ -118,25 +112,11 @@ class QuestionReader:
             spelled_short_forms(question, defined),
         )
 
-    def idf(self, question: str, scope: Scope, shared_case: bool = False) -> dict[str, float]:
-        """Smoothed inverse document frequency of the question's content terms in the scope.
-
-        `shared_case`: the question is the first of several parts, each asking its own source, and the case it
-        describes before asking ("A patient on drug A is advised a change of diet, while his spouse follows
-        other advice. What does the first guideline suggest for him, and …") belongs to all of them:
-        the case's words weigh less (`case_terms`). In a question of one part the case carries its subject ("A
-        woman cannot tolerate aspirin. What should replace it?") and keeps its full weight.
-        """
+    def idf(self, question: str, scope: Scope) -> dict[str, float]:
+        """Smoothed inverse document frequency of the question's content terms in the scope."""
         terms = content_terms(question, drop_question_words=True)
         frequency = self._frequency(scope)
-        weights = idf_weights(terms, lambda key: frequency(terms[key]), scope.chunk_total)
-        for key in case_terms(question) if shared_case else ():
-            if key in weights:
-                # The case's everyday words ("told", "wife", "follows") pick out nothing; its technical ones
-                # (the condition it names) still count, as context.
-                word = terms[key]
-                weights[key] *= _CASE_WEIGHT if is_cjk_term(word) or is_technical(word) else _CASE_EVERYDAY_WEIGHT
-        return weights
+        return idf_weights(terms, lambda key: frequency(terms[key]), scope.chunk_total)
 
     def _frequency(self, scope: Scope) -> Callable[[str], int]:
         """How many of the scope's passages use a word (the keyword index), remembered per scope."""

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from storage.base import ChunkRepository, DocumentRepository
-from workspace_app.answer.answerability import AnswerabilityRules
+from workspace_app.answer.answerability import AnswerabilityRules, leans_on_before
 from workspace_app.answer.answerers import Answerer, Draft, QuotingAnswerer, WritingAnswerer
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.evidence import EvidenceGatherer
@@ -54,17 +54,9 @@ from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetriever, ent
 from workspace_app.retrieval.scope import ScopeCatalog, answer_scope, find_workspace
 from workspace_app.retrieval.search import SearchService
 from workspace_app.text.language import detect_language
-from workspace_app.text.terms import content_terms
 
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 3
-_FOLLOW_UP = re.compile(
-    r"^(and|but|also|what about|how about|then|so)\b|\b(it|its|this|that|these|those|they|them|he|she)\b|"
-    r"^(那|那么|还有|另外)|它|这个|那个|这些|那些|其",
-    re.IGNORECASE,
-)
-
-
 class AnswerCatalog(ScopeCatalog, DocumentRepository, ChunkRepository, Protocol):
     """What answers read of the catalog: the scope, documents (citations) and the keyword index (term weights)."""
 
@@ -85,7 +77,9 @@ class AnswerService:
         self.source = source
         self.grades = domain.grades  # what a citation's class and level are read with (none in a generic pack)
         # The multilingual embedder (when configured) compares a question with sentences of the other language.
-        self.extractive = ExtractiveAnswerer(embedder, _weights(settings), multilingual=multilingual, grades=self.grades)
+        self.extractive = ExtractiveAnswerer(
+            embedder, _weights(settings), multilingual=multilingual, grades=self.grades, cues=domain.cues
+        )
         confident = settings.answers.confident_threshold
         self.confident_threshold = self.extractive.models.confident_threshold if confident is None else confident
         # The other language's names of what a text mentions (the graph lexicon), for cross-language answers.
@@ -150,7 +144,7 @@ class AnswerService:
         started = time.perf_counter()
         if self.llm is not None:
             rewritten = self.llm.rewrite(question, recent)
-        elif _FOLLOW_UP.search(question) or len(content_terms(question, drop_question_words=True)) < 3:
+        elif leans_on_before(question):
             rewritten = f"{recent[-1].question} {question}"
         else:
             rewritten = question

@@ -62,6 +62,13 @@ DOSE_QUESTION = re.compile(
     r"|剂量|用量|给药量|如何给药|怎样给药|给药方案|用药方案|用法|多大量",
     re.IGNORECASE,
 )
+# A question asking how strongly something is recommended: the class of recommendation, the level of evidence.
+GRADING_QUESTION = re.compile(
+    r"\b(?:class(?:es)? of recommendation|level of evidence|levels of evidence|COR|LOE|how strong(?:ly)?|strength of"
+    r"|graded?|grading|what class|which class|evidence level|quality of (?:the )?evidence)\b"
+    r"|推荐级别|推荐类别|推荐等级|推荐强度|证据级别|证据水平|证据等级|几类推荐|级别",
+    re.IGNORECASE,
+)
 # An amount in one of the units doses are given in.
 AMOUNT = re.compile(
     r"\d\s*(?:mg|µg|μg|mcg|g|gram|grams|kg|iu|units?|u|mmol|meq|ml|mL|l|mg/kg|µg/kg|μg/kg)\b|\d\s*(?:毫克|克|单位|毫升)",
@@ -72,7 +79,7 @@ CLINICAL = DomainPack(
     name="clinical",
     lexicon=LEXICON,
     grades=CorLoeGrammar(),
-    cues=QuestionCues(populations=POPULATIONS, amount_question=DOSE_QUESTION, amount=AMOUNT),
+    cues=QuestionCues(populations=POPULATIONS, amount_question=DOSE_QUESTION, amount=AMOUNT, grading=GRADING_QUESTION),
     recommendation_question=recommendation_question,
     warm_questions=("What is recommended for patients with atrial fibrillation?", "房颤患者推荐什么治疗？"),
 )

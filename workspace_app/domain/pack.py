@@ -69,12 +69,14 @@ class QuestionCues:
 
     `populations`: special populations (name -> pattern) whose care differs from everyone else's; a question about
     one is answered only by evidence that names it. `amount_question`: a question that wants an amount with a unit
-    (a dose); `amount` is what such an amount looks like (a number with one of the field's units).
+    (a dose); `amount` is what such an amount looks like (a number with one of the field's units). `grading`: a
+    question asking how strongly something is recommended (the field's grades; `GradeGrammar` reads them).
     """
 
     populations: Mapping[str, re.Pattern[str]] = field(default_factory=dict)
     amount_question: re.Pattern[str] | None = None
     amount: re.Pattern[str] | None = None
+    grading: re.Pattern[str] | None = None
 
 
 def no_question(statement: str, section: str = "") -> str | None:
