@@ -12,7 +12,7 @@ from workspace_app.errors import EventNotFoundError, PatientNotFoundError
 from workspace_app.models.events import epoch_seconds
 from workspace_app.patients.service import PatientService
 
-FEATURES = ("sim_vec", "time_score", "concept_overlap", "rule_boost")
+FEATURES = ("sim_vec", "time_score", "concept_overlap", "rule_boost", "mined_link")
 
 
 def _administration(app: Any) -> Any:
@@ -30,7 +30,8 @@ def test_related_events_come_with_their_reasons(imported: tuple[Any, Any, Any]) 
         assert set(FEATURES) | {"rule_hits"} <= set(reasons)
         assert all(0.0 <= reasons[f] <= 1.0 for f in FEATURES) and isinstance(reasons["rule_hits"], list)
         weighted = 0.1 * reasons["sim_vec"] + 0.2 * reasons["time_score"] + 0.15 * reasons["concept_overlap"]
-        assert hit["score"] == pytest.approx(weighted + 0.15 * reasons["rule_boost"], abs=2e-3)
+        weighted += 0.15 * reasons["rule_boost"] + 0.5 * reasons["mined_link"]
+        assert hit["score"] == pytest.approx(weighted, abs=2e-3)
         assert reasons["time_score"] == pytest.approx(math.exp(-abs(reasons["dt_h"]) / 6), abs=1e-3)
 
 
