@@ -52,9 +52,9 @@ class MiningOptions:
     window_h: float = 24.0
     min_support: int = 5
     min_patients: int = 5
-    min_lift: float = 1.5
+    min_lift: float = 1.2
     min_patient_lift: float = 1.1
-    max_per_finding: int = 10
+    max_per_finding: int = 6
     test_percent: int = 40
 
 
