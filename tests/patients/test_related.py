@@ -54,10 +54,10 @@ def test_the_window_bounds_temporal_recall(imported: tuple[Any, Any, Any]) -> No
 def test_weights_switch_features_off(imported: tuple[Any, Any, Any]) -> None:
     app, _, _ = imported
     query = _administration(app)
-    hits = app.patients.related("10019917", query.event_id, top_k=5, weights={"w1": 0, "w2": 0, "w3": 0, "w4": 1})
+    hits = app.patients.related("10019917", query.event_id, top_k=5, weights={"w1": 0, "w2": 0, "w3": 0, "w4": 1, "w5": 0})
     assert all(h["score"] == pytest.approx(h["reasons"]["rule_boost"], abs=1e-3) for h in hits)
-    with pytest.raises(ValueError, match="unknown weight 'w5'"):
-        app.patients.related("10019917", query.event_id, weights={"w5": 1})
+    with pytest.raises(ValueError, match="unknown weight 'w6'"):
+        app.patients.related("10019917", query.event_id, weights={"w6": 1})
 
 
 def test_the_baseline_is_plain_vector_search(imported: tuple[Any, Any, Any]) -> None:

@@ -60,7 +60,8 @@ class MiningOptions:
 
 def split_patients(ids: Iterable[str], test_percent: int = 40) -> tuple[list[str], list[str]]:
     """(training, test) patient ids, by a hash of each id: the same split on every machine and run."""
-    train, test = [], []
+    train: list[str] = []
+    test: list[str] = []
     for patient in sorted(set(ids)):
         bucket = int(hashlib.sha256(patient.encode()).hexdigest()[:8], 16) % 100
         (test if bucket < test_percent else train).append(patient)
@@ -295,7 +296,7 @@ def write_rules(path: Path, links: Sequence[Link], grades: Mapping[str, Sequence
     head = {"provenance": {**provenance, "thresholds": asdict(options)}}
     lines = [header + yaml.safe_dump(head, allow_unicode=True, sort_keys=False, width=10_000).rstrip(), "grades:"]
     for finding, cuts in grades.items():
-        lines.append(f"  {_flow({finding: list(cuts)})}")
+        lines.append(f"  {_flow(finding)}: {_flow(list(cuts))}")
     lines.append("rules:")
     for link in links:
         lines.append(f"  - {_flow(link_rule(link, options.window_h))}")
@@ -303,9 +304,9 @@ def write_rules(path: Path, links: Sequence[Link], grades: Mapping[str, Sequence
 
 
 def _flow(value: Any) -> str:
-    """One YAML line (flow style)."""
-    text: str = yaml.safe_dump(value, allow_unicode=True, sort_keys=False, default_flow_style=True, width=10_000)
-    return text.strip().removeprefix("{").removesuffix("}") if isinstance(value, dict) and len(value) == 1 and "name" not in value else text.strip()
+    """A value as one line of YAML (flow style)."""
+    text: str = yaml.safe_dump([value], allow_unicode=True, sort_keys=False, default_flow_style=True, width=10_000)
+    return text.strip()[1:-1]
 
 
 def mine_folder(folder: Path, options: MiningOptions = MiningOptions()) -> tuple[list[Link], dict[str, list[float]], dict[str, Any]]:
