@@ -140,7 +140,7 @@ def related_events(
 
 
 def _reasons(memory: PatientMemory, rules: RuleSet, q: int, c: int, sim: float, tau_h: float) -> dict[str, Any]:
-    """The four features of candidate `c` for query `q`, and what they came from."""
+    """The five features of candidate `c` for query `q`, and what they came from (links in words)."""
     query, candidate = memory.events[q], memory.events[c]
     dt_h = float(memory.hours[c] - memory.hours[q])
     first, second = (q, c) if dt_h >= 0 else (c, q)
