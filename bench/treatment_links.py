@@ -22,7 +22,7 @@ event (`related_events`, default weights, window ±24 h), else 0; averaged per f
 Vectors (`--vectors`): `none` (default) builds each test patient's memory from the record as the importer prepares
 its events (times, concepts) but without embeddings, so the similarity feature (weight 0.1 of 1.15) is 0 for every
 candidate and vector recall adds nothing the window does not; `model` imports the patients into a fresh data dir
-with the configured embedder (embeddings cached in bench/.cache; the first run embeds ~110,000 events: about an hour
+with the configured embedder (embeddings cached in bench/.cache; the first run embeds ~110,000 events: 28 min
 on a busy 2-core machine) and ranks exactly as the product does.
 Latency: related() with the links over 100 events of the busiest demo patient (50 at random, 50 abnormal results of
 the families), memory warm: through the service with `model`; with `none`, `related_events` on a memory whose
