@@ -67,6 +67,7 @@ def reason_text(query: Event, candidate: Event, reasons: Mapping[str, Any]) -> s
     if shared:
         parts.append("shares " + ", ".join(shared))
     parts += [f"rule: {rule_phrase(name)}" for name in reasons.get("rule_hits", [])]
+    parts += [str(reason) for reason in reasons.get("links", [])[:1]]  # the strongest link learned from the record
     return " · ".join(parts)
 
 

@@ -379,6 +379,19 @@ class PatientsSettings(_Group):
         "workspace_app/patients/rules.yaml); unset means the shipped one.",
     )
 
+    mined_links: bool = Field(
+        True,
+        description="Rerank related events with the treatment links learned from the record (links_file) beside the "
+        "rules file's rules; a rule of the rules file with a mined link's name or if/then replaces it.",
+    )
+
+    links_file: Path | None = Field(
+        None,
+        description="YAML file of links learned from the record, written by `workspace-app patients mine-links`; "
+        "unset means the shipped workspace_app/patients/mined_rules.yaml (mined from the MIMIC-IV demo's training "
+        "patients).",
+    )
+
 
 class DomainSettings(_Group):
     """The knowledge of one field of documents the engine reads with (workspace_app/domain/)."""

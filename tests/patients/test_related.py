@@ -12,7 +12,7 @@ from workspace_app.errors import EventNotFoundError, PatientNotFoundError
 from workspace_app.models.events import epoch_seconds
 from workspace_app.patients.service import PatientService
 
-FEATURES = ("sim_vec", "time_score", "concept_overlap", "rule_boost")
+FEATURES = ("sim_vec", "time_score", "concept_overlap", "rule_boost", "mined_link")
 
 
 def _administration(app: Any) -> Any:
@@ -30,7 +30,8 @@ def test_related_events_come_with_their_reasons(imported: tuple[Any, Any, Any]) 
         assert set(FEATURES) | {"rule_hits"} <= set(reasons)
         assert all(0.0 <= reasons[f] <= 1.0 for f in FEATURES) and isinstance(reasons["rule_hits"], list)
         weighted = 0.1 * reasons["sim_vec"] + 0.2 * reasons["time_score"] + 0.15 * reasons["concept_overlap"]
-        assert hit["score"] == pytest.approx(weighted + 0.15 * reasons["rule_boost"], abs=2e-3)
+        weighted += 0.15 * reasons["rule_boost"] + 0.5 * reasons["mined_link"]
+        assert hit["score"] == pytest.approx(weighted, abs=2e-3)
         assert reasons["time_score"] == pytest.approx(math.exp(-abs(reasons["dt_h"]) / 6), abs=1e-3)
 
 
@@ -53,10 +54,10 @@ def test_the_window_bounds_temporal_recall(imported: tuple[Any, Any, Any]) -> No
 def test_weights_switch_features_off(imported: tuple[Any, Any, Any]) -> None:
     app, _, _ = imported
     query = _administration(app)
-    hits = app.patients.related("10019917", query.event_id, top_k=5, weights={"w1": 0, "w2": 0, "w3": 0, "w4": 1})
+    hits = app.patients.related("10019917", query.event_id, top_k=5, weights={"w1": 0, "w2": 0, "w3": 0, "w4": 1, "w5": 0})
     assert all(h["score"] == pytest.approx(h["reasons"]["rule_boost"], abs=1e-3) for h in hits)
-    with pytest.raises(ValueError, match="unknown weight 'w5'"):
-        app.patients.related("10019917", query.event_id, weights={"w5": 1})
+    with pytest.raises(ValueError, match="unknown weight 'w6'"):
+        app.patients.related("10019917", query.event_id, weights={"w6": 1})
 
 
 def test_the_baseline_is_plain_vector_search(imported: tuple[Any, Any, Any]) -> None:

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from workspace_app.adapters.process import prepare_process
 from workspace_app.config import Settings, load_settings
-from workspace_app.errors import WorkspaceError
+from workspace_app.errors import UnsupportedFileError, WorkspaceError
+from workspace_app.patients.link_mining import MiningOptions
+from workspace_app.patients.mimic import is_mimic_dir
 
 if TYPE_CHECKING:
     from workspace_app.app import App
@@ -124,6 +126,24 @@ def _add_patient_commands(commands: Any) -> None:
                       help="queue the import for the worker and return at once (follow it with `patients imports`)")
     patient_commands.add_parser("list", help="imported patients with counts").add_argument("--json", action="store_true")
     patient_commands.add_parser("imports", help="the latest imports run by the worker, with their status")
+    mine = patient_commands.add_parser(
+        "mine-links", help="learn treatment links (abnormal lab -> medication, order, re-check) from a MIMIC-IV "
+        "folder's training patients and write them as rules with their provenance",
+    )
+    mine.add_argument("path", type=Path, help="a MIMIC-IV folder (read only)")
+    mine.add_argument("--out", type=Path, required=True,
+                      help="the mined rules file to write (the shipped one: workspace_app/patients/mined_rules.yaml)")
+    defaults = MiningOptions()
+    mine.add_argument("--window-h", type=float, default=defaults.window_h, help="hours after the finding")
+    mine.add_argument("--min-support", type=int, default=defaults.min_support, help="times the pair is seen, at least")
+    mine.add_argument("--min-patients", type=int, default=defaults.min_patients, help="distinct patients, at least")
+    mine.add_argument("--min-lift", type=float, default=defaults.min_lift,
+                      help="lift over the base rate, with the lower bound of the confidence, at least")
+    mine.add_argument("--min-patient-lift", type=float, default=defaults.min_patient_lift,
+                      help="support over what each patient's own base rate predicts, at least")
+    mine.add_argument("--max-per-finding", type=int, default=defaults.max_per_finding, help="strongest links kept")
+    mine.add_argument("--test-percent", type=int, default=defaults.test_percent,
+                      help="share of patients held out by a hash of their id (never mined)")
 
     events = commands.add_parser("events", help="a patient's events in time order")
     events.add_argument("--patient", "-p", required=True)
@@ -413,6 +433,8 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _patients(args: argparse.Namespace, settings: Settings) -> int:
+    if args.action == "mine-links":
+        return _mine_links(args)
     app = _app(settings)
     if args.action == "list":
         for patient in app.patients.list():
@@ -440,6 +462,23 @@ def _patients(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _mine_links(args: argparse.Namespace) -> int:
+    from workspace_app.patients.link_mining import mine_folder, write_rules
+
+    if not is_mimic_dir(args.path):
+        raise UnsupportedFileError(f"{args.path} is not a MIMIC-IV folder (with hosp/admissions.csv.gz).")
+    options = MiningOptions(args.window_h, args.min_support, args.min_patients, args.min_lift, args.min_patient_lift,
+                            args.max_per_finding, args.test_percent)
+    links, grades, provenance = mine_folder(args.path, options)
+    command = (f"workspace-app patients mine-links {args.path.name} --out {args.out.name} --window-h {args.window_h:g} "
+               f"--min-support {args.min_support} --min-patients {args.min_patients} --min-lift {args.min_lift:g} "
+               f"--min-patient-lift {args.min_patient_lift:g} --max-per-finding {args.max_per_finding} "
+               f"--test-percent {args.test_percent}")
+    write_rules(args.out, links, grades, options, {"command": command, **provenance})
+    print(json.dumps({"out": str(args.out), **provenance}, ensure_ascii=False))
+    return 0
+
+
 def _events(args: argparse.Namespace, settings: Settings) -> int:
     for event in _app(settings).patients.events(args.patient, args.type):
         line = f"{event.timestamp}\t{event.event_type}/{event.sub_type}\t{event.content}\t[{event.event_id}]"
@@ -460,7 +499,8 @@ def _related(args: argparse.Namespace, settings: Settings) -> int:
         print(terminal_safe(
             f"{hit['score']:.3f}  {event.timestamp}  {event.event_type}/{event.sub_type}  {event.content[:80]}\n"
             f"       sim={why['sim_vec']:.2f} time={why['time_score']:.2f} concepts={why['concept_overlap']:.2f}"
-            f" rule={why['rule_boost']:.2f}{rules}  [{hit['event_id']}]"
+            f" rule={why['rule_boost']:.2f}{rules} link={why['mined_link']:.2f}  [{hit['event_id']}]"
+            + "".join(f"\n       {reason}" for reason in why["links"][:1])
         ))
     return 0
 

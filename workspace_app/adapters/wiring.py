@@ -45,6 +45,7 @@ from workspace_app.patient_imports import PatientImports
 from workspace_app.patient_links import PatientLinkService
 from workspace_app.patients.records import PatientRecordSource
 from workspace_app.patients.service import PatientService
+from workspace_app.patients.rules import DEFAULT_LINKS
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
@@ -150,7 +151,8 @@ def build_app(
         multilingual=crosslingual.embedder if crosslingual else None, domain=domain,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
-    patients = PatientService(catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary)
+    mined = (settings.patients.links_file or DEFAULT_LINKS) if settings.patients.mined_links else None
+    patients = PatientService(catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary, mined)
     roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
     imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports", roots)
     links = PatientLinkService(graph, patients, workspaces.get)

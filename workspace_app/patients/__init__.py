@@ -7,6 +7,8 @@ events file, concepts found at import, and explained related-event search.
     lexicon.py        drug classes, lab aliases, disease words (lexicon/*.tsv, English and Chinese)
     concepts.py       concepts of an event (drugs, classes, diseases, labs, abnormal ↑/↓)
     rules.py          clinical rules and type priors from YAML (rules.yaml shipped), validated
-    related.py        recall + weighted rerank with reasons; plain vector search as the baseline
+    link_mining.py    treatment links learned from the record (abnormal lab -> medication, order, re-check) on a
+                      training split of patients, written as rules with provenance (mined_rules.yaml)
+    related.py        recall + weighted rerank with reasons (and mined links in words); plain vector search as the baseline
     service.py        PatientService: import, list, events, related (what the App exposes as app.patients)
 """

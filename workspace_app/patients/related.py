@@ -5,8 +5,11 @@ Recall (high recall, low precision), merged and de-duplicated:
   - temporal: every event within ±`window_h` hours of it;
   - type prior: for each event type the query's type points to (R[query type, type] > 0), its `type_prior_n`
     events nearest in time.
-Rerank: s = w1·sim_vec + w2·exp(-|Δt|/τ) + w3·concept_overlap + w4·rule_boost, where rule_boost is the type prior
-R[query type, candidate type] plus the weights of the rules that fire between the two (capped at 1).
+Rerank: s = w1·sim_vec + w2·exp(-|Δt|/τ) + w3·concept_overlap + w4·rule_boost + w5·mined_link, where rule_boost is
+the type prior R[query type, candidate type] plus the weights of the rules that fire between the two (capped at 1),
+and mined_link the strongest weight (1 - 1/lower lift) of the links learned from the record (link_mining.py) that
+fire between them, each given in words under `links`. Links match an event's keys: its concepts, the names the
+record gives its medication or order ('med:phytonadione'), and the grades of its lab value ('hemoglobin↓↓↓').
 
 Vectors are a numpy matrix per patient (built from the catalog's event vectors, kept by the service): a patient
 has at most tens of thousands of events, so one matrix product (~1 ms) beats a round trip to a vector store and
@@ -24,16 +27,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from workspace_app.models.events import Event, epoch_seconds
-from workspace_app.patients.concepts import concept_overlap
-from workspace_app.patients.rules import RuleSet, rule_hits
+from workspace_app.patients.concepts import concept_overlap, graded_findings, lab_value, record_keys
+from workspace_app.patients.rules import RuleSet, link_hits, rule_hits
 
 # Seed 004 starts from 0.5 / 0.2 / 0.15 / 0.15. On the whole MIMIC-IV demo (`python -m bench.events --all`),
 # similarity at 0.5 did not earn its weight: with it at 0.1 Recall@10 rose on every record-link type (emar→poe
 # 0.017 -> 0.100, emar→prescription 0.200 -> 0.475, infusions 0.457 -> 0.527, poe→prescription 0.013 -> 0.220,
 # prescription→poe 0.125 -> 0.133), and at 0 it fell on infusions (0.309); the vector still recalls candidates.
-DEFAULT_WEIGHTS = {"sim_vec": 0.1, "time_score": 0.2, "concept_overlap": 0.15, "rule_boost": 0.15}
-_ALIASES = {"w1": "sim_vec", "w2": "time_score", "w3": "concept_overlap", "w4": "rule_boost", "sim": "sim_vec",
-            "time": "time_score", "concept": "concept_overlap", "rule": "rule_boost"}
+# mined_link (issue 28): at 0.5 a link of lower lift 2 (weight 0.5) adds 0.25, above what same-time results of one
+# panel get from time alone (0.2), so a treatment the record links to an abnormal result can reach its top 10.
+DEFAULT_WEIGHTS = {"sim_vec": 0.1, "time_score": 0.2, "concept_overlap": 0.15, "rule_boost": 0.15, "mined_link": 0.5}
+_ALIASES = {"w1": "sim_vec", "w2": "time_score", "w3": "concept_overlap", "w4": "rule_boost", "w5": "mined_link",
+            "sim": "sim_vec", "time": "time_score", "concept": "concept_overlap", "rule": "rule_boost",
+            "link": "mined_link"}
+FEATURES = tuple(DEFAULT_WEIGHTS)
 TOP_N = 100
 TYPE_PRIOR_N = 20
 
@@ -52,7 +59,7 @@ def resolve_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
 @dataclass(frozen=True)
 class PatientMemory:
     """One patient's events in time order with their times (hours), concepts and unit vectors (row per event;
-    zeros for an event without a vector)."""
+    zeros for an event without a vector), the keys links match (concepts and record names) and lab values."""
 
     events: tuple[Event, ...]
     hours: NDArray[np.float64]
@@ -60,6 +67,8 @@ class PatientMemory:
     vectors: NDArray[np.float32]
     index: Mapping[str, int]
     types: NDArray[np.str_]
+    keys: tuple[frozenset[str], ...] = ()
+    values: tuple[float | None, ...] = ()
 
     @classmethod
     def build(cls, events: Sequence[Event], ids: Sequence[str], matrix: NDArray[np.float32]) -> PatientMemory:
@@ -71,7 +80,17 @@ class PatientMemory:
                 vectors[index[event_id]] = matrix[row]
         hours = np.array([epoch_seconds(e.timestamp) / 3600 for e in events], dtype=np.float64)
         types = np.array([e.event_type for e in events], dtype=np.str_)
-        return cls(tuple(events), hours, tuple(frozenset(e.concepts) for e in events), vectors, index, types)
+        concepts = tuple(frozenset(e.concepts) for e in events)
+        keys = tuple(c | record_keys(e) for c, e in zip(concepts, events, strict=True))
+        values = tuple(lab_value(e.content) if e.event_type == "lab" else None for e in events)
+        return cls(tuple(events), hours, concepts, vectors, index, types, keys, values)
+
+    def link_keys(self, position: int, rules: RuleSet) -> frozenset[str]:
+        """What links match on the event at `position`: its keys and the grades its lab value reaches."""
+        keys = self.keys[position] if self.keys else self.concepts[position]
+        value = self.values[position] if self.values else None
+        graded = graded_findings([k for k in keys if k.startswith("abnormal:")], value, rules.grades)
+        return keys | graded if graded else keys
 
     def similarities(self, position: int) -> NDArray[np.float32]:
         """Cosine similarity of every event to the one at `position`."""
@@ -114,14 +133,14 @@ def related_events(
     for i, recalled_by in recall(memory, rules, position, window_h, top_n).items():
         reasons = _reasons(memory, rules, position, i, float(sims[i]), tau_h)
         reasons["recall"] = recalled_by
-        score = sum(w[name] * reasons[name] for name in ("sim_vec", "time_score", "concept_overlap", "rule_boost"))
+        score = sum(w[name] * reasons[name] for name in FEATURES)
         scored.append((score, abs(reasons["dt_h"]), memory.events[i].event_id, reasons))
     scored.sort(key=lambda item: (-item[0], item[1], item[2]))
     return [{"event_id": eid, "score": round(s, 4), "reasons": r} for s, _, eid, r in scored[:top_k]]
 
 
 def _reasons(memory: PatientMemory, rules: RuleSet, q: int, c: int, sim: float, tau_h: float) -> dict[str, Any]:
-    """The four features of candidate `c` for query `q`, and what they came from."""
+    """The five features of candidate `c` for query `q`, and what they came from (links in words)."""
     query, candidate = memory.events[q], memory.events[c]
     dt_h = float(memory.hours[c] - memory.hours[q])
     first, second = (q, c) if dt_h >= 0 else (c, q)
@@ -130,12 +149,16 @@ def _reasons(memory: PatientMemory, rules: RuleSet, q: int, c: int, sim: float, 
         (memory.events[second].event_type, memory.concepts[second]), abs(dt_h),
     )
     prior = rules.prior(query.event_type, candidate.event_type)
+    links = link_hits(rules, memory.link_keys(first, rules), memory.link_keys(second, rules), abs(dt_h)) if rules.links else []
+    links.sort(key=lambda link: (-link.weight, link.name))
     return {
         "sim_vec": round(max(sim, 0.0), 4),
         "time_score": round(math.exp(-abs(dt_h) / tau_h), 4) if tau_h > 0 else 0.0,
         "concept_overlap": round(concept_overlap(memory.concepts[q], memory.concepts[c]), 4),
         "rule_boost": round(min(1.0, prior + sum(rule.weight for rule in hits)), 4),
         "rule_hits": [rule.name for rule in hits],
+        "mined_link": round(links[0].weight, 4) if links else 0.0,
+        "links": [link.reason for link in links[:3]],
         "type_prior": prior,
         "dt_h": round(dt_h, 2),
     }

@@ -45,15 +45,17 @@ class PatientService:
 
     def __init__(
         self, store: EventStore, embedder: Embedder, rules: RuleSet | Path | None = None,
-        vocabulary: VocabularyStore | None = None,
+        vocabulary: VocabularyStore | None = None, links: Path | None = None,
     ) -> None:
         """`vocabulary`: where the dictionaries' definitions of imported codes are kept (none: not kept). `rules`: a rule set, or the YAML file to read it from on first use (None: the shipped rules.yaml), so
-        a broken user file fails related-event search with its message, not the whole application."""
+        a broken user file fails related-event search with its message, not the whole application. `links`: a file of
+        links learned from the record (mined_rules.yaml) added to the rules file's rules (None: no links)."""
         self._store = store
         self._embedder = embedder
         self._vocabulary = vocabulary
         self._rules = rules if isinstance(rules, RuleSet) else None
         self._rules_file = None if isinstance(rules, RuleSet) else rules
+        self._links_file = links
         self._memories: dict[str, tuple[int, int, PatientMemory]] = {}  # (events, vectors, memory)
         self._lock = threading.Lock()
 
@@ -61,7 +63,7 @@ class PatientService:
     def rules(self) -> RuleSet:
         """The rules and type priors (read and validated once). Raises RulesFileError."""
         if self._rules is None:
-            self._rules = load_rules(self._rules_file)
+            self._rules = load_rules(self._rules_file, self._links_file)
         return self._rules
 
     # Import
