@@ -15,7 +15,7 @@ from typing import Protocol
 
 from workspace_app.graph.chinese import ChineseMatcher, find_pairings
 from workspace_app.graph.english import HEAD_TYPES, EnglishMatcher, Match, candidate_phrases
-from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase
+from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase, is_proper_name
 from workspace_app.graph.lexicon import (
     SAFE_SHORT,
     Concept,
@@ -122,13 +122,14 @@ class LexiconEntityExtractor:
         return concept
 
     def resolve(self, long_form: str, short: str | None = None) -> Concept | None:
-        """The concept a defined long form names: the lexicon's, a typed pattern, a clinical term, or None."""
+        """The concept a defined long form names: the lexicon's, a typed pattern, a clinical term, or None (a proper
+        name: "American Heart Association (AHA)" names an organisation)."""
         key = normalize_key(self._expanded(long_form))
         if key in self._lexicon.forms:
             return self._lexicon.forms[key]
         if short and case_key(short) in self._lexicon.abbreviations:
             return self._lexicon.abbreviations[case_key(short)]
-        if is_junk_phrase(key) or len(key.split()) > 7:
+        if is_junk_phrase(key) or len(key.split()) > 7 or is_proper_name(long_form):
             return None
         kind = HEAD_TYPES.get(singular(key.split()[-1]))
         if kind is None and (not CLINICAL_STEMS.search(key) or key.endswith(_ADJECTIVE_ENDINGS)):
