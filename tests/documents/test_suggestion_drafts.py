@@ -33,7 +33,8 @@ def test_a_section_title_becomes_a_plain_question(heading: str, question: str) -
         "Class of Recommendation and Level of Evidence", "Ownership/Speakers Partnership/ Personal Bureau",
         "Literature Search Yield", "撰写成员", "参 考 文 献", "Dyads (beneficiaries with ≥2 comorbidities; N=19,139,696)",
         "Ischemic Heart Disease* (N = 8,678,060)", "Rationale: Reducing saturated fat intake lowers both",
-        "CQ1—Dietary Patterns and", "急性心房颤动中国急诊管理指南（2024）", "Benefit",
+        "CQ1—Dietary Patterns and", "General Evaluation of Patients With", "OVERARCHING RECOMMENDATIONS FOR",
+        "Resting ECG in Patients With Documented or", "急性心房颤动中国急诊管理指南（2024）", "Benefit",
         "Table 5. Summary of Recommendations for Lifestyle Management",  # a table's title: its rows' section
     ],
 )

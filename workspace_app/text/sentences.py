@@ -39,6 +39,12 @@ _ACRONYM = re.compile(r"[A-Z][A-Z0-9]+\b")  # an upper-case start that need not 
 _GRADE_CELLS_INLINE = re.compile(rf"(?<=[\u4e00-\u9fff）)\s]){_GRADE_CELLS}(?=[\u4e00-\u9fff（(［【])")
 
 
+def leaves_clause_open(line: str) -> bool:
+    """True when a line ends on a word that cannot end a clause ("… in patients with", "Dietary Patterns and"): its
+    text goes on in the next line, or was cut there."""
+    return _OPEN_CLAUSE.search(line.rstrip()) is not None
+
+
 @dataclass(frozen=True)
 class Span:
     """A sentence and where it sits in its text (character offsets, end exclusive)."""
