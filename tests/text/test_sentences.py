@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workspace_app.text.sentences import leaves_clause_open, split_sentences
+from workspace_app.text.sentences import is_caption, leaves_clause_open, split_sentences
 
 
 def texts(text: str) -> list[str]:
@@ -32,3 +32,13 @@ def test_a_year_or_a_numbered_item_still_ends_the_sentence() -> None:
 def test_a_line_ending_on_a_function_word_leaves_its_clause_open(line: str, open_: bool) -> None:
     """The one rule sentence joining and cut-off section titles share: "… with" goes on in the next line."""
     assert leaves_clause_open(line) is open_
+
+
+@pytest.mark.parametrize(
+    ("sentence", "caption"),
+    [("Table 3. Statin intensity", True), ("表1 推荐类别与证据水平", True), ("Fig. 2 Algorithm", True),
+     ("Tables of risk are shown.", False), ("Figure-of-eight sutures were used.", False)],
+)
+def test_a_caption_is_a_table_or_figure_label_and_its_number(sentence: str, caption: bool) -> None:
+    """One caption rule for guides (a caption is no recommendation) and graph reports (nor a sentence to quote)."""
+    assert is_caption(sentence) is caption
