@@ -165,3 +165,11 @@ def test_a_defined_term_written_in_lower_case_is_a_concept_whatever_its_words() 
     """"guideline-directed medical therapy (GDMT)" names a treatment, although "guideline" names documents too."""
     concept = LexiconEntityExtractor().resolve("guideline-directed medical therapy", "GDMT")
     assert concept is not None and concept.type == "procedure"
+
+
+def test_a_chinese_terms_title_case_english_gloss_is_still_a_concept(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]]
+) -> None:
+    """"左心室充盈压（Filling Pressure）" (HFpEF consensus p. 4): glosses are capitalised by convention, not as names."""
+    found = merged(extract(chunk_pdf, excerpt("zh-hfpef-consensus-2023.pdf", 4, 4)))
+    assert "filling pressure" in found
