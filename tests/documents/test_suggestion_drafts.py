@@ -33,7 +33,8 @@ def test_a_section_title_becomes_a_plain_question(heading: str, question: str) -
         "Class of Recommendation and Level of Evidence", "Ownership/Speakers Partnership/ Personal Bureau",
         "Literature Search Yield", "撰写成员", "参 考 文 献", "Dyads (beneficiaries with ≥2 comorbidities; N=19,139,696)",
         "Ischemic Heart Disease* (N = 8,678,060)", "Rationale: Reducing saturated fat intake lowers both",
-        "CQ1—Dietary Patterns and", "急性心房颤动中国急诊管理指南（2024）", "Benefit",
+        "CQ1—Dietary Patterns and", "General Evaluation of Patients With", "OVERARCHING RECOMMENDATIONS FOR",
+        "Resting ECG in Patients With Documented or", "急性心房颤动中国急诊管理指南（2024）", "Benefit",
         "Table 5. Summary of Recommendations for Lifestyle Management",  # a table's title: its rows' section
     ],
 )
@@ -43,12 +44,15 @@ def test_what_no_reader_asks_about_is_not_offered(heading: str) -> None:
 
 def test_a_recommendation_becomes_a_question_about_its_population_or_subject() -> None:
     assert recommendation_question(
+        "For women with chronic or paroxysmal atrial fibrillation, warfarin should be used to maintain the INR."
+    ) == "What is recommended for women with chronic or paroxysmal atrial fibrillation?"
+    assert recommendation_question(
         "Aspirin therapy (75–325 mg/d) should be used in women with CHD unless contraindicated (Class I; Level A)."
-    ) == "What is recommended for women with CHD?"
+    ) == "When is aspirin therapy recommended?", "a population after the advice is not cut out of the sentence"
     assert recommendation_question(
         "Aspirin 75–325 mg should be used in women with chronic or paroxysmal atrial fibrillation with a "
         "contraindication to warfarin."
-    ) == "What is recommended for women with chronic or paroxysmal atrial fibrillation?"
+    ) == "When is aspirin recommended?", "nor is its dose"
     assert recommendation_question(
         "Pharmacotherapy is indicated when blood pressure is ≥140/90 mm Hg.", "Blood pressure: pharmacotherapy"
     ) == "When is pharmacotherapy recommended for blood pressure?", "a bare subject gets its section's topic"

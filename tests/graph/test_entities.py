@@ -149,3 +149,27 @@ def test_sentence_groups_only_hold_keys_of_the_chunk(hcm: dict[str, FoundEntity]
         keys = {e.key for e in chunk.entities}
         assert all(set(group) <= keys for group in chunk.sentences)
         assert sum(e.count for e in chunk.entities) >= len(keys)
+
+
+@pytest.mark.parametrize(
+    ("long_form", "short"),
+    [("American Heart Association", "AHA"), ("Pediatric & Congenital Electrophysiology Society", "PACES"),
+     ("Canadian Trial of Physiologic Pacing", "CTOPP")],
+)
+def test_a_defined_proper_name_is_not_a_concept(long_form: str, short: str) -> None:
+    """Organisations and trials are written as names, every word capitalised: no word list needed to skip them."""
+    assert LexiconEntityExtractor().resolve(long_form, short) is None
+
+
+def test_a_defined_term_written_in_lower_case_is_a_concept_whatever_its_words() -> None:
+    """"guideline-directed medical therapy (GDMT)" names a treatment, although "guideline" names documents too."""
+    concept = LexiconEntityExtractor().resolve("guideline-directed medical therapy", "GDMT")
+    assert concept is not None and concept.type == "procedure"
+
+
+def test_a_chinese_terms_title_case_english_gloss_is_still_a_concept(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[[Path], list[Any]]
+) -> None:
+    """"左心室充盈压（Filling Pressure）" (HFpEF consensus p. 4): glosses are capitalised by convention, not as names."""
+    found = merged(extract(chunk_pdf, excerpt("zh-hfpef-consensus-2023.pdf", 4, 4)))
+    assert "filling pressure" in found

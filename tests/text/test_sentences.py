@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from workspace_app.text.sentences import split_sentences
+import pytest
+
+from workspace_app.text.sentences import is_caption, leaves_clause_open, split_sentences
 
 
 def texts(text: str) -> list[str]:
@@ -20,3 +22,23 @@ def test_a_year_or_a_numbered_item_still_ends_the_sentence() -> None:
     assert texts("Events fell in 2017.\n3 patients died.") == ["Events fell in 2017.", "3 patients died."]
     assert texts("It was published in 2012.\n2. The next item.") == ["It was published in 2012.", "2.", "The next item."]
     assert texts("Use it in stable patients. 3 trials support it.") == ["Use it in stable patients.", "3 trials support it."]
+
+
+@pytest.mark.parametrize(
+    ("line", "open_"),
+    [("Exercise electrocardiographic testing in patients with", True), ("dietary patterns and", True),
+     ("is more likely than", True), ("Syncope in athletes", False), ("the risk of stroke.", False)],
+)
+def test_a_line_ending_on_a_function_word_leaves_its_clause_open(line: str, open_: bool) -> None:
+    """The one rule sentence joining and cut-off section titles share: "… with" goes on in the next line."""
+    assert leaves_clause_open(line) is open_
+
+
+@pytest.mark.parametrize(
+    ("sentence", "caption"),
+    [("Table 3. Statin intensity", True), ("表1 推荐类别与证据水平", True), ("Fig. 2 Algorithm", True),
+     ("Tables of risk are shown.", False), ("Figure-of-eight sutures were used.", False)],
+)
+def test_a_caption_is_a_table_or_figure_label_and_its_number(sentence: str, caption: bool) -> None:
+    """One caption rule for guides (a caption is no recommendation) and graph reports (nor a sentence to quote)."""
+    assert is_caption(sentence) is caption

@@ -29,7 +29,7 @@ from workspace_app.models.guides import GuideEntity, GuideRecommendation, Source
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
 from workspace_app.text.grades import ROW_CELLS, Recommendation, grading_in, states_grading
 from workspace_app.text.language import detect_language
-from workspace_app.text.sentences import split_sentences
+from workspace_app.text.sentences import is_caption, split_sentences
 from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms
 
@@ -70,7 +70,6 @@ _ROW_END_CELLS = re.compile(rf"\s*(?:{ROW_CELLS})\s*$")
 # A Chinese consensus's statement label with what the page set before it ("1 mmHg=0.133 kPa陈述8：推荐…"); a caption
 # (a table of the grades themselves, or a caption run into a row); the sections that define the grades.
 _STATEMENT_LABEL = re.compile(r"^.{0,30}?陈述\s*\d{1,2}\s*[：:]\s*")
-_CAPTION = re.compile(r"^\s*(?:表|图|Table|Figure)\s*\d", re.IGNORECASE)
 # (Not "reference": ACC/AHA table titles run on into "Referenced studies that support the recommendations…".)
 _NO_ADVICE_SECTION = re.compile(
     r"method|abbreviation|(?:^|> )references\b|acknowledg|disclosure|appendix|conflicts? of interest|"
@@ -200,7 +199,7 @@ def graded_statements(text: str) -> list[tuple[str, Recommendation]]:
             previous = None
             continue
         sentence = _ROW_END_CELLS.sub("", _STATEMENT_LABEL.sub("", _TABLE_HEADER.sub("", span.text)))
-        statement = recommendation_sentence(sentence) if not _CAPTION.match(sentence) else ""
+        statement = recommendation_sentence(sentence) if not is_caption(sentence) else ""
         if not statement:
             continue
         if grade != previous:

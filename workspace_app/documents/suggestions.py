@@ -25,13 +25,14 @@ from workspace_app.models.guides import SourceGuide, SuggestedQuestion
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
 from workspace_app.text.cjk import has_cjk
 from workspace_app.text.language import detect_language
+from workspace_app.text.sentences import leaves_clause_open
 
 SUGGESTIONS_VERSION = "suggest-v2"
 MAX_SUGGESTIONS = 5
 MAX_CHECKS = 16  # answers asked at most per workspace (each ~0.1-1 s): the rest of the candidates are left
 _ACRONYM = re.compile(r"^[A-Z0-9]{2,}")
 _TITLE_LIKE = re.compile(r"guideline|consensus|statement|scientific|update|共识|指南|声明|\d{4}$", re.IGNORECASE)
-_DANGLING = re.compile(r"\b(of|for|and|or|the|in|with|to|a|an)$|[-–—:：,，]$", re.IGNORECASE)
+_DANGLING = re.compile(r"[-–—:：,，]$")
 # How a guideline was made, not what it says: nobody asks their sources about these.
 _PROCESS = re.compile(
     r"\b(?:review|approval|committee|panel|work(?:ing)? group|members?|reviewers?|ownership|speakers|bureau|"
@@ -43,8 +44,6 @@ _PROCESS = re.compile(
 # A table row or figure label read as a heading: counts ("N = 8,678,060"), footnote marks inside; or a table's own
 # title, which its rows are read under ("Table 5. Summary of Recommendations …: Recommendations NHLBI Grade …").
 _TABLE_LABEL = re.compile(r"\bN\s*=|\d{1,3}(?:,\d{3})+|\d{4,}|\*\s*\S|^(?:TABLE|Table|FIGURE|Figure)\s+\d+")
-# A sentence cut at the end of its line, read as a heading: "Rationale: Reducing saturated fat intake lowers both".
-_SENTENCE_CUT = re.compile(r":\s+[A-Z][a-z]+ing\b|\b(?:lowers|reduces|increases|improves|is|are|was|were)\s+\w+$")
 # A clinical question's or section's label before its title: "CQ2—Sodium and Potassium", "S4.1: Syncope".
 _LABEL = re.compile(r"^[A-Z]{1,4}\d+(?:\.\d+)*\s*[—–:-]\s*(?=\S)")
 _RECOMMENDATIONS_FOR = re.compile(r"^recommendations?\s+(?:for|on)\s+(?P<what>.+)$", re.IGNORECASE)
@@ -89,8 +88,8 @@ def heading_question(heading: str) -> str | None:
     """A question a section answers, from its title; None for a cut-off title, the document's own title, how the
     guideline was made, a table row or a sentence read as a heading."""
     title = _LABEL.sub("", _unfused(heading.strip().rstrip("?？*†‡ ")))
-    if (_TITLE_LIKE.search(title) or _DANGLING.search(title) or _PROCESS.search(title)
-            or _TABLE_LABEL.search(title) or _SENTENCE_CUT.search(title)):
+    if (_TITLE_LIKE.search(title) or _DANGLING.search(title) or leaves_clause_open(title.lower()) or _PROCESS.search(title)
+            or _TABLE_LABEL.search(title)):
         return None
     if detect_language(title) == "zh":
         return f"关于{title}，资料中怎么说？"

@@ -13,12 +13,6 @@ _EN_SUBJECT = re.compile(
     r"^(?P<what>[A-Z][^,;:()]{3,70}?)\s+(?:is|are|should|may|can)\s+(?:not\s+)?(?:be\s+)?"
     r"(?:recommended|indicated|reasonable|considered|used|useful|beneficial|performed|initiated|prescribed)\b"
 )
-# "... should be used in women with CHD unless contraindicated": the population after the advice.
-_EN_POPULATION_AFTER = re.compile(
-    r"\b(?:recommended|indicated|reasonable|considered|used|useful|beneficial|performed|initiated|prescribed)\s+"
-    r"(?:in|for)\s+(?P<who>(?:adults|children|patients|women|men|people|individuals|persons)\b[^,;:()]{3,80}?)"
-    r"(?=\s+(?:unless|if|when|who|to|for|with|because|as|since|and\s+(?:is|are|should))\b|[,;.(]|$)"
-)
 _PARENTHESES = re.compile(r"\s*[(（][^()（）]*[)）]")
 _DOSE = re.compile(r"\s+\d[\d.,–-]*\s*(?:mg|g|µg|mcg|mmol|units?|IU)\b(?:/\w+)?", re.IGNORECASE)
 _ZH_POPULATION = re.compile(r"^(?:对于|对)(?P<who>[^，,。；]{2,30})[，,]")
@@ -30,12 +24,14 @@ _GENERIC_SUBJECTS = frozenset("pharmacotherapy therapy treatment it this these t
 
 
 def recommendation_question(statement: str, section: str = "") -> str | None:
-    """A question a recommendation answers: who it is for, else what it is about (with its section's topic when
-    the subject alone says nothing, e.g. "pharmacotherapy" under "Blood pressure: pharmacotherapy")."""
+    """A question a recommendation answers: who it is for when it opens with its population ("For women with …,"),
+    else what it is about (with its section's topic when the subject alone says nothing, e.g. "pharmacotherapy"
+    under "Blood pressure: pharmacotherapy"). A population named after the advice is not cut out: where it ends
+    cannot be told from the words ("… in patients who are survivors of cardiac arrest due to VF …")."""
     if detect_language(statement) == "zh":
         return _zh_recommendation_question(statement)
     plain = _DOSE.sub("", _PARENTHESES.sub("", statement))
-    who = _EN_POPULATION.match(plain) or _EN_POPULATION_AFTER.search(plain)
+    who = _EN_POPULATION.match(plain)
     if who:
         return f"What is recommended for {_lower_first(who['who'].strip())}?"
     what = _EN_SUBJECT.match(plain)

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from workspace_app.graph.chinese import ChineseMatcher, find_pairings
 from workspace_app.graph.english import HEAD_TYPES, EnglishMatcher, Match, candidate_phrases
-from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase
+from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase, is_proper_name
 from workspace_app.graph.lexicon import (
     SAFE_SHORT,
     Concept,
@@ -103,15 +103,17 @@ class LexiconEntityExtractor:
             self._define(short, long_form, defined, forms)
         chinese: dict[str, Concept] = {}
         for pairing in chinese_pairs:
-            concept = self._define(pairing.abbreviation, pairing.english, defined, forms)
+            # The English gloss of a Chinese term is written in Title Case by convention ("Filling Pressure").
+            concept = self._define(pairing.abbreviation, pairing.english, defined, forms, names_capitalised=False)
             if concept is not None and pairing.chinese not in self._lexicon.chinese:
                 chinese.setdefault(pairing.chinese, concept)
         return defined, forms, chinese
 
     def _define(
-        self, short: str | None, long_form: str, defined: dict[str, Concept], forms: dict[str, Concept]
+        self, short: str | None, long_form: str, defined: dict[str, Concept], forms: dict[str, Concept],
+        names_capitalised: bool = True,
     ) -> Concept | None:
-        concept = self.resolve(long_form, short)
+        concept = self.resolve(long_form, short, names_capitalised=names_capitalised)
         if concept is None:
             return None
         if short:
@@ -121,14 +123,15 @@ class LexiconEntityExtractor:
             forms.setdefault(key, concept)
         return concept
 
-    def resolve(self, long_form: str, short: str | None = None) -> Concept | None:
-        """The concept a defined long form names: the lexicon's, a typed pattern, a clinical term, or None."""
+    def resolve(self, long_form: str, short: str | None = None, *, names_capitalised: bool = True) -> Concept | None:
+        """The concept a defined long form names: the lexicon's, a typed pattern, a clinical term, or None (with
+        `names_capitalised`, the text's convention, a proper name: "American Heart Association (AHA)")."""
         key = normalize_key(self._expanded(long_form))
         if key in self._lexicon.forms:
             return self._lexicon.forms[key]
         if short and case_key(short) in self._lexicon.abbreviations:
             return self._lexicon.abbreviations[case_key(short)]
-        if is_junk_phrase(key) or len(key.split()) > 7:
+        if is_junk_phrase(key) or len(key.split()) > 7 or (names_capitalised and is_proper_name(long_form)):
             return None
         kind = HEAD_TYPES.get(singular(key.split()[-1]))
         if kind is None and (not CLINICAL_STEMS.search(key) or key.endswith(_ADJECTIVE_ENDINGS)):

@@ -1,5 +1,5 @@
-"""What is never an entity: stopwords, generic qualifiers, page furniture, citation fragments, organisations,
-statistics, units and numbers, in English and Chinese."""
+"""What is never an entity: stopwords, generic qualifiers, proper names (organisations, trials), units and numbers,
+in English and Chinese."""
 
 from __future__ import annotations
 
@@ -71,20 +71,6 @@ CLINICAL_STEMS = re.compile(
     r"fatty|creatin|kinase|virus|immun|weight|shunt|fistula|baffle|conduit|lesion|stenos|regurg|perfusion)",
     re.IGNORECASE,
 )
-_ORGANISATION = re.compile(
-    r"\b(association|college|society|institute|committee|foundation|organization|organisation|administration|"
-    r"journal|trialists?|academy|alliance|agency|network|federation|council|university|hospital|center|centre|"
-    r"department|task force|writing group|review|guideline|guidelines|statement|statements|question|questions|"
-    r"industry|interval|ratio|odds|hazard|confidence|units?|version|table|figure|supplement|appendix|"
-    r"copyright|doi|et al|trial|study|investigators|registry|cohort|survey|meta|analys[ie]s|analyse|"
-    r"document|price|cost|government|reviewer|provider|evidence|discussion|population)\b",
-    re.IGNORECASE,
-)
-_FURNITURE = re.compile(
-    r"^(table|figure|fig|section|page|appendix|supplement|online|downloaded|circulation|jacc|journal|vol|"
-    r"see|ref|references?|http|www|doi)\b",
-    re.IGNORECASE,
-)
 _NUMBERISH = re.compile(r"^[\d\s.,:;%/()\-+<>=≥≤±×x]*$")
 _UNITS = _words("mg g kg mcg μg ml l dl mmol mol mmhg mm cm m h hr min s ms bpm kcal iu u mg/dl mmol/l")
 
@@ -109,16 +95,21 @@ ZH_BAD_PREFIXES = ("相关", "其他", "上述", "合并", "该", "本", "此", 
 VAGUE_HEADS = _words(
     """condition event cause etiology issue finding factor outcome effect benefit approach strategy option
     status decision feature aspect change difference role value need use consideration concern context setting
-    estimate estimator measure measurement increase decrease reduction"""
+    estimate estimator measure measurement increase decrease reduction guideline population"""
 )
 
 
+def is_proper_name(text: str) -> bool:
+    """True when a phrase as written capitalises every content word ("American Heart Association", "Canadian
+    Trial of Physiologic Pacing"): the name of an organisation, a trial or a document, not a concept."""
+    content = [word for word in text.replace("-", " ").split() if word[:1].isalpha() and word.lower() not in STOPWORDS]
+    return len(content) >= 2 and all(word[:1].isupper() for word in content)
+
+
 def is_junk_phrase(key: str) -> bool:
-    """True when a normalised English phrase is not a concept (furniture, organisation, generic, number)."""
+    """True when a normalised English phrase is not a concept (generic words only, a unit or a number)."""
     words = key.split()
     if not words or _NUMBERISH.match(key) or key in _UNITS:
-        return True
-    if _FURNITURE.match(key) or _ORGANISATION.search(key):
         return True
     if all(word in _GENERIC_PHRASE_WORDS or word in GENERIC_MODIFIERS or word in STOPWORDS for word in words):
         return True

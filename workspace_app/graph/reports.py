@@ -18,13 +18,12 @@ import networkx as nx
 
 from workspace_app.models.graph import ChunkInfo, CommunityReport, DocumentSummary, Relation, ReportSentence
 from workspace_app.text.cjk import has_cjk
-from workspace_app.text.sentences import split_sentences
+from workspace_app.text.sentences import is_caption, split_sentences
 
 KEY_ENTITIES = 8
 KEY_RELATIONS = 8
 MAX_SENTENCES = 4
 _MIN_SENTENCE, _MAX_SENTENCE = 40, 400
-_CAPTION = re.compile(r"^(表|图|Table|Figure|Fig\.)\s*\d", re.IGNORECASE)
 _GLOSSARY = re.compile(r"\bindicates\b|search (words|terms)|\bkeywords?\b", re.IGNORECASE)
 _TERMINAL = frozenset(".。!！?？;；")
 ChunkLoader = Callable[[Sequence[str]], Mapping[str, ChunkInfo]]
@@ -98,7 +97,7 @@ def _best_sentence(text: str, key: Sequence[EntityView]) -> tuple[int, str] | No
         longest = _MAX_SENTENCE // 2 if has_cjk(quoted) else _MAX_SENTENCE
         if not _MIN_SENTENCE // (2 if has_cjk(quoted) else 1) <= len(quoted) <= longest:
             continue
-        if _CAPTION.match(quoted) or _is_list(quoted):
+        if is_caption(quoted) or _is_list(quoted):
             continue
         # Entities named, then a whole sentence (ends with punctuation) over a table row run together.
         score = 2 * sum(1 for entity in key if _names(span.text, entity)) + (quoted[-1] in _TERMINAL)

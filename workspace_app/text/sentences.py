@@ -36,7 +36,20 @@ _WRAPPED_DECIMAL = re.compile(r"(?<![\d.])\d{1,2}\.(?=\n\d(?!\d*\.\s))")
 _OPEN_BRACKET = re.compile(r"\([^()]{0,40}$")
 _OPEN_CLAUSE = re.compile(r"\b(?:a|an|the|of|with|and|or|to|in|for|by|on|at|from|than|whose|is|are|be)$")
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9]+\b")  # an upper-case start that need not start a sentence ("ACHD", "LDL-C")
+# A table's or figure's caption ("Table 3.", "表1", "Figure 2"): a label, not a sentence to quote or summarise.
+_CAPTION = re.compile(r"^\s*(?:表|图|Table|Figure|Fig\.)\s*\d", re.IGNORECASE)
 _GRADE_CELLS_INLINE = re.compile(rf"(?<=[\u4e00-\u9fff）)\s]){_GRADE_CELLS}(?=[\u4e00-\u9fff（(［【])")
+
+
+def is_caption(sentence: str) -> bool:
+    """True when a sentence starts with a table's or figure's label ("Table 3. …", "表1 …")."""
+    return _CAPTION.match(sentence) is not None
+
+
+def leaves_clause_open(line: str) -> bool:
+    """True when a line ends on a word that cannot end a clause ("… in patients with", "Dietary Patterns and"): its
+    text goes on in the next line, or was cut there."""
+    return _OPEN_CLAUSE.search(line.rstrip()) is not None
 
 
 @dataclass(frozen=True)
