@@ -1,15 +1,20 @@
 """Property-based fuzzing of every API route from the API's own OpenAPI schema (schemathesis + hypothesis), against
-a real `workspace-app api` process; shared by `test_api_fuzz.py` (a modest run in `make test`) and `bench/fuzz.py`
-(the issue's >= 1,000 requests).
+a real `workspace-app api` process; shared by `test_api_fuzz.py` (in `make test`) and `bench/fuzz.py` (a larger run
+whose figures are recorded).
 
 What is sent, per operation of /openapi.json:
+- its coverage cases (schemathesis's deterministic boundary values: empty and longest strings, numbers at and past
+  each limit, wrong types, missing required fields, methods the route does not have), as generated and, for reads
+  and questions, once more aimed at the seeded data;
 - reads (GET) and questions (`/ask`, `/v1/chat/completions`, `/api/chat`, `/api/generate`, a patient question):
-  valid and invalid requests, with path parameters drawn at random and, as often, pinned to the seeded workspace,
-  document, chat, note, patient and event, so the fuzz reaches the answer engine and the stores, not only 404s;
-- writes (every other POST, PATCH, DELETE): requests that violate the schema (bodies, parameters) pinned to the
-  seeded ids, which must all be refused, and valid requests whose path parameters are drawn at random (no such
-  workspace, document, chat...), which must be refused or create something new. Valid writes to the seeded ids
-  would rename or delete the data the check below guards, by design of the API: the contract tests cover those.
+  random valid and invalid requests, with path parameters drawn at random and, in passes of their own, pinned to the
+  seeded workspace, document, chat, note, patient, event and import (questions name the seeded workspace in their
+  body), so the fuzz reaches the answer engine and the stores, not only 404s;
+- writes (every other POST, PATCH, DELETE): random requests that violate the schema (bodies, parameters) pinned to
+  the seeded ids, which must all be refused, and random valid requests whose path parameters are drawn at random
+  (no such workspace, document, chat...), which must be refused or create something new. Valid writes to the
+  seeded ids would rename or delete the data the check below guards, by design of the API: the contract tests
+  cover those. So a valid upload into the seeded workspace is not fuzzed here either.
 
 "No change to data" means: every catalog row and every stored file that existed before the fuzz is still there,
 unchanged, and any new row belongs to a workspace a fuzz request created (a 201 from `POST /workspaces`), is an
