@@ -54,6 +54,7 @@ QUESTION_ROUTES = {
     ("POST", "/workspaces/{workspace}/patients/{patient_id}/ask"),
 }
 REQUEST_TIMEOUT_S = 60.0
+QUESTION = "What INR range should warfarin target in women with atrial fibrillation?"
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,7 @@ def plans(operation: Any, seeded: Seeded) -> list[tuple[str, GenerationMode, dic
 
 def aimed(case: Any, seeded: Seeded, pin_path: bool = False) -> Any:
     """The case with the workspace its body names (`workspace`, or `model` for the OpenAI and Ollama routes) set to
-    the seeded one, its last chat message the user's, and with `pin_path` its path parameters set to the seeded ids
+    the seeded one, its last chat message the user's (with a question when it has no text), and with `pin_path` its path parameters set to the seeded ids
     too: so that it reaches the data and the answer engine instead of a 404 or a 400."""
     if isinstance(case.body, dict):
         for name in ("workspace", "model"):
@@ -229,7 +230,10 @@ def aimed(case: Any, seeded: Seeded, pin_path: bool = False) -> Any:
                 case.body[name] = seeded.path_parameters["workspace"]
         messages = case.body.get("messages")
         if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
-            messages[-1]["role"] = "user"  # the chat routes answer the last message, when it is the user's
+            # The chat routes answer the last message when it is the user's and says something (else a 400).
+            messages[-1]["role"] = "user"
+            if not isinstance(messages[-1].get("content"), str) or not messages[-1]["content"].strip():
+                messages[-1]["content"] = QUESTION
     if pin_path and case.path_parameters:
         for name in case.path_parameters:
             if name in seeded.path_parameters:
