@@ -61,13 +61,15 @@ def confined_source(given: str, roots: Sequence[Path]) -> Path:
     folders = [root.resolve() for root in roots]
     named = Path(given)
     for candidate in [named] if named.is_absolute() else [folder / named for folder in folders]:
-        resolved = candidate.resolve()
-        if any(resolved.is_relative_to(folder) for folder in folders):
-            try:
+        try:
+            resolved = candidate.resolve()
+            if any(resolved.is_relative_to(folder) for folder in folders):
                 check_source(resolved)
-            except ImportSourceError:
-                continue
-            return resolved
+                return resolved
+        # A path the OS cannot look up (a NUL byte: ValueError; a name over NAME_MAX or PATH_MAX: OSError) is refused
+        # like any other: it names nothing that can be imported.
+        except (ImportSourceError, OSError, ValueError):
+            continue
     raise ImportSourceError(REFUSED_SOURCE)
 
 

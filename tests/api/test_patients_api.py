@@ -212,3 +212,13 @@ def test_an_import_queued_through_the_api_is_run_by_the_worker(client: httpx.Cli
                            "import_source")
     assert message.startswith("Nothing can be imported from that path.")
     assert_error(client.get("/patients/imports/nope"), 404, "import_not_found")
+
+
+@pytest.mark.parametrize("path", [
+    "0" * 4000,  # a name over NAME_MAX (found by the fuzz: OSError ENAMETOOLONG from stat, a 500)
+    "a\x00b.csv",  # a NUL byte (ValueError from resolve, a 500)
+], ids=["long-name", "nul-byte"])
+def test_a_path_the_os_cannot_look_up_is_refused_like_any_other(client: httpx.Client, stack: Stack, path: str) -> None:
+    (stack.data_dir / "imports").mkdir(exist_ok=True)  # the import root exists: the lookup reaches the name
+    message = assert_error(client.post("/patients/imports", json={"path": path}), 422, "import_source")
+    assert message.startswith("Nothing can be imported from that path.")
