@@ -44,8 +44,8 @@ from workspace_app.models.documents import Document
 from workspace_app.patient_imports import PatientImports
 from workspace_app.patient_links import PatientLinkService
 from workspace_app.patients.records import PatientRecordSource
-from workspace_app.patients.service import PatientService
 from workspace_app.patients.rules import DEFAULT_LINKS
+from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
