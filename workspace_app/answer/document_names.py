@@ -17,10 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from workspace_app.text.analyzer import expand_with_abbreviations
 from workspace_app.text.terms import evidence_terms
 
-_REFERS_TO_A_DOCUMENT = re.compile(
-    r"\b(?:guidelines?|papers?|statements?|consensus|report|document|recommendations)\b|指南|共识|声明|建议",
-    re.IGNORECASE,
-)
 # How a question refers to a source by its name: "the 2021 European valve disease guideline", "the lifestyle
 # guideline's", "中国急诊房颤指南" (the words before 指南 back to a particle or punctuation).
 _FUNCTION_WORDS = r"(?:the|a|an|in|of|for|on|to|about|and|or|with|by|from|what|which|how|does|do|is|are|says?|that|this)"
@@ -38,6 +34,12 @@ _CJK_STOP = re.compile(r".*[的在时对和与及]")
 _FILE_WORDS = evidence_terms(
     "pdf txt md guideline guidelines paper statement consensus report document recommendation recommendations"
 )
+_ZH_FILE_WORDS = ("指南", "共识", "声明", "建议")
+
+
+def refers_to_a_document(text: str) -> bool:
+    """Whether a text speaks of a document at all ("the guideline", "this paper", "指南")."""
+    return bool(evidence_terms(text) & _FILE_WORDS) or any(word in text for word in _ZH_FILE_WORDS)
 
 
 def without_document_names(text: str) -> str:
@@ -72,7 +74,7 @@ def named_documents(
     ("the AHA/ACC/HHS comorbidity paper") whose distinctive words only one document's opening has. A name spelled
     out in a phrase referring to a source counts as its short form (`abbreviations`: short -> long, the
     workspace's): "the adult congenital heart disease guideline" names `…-achd.pdf`."""
-    if len(names) < 2 or not _REFERS_TO_A_DOCUMENT.search(text):
+    if len(names) < 2 or not refers_to_a_document(text):
         return []
     words = set(evidence_terms(text))
     for phrase in _REFERENCE.finditer(text) if abbreviations else ():

@@ -14,20 +14,15 @@ import re
 from collections.abc import Sequence
 
 from workspace_app.text.cjk import has_cjk
-from workspace_app.text.sentences import Span, ends_in_grade_cells, split_sentences
+from workspace_app.text.sentences import Span, ends_in_grade_cells, leaves_clause_open, split_sentences
 from workspace_app.text.source_markers import without_source_markers
 
 _EN_TERMINAL = tuple(".!?:;")
 _ZH_TERMINAL = tuple("。！？；：.!?;:")
 _CLOSERS = "\"')]”’）】"
 _BULLETS = "•·▪●○■□–—-*①②③④⑤⑥⑦⑧⑨⑩"
-# A line that ends here cannot end a sentence: it goes on in the next chunk or column.
-_DANGLING = re.compile(
-    # "a" in lower case only: a capital A ends a level of evidence ("LOE A", "Ⅰ A"), not a clause.
-    r"(?:\b(?:and|or|but|nor|the|(?-i:a)|an|of|with|to|in|on|at|for|by|from|than|that|which|who|whose|as|is|are|was|"
-    r"were|be|been|should|may|can|not|if|when|while|whereas|including|such|per|vs)|[,(\[/–-])$",
-    re.IGNORECASE,
-)
+# A quote ending on a joining mark, or on a word that cannot end a clause (`leaves_clause_open`), goes on after it.
+_JOINING = tuple(",([/–-")
 _REFERENCE_ENTRY = re.compile(
     r"\bet al\b\.?|\b(?:19|20)\d{2}\s*;\s*\d+\s*[(:]|\b\d+\s*\(\d+\)\s*:\s*\d+|(?i:\bdoi)\s*[:.]|\bPMID\b|\[[JMDC]\]"
     r"|[\w.+-]+@[\w-]+\.[\w.]+"  # an e-mail address: a page's author block, not a statement
@@ -102,7 +97,7 @@ def is_fragment(text: str, span: Span, language: str, table: bool = False) -> bo
     if not text[span.end :].strip():
         # The chunk ends here without a full stop: the sentence goes on in the next chunk (a table's row does not).
         return not table
-    return bool(_DANGLING.search(quote))
+    return quote.endswith(_JOINING) or leaves_clause_open(quote)
 
 
 _URL = re.compile(r"(?:https?://|www\.)\S*")
