@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from workspace_app.adapters.process import prepare_process
 from workspace_app.config import Settings, load_settings
 from workspace_app.errors import UnsupportedFileError, WorkspaceError
-from workspace_app.patients.link_mining import MiningOptions
 from workspace_app.patients.mimic import is_mimic_dir
 
 if TYPE_CHECKING:
@@ -133,17 +132,16 @@ def _add_patient_commands(commands: Any) -> None:
     mine.add_argument("path", type=Path, help="a MIMIC-IV folder (read only)")
     mine.add_argument("--out", type=Path, required=True,
                       help="the mined rules file to write (the shipped one: workspace_app/patients/mined_rules.yaml)")
-    defaults = MiningOptions()
-    mine.add_argument("--window-h", type=float, default=defaults.window_h, help="hours after the finding")
-    mine.add_argument("--min-support", type=int, default=defaults.min_support, help="times the pair is seen, at least")
-    mine.add_argument("--min-patients", type=int, default=defaults.min_patients, help="distinct patients, at least")
-    mine.add_argument("--min-lift", type=float, default=defaults.min_lift,
-                      help="lift over the base rate, with the lower bound of the confidence, at least")
-    mine.add_argument("--min-patient-lift", type=float, default=defaults.min_patient_lift,
-                      help="support over what each patient's own base rate predicts, at least")
-    mine.add_argument("--max-per-finding", type=int, default=defaults.max_per_finding, help="strongest links kept")
-    mine.add_argument("--test-percent", type=int, default=defaults.test_percent,
-                      help="share of patients held out by a hash of their id (never mined)")
+    mine.add_argument("--window-h", type=float, help="hours after the finding (default 24)")
+    mine.add_argument("--min-support", type=int, help="times the pair is seen, at least (default 5)")
+    mine.add_argument("--min-patients", type=int, help="distinct patients, at least (default 5)")
+    mine.add_argument("--min-lift", type=float,
+                      help="lift over the base rate, with the lower bound of the confidence, at least (default 1.2)")
+    mine.add_argument("--min-patient-lift", type=float,
+                      help="support over what each patient's own base rate predicts, at least (default 1.1)")
+    mine.add_argument("--max-per-finding", type=int, help="strongest links kept (default 6)")
+    mine.add_argument("--test-percent", type=int,
+                      help="share of patients held out by a hash of their id, never mined (default 40)")
 
     events = commands.add_parser("events", help="a patient's events in time order")
     events.add_argument("--patient", "-p", required=True)
@@ -463,17 +461,19 @@ def _patients(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _mine_links(args: argparse.Namespace) -> int:
-    from workspace_app.patients.link_mining import mine_folder, write_rules
+    from dataclasses import fields, replace
+
+    from workspace_app.patients.link_mining import MiningOptions, mine_folder, write_rules
 
     if not is_mimic_dir(args.path):
         raise UnsupportedFileError(f"{args.path} is not a MIMIC-IV folder (with hosp/admissions.csv.gz).")
-    options = MiningOptions(args.window_h, args.min_support, args.min_patients, args.min_lift, args.min_patient_lift,
-                            args.max_per_finding, args.test_percent)
+    given = {f.name: getattr(args, f.name) for f in fields(MiningOptions) if getattr(args, f.name, None) is not None}
+    options = replace(MiningOptions(), **given)
     links, grades, provenance = mine_folder(args.path, options)
-    command = (f"workspace-app patients mine-links {args.path.name} --out {args.out.name} --window-h {args.window_h:g} "
-               f"--min-support {args.min_support} --min-patients {args.min_patients} --min-lift {args.min_lift:g} "
-               f"--min-patient-lift {args.min_patient_lift:g} --max-per-finding {args.max_per_finding} "
-               f"--test-percent {args.test_percent}")
+    command = (f"workspace-app patients mine-links {args.path.name} --out {args.out.name} --window-h {options.window_h:g} "
+               f"--min-support {options.min_support} --min-patients {options.min_patients} --min-lift {options.min_lift:g} "
+               f"--min-patient-lift {options.min_patient_lift:g} --max-per-finding {options.max_per_finding} "
+               f"--test-percent {options.test_percent}")
     write_rules(args.out, links, grades, options, {"command": command, **provenance})
     print(json.dumps({"out": str(args.out), **provenance}, ensure_ascii=False))
     return 0
