@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from workspace_app.answer.answerability import (
     AnswerabilityRules,
+    asks_definition,
     asks_grading,
+    defines,
     names_a_subject,
     names_acronyms,
     question_acronyms,
@@ -279,3 +281,22 @@ def test_a_reference_marker_or_a_word_piece_is_no_number() -> None:
 
 def test_a_dosing_regimen_asked_in_chinese_wants_a_dose() -> None:
     assert question_needs("胺碘酮静脉用于控制心室率时，给药方案是怎样的？", lambda k: 1, {}, RULES).wants == "dose"
+
+
+def test_definition_questions_and_defining_sentences() -> None:
+    for question in (
+        "How is delayed orthostatic hypotension defined?",
+        "During carotid sinus massage, what length of pause counts as carotid sinus hypersensitivity?",
+        "What constitutes multimorbidity?",
+        "什么是急性房颤？",
+    ):
+        assert asks_definition(question), question
+    assert not asks_definition("What dose of midodrine is used?")
+    for sentence in (
+        "Carotid sinus hypersensitivity is present when a pause ≥3 s occurs upon stimulation of the carotid sinus.",
+        "Delayed OH is defined as a sustained reduction of systolic BP.",
+        "急性房颤：指房颤首次发作或阵发性房颤发作的患者。",
+    ):
+        assert defines(sentence), sentence
+    assert not defines("It is diagnosed by the reproduction of clinical syncope during carotid sinus massage.")
+    assert not defines("The drug is present in breast milk, and when given with food its effect is greater.")

@@ -30,7 +30,7 @@ def test_a_glossary_entry_is_read_with_its_term() -> None:
     found = candidates("How is delayed OH defined?", GLOSSARY)
     delayed = next(c for text, c in found.items() if "takes >3 min" in text)
     classic = next(c for text, c in found.items() if "within 3 min" in text)
-    assert delayed.label == "Delayed OH" and delayed.coverage > classic.coverage  # "Delayed OH: A sustained reduction …"
+    assert delayed.defining and delayed.label == "Delayed OH" and delayed.coverage > classic.coverage  # "Delayed OH: A sustained reduction …"
     assert "Delayed OH" not in delayed.span.text  # the quote stays the sentence as printed
 
 
@@ -48,3 +48,6 @@ def test_a_statement_that_states_its_grade_is_read_as_graded() -> None:
     strength = candidates("How strong is the recommendation for LDL-C lowering drug therapy in women with CHD?", text)
     assert next(c for t, c in strength.items() if t.startswith("LDL-C")).graded
     assert not any(c.graded for c in candidates("What is LDL-C lowering drug therapy?", text).values())
+    # Asked what the grades mean, a graded statement gets no boost: it is not what is asked.
+    defined = candidates("How are classes of recommendation and levels of evidence defined?", text)
+    assert not any(c.graded for c in defined.values())

@@ -30,7 +30,7 @@ from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is
 
 _DURATION_QUESTION = re.compile(
     r"\b(?:how long|how soon|how often|how frequently|for how many|within how many|what (?:time|interval|duration))\b"
-    r"|多长时间|多久|多少天|几天|多少分钟|几分钟|多少小时|几周|间隔",
+    r"|多长|多久|多少天|几天|多少分钟|几分钟|多少小时|几周|间隔",
     re.IGNORECASE,
 )
 _NUMBER_QUESTION = re.compile(
@@ -281,6 +281,20 @@ def question_parts(question: str) -> list[str]:
     return parts
 
 
+_DEFINITION_QUESTION = re.compile(
+    r"\b(?:how (?:is|are|do(?:es)?) [\w\s-]{0,60}? defined|how (?:is|are) [\w\s-]{0,60}? define|definition of|"
+    r"what (?:is|are) meant by|what does [\w\s-]{0,40} mean|define|counts? as|qualif(?:y|ies) as|constitutes?)\b"
+    r"|定义|是指|什么是|指的是",
+    re.IGNORECASE,
+)
+_DEFINES = re.compile(
+    r"\b(?:is|are) defined as\b|\bdefined as\b|\brefers? to\b|\bis termed\b|\bmeans\b|^[^.:]{2,60}:\s"
+    r"|^[^.,;]{3,80}\b(?:is|are) (?:present|diagnosed|considered|confirmed) (?:when|if)\b"
+    r"|定义为|是指|指[^，。]{0,30}的|称为|^[^，。：]{2,30}[：:]",
+    re.IGNORECASE,
+)
+
+
 # A bound the question puts on a number ("below 40%", "低于40%", "≥65 years") and the one a sentence states.
 _BELOW = r"(?:below|under|less than|lower than|fewer than|<|＜|≤|低于|不足|小于|少于|未满)"
 _ABOVE = r"(?:above|over|more than|greater than|at least|>|＞|≥|不低于|不少于|大于|高于|超过|至少)"
@@ -301,6 +315,16 @@ def bounds(text: str) -> dict[str, set[str]]:
         side = ">" if english.lower() in ("more", "older", "higher", "above") or chinese == "以上" else "<"
         found.setdefault(number, set()).add(side)
     return found
+
+
+def asks_definition(question: str) -> bool:
+    """Whether the question asks what something is or how it is defined."""
+    return bool(_DEFINITION_QUESTION.search(question))
+
+
+def defines(sentence: str) -> bool:
+    """Whether a sentence reads as a definition ("X is defined as", "X：指…的", a "Term: ..." table row)."""
+    return bool(_DEFINES.search(sentence))
 
 
 def asks_grading(question: str, cues: QuestionCues) -> bool:

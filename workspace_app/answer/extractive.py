@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workspace_app.answer.answerability import asks_grading, wanted
+from workspace_app.answer.answerability import asks_definition, asks_grading, defines, wanted
 from workspace_app.answer.quotes import is_table_title, quotable, quote_sentences, table_rows
 from workspace_app.answer.scoring import ScoringModels, question_features, reciprocal
 from workspace_app.answer.vocabulary import is_technical
@@ -49,6 +49,7 @@ class Candidate:
     numeric: bool
     context: str = ""
     graded: bool = False
+    defining: bool = False
     semantic: float = 0.0
     score: float = 0.0
     twins: list[Candidate] = field(default_factory=list)
@@ -256,7 +257,7 @@ class ExtractiveAnswerer:
                 "fused_rank": reciprocal(c.block.n), "first_block": float(c.block.n == 1),
                 "dense_rank": reciprocal(ranks.get("dense")), "keyword_rank": reciprocal(ranks.get("sparse")),
                 "lacking": float(min(3, len(answers(c)))) if answers is not None else 0.0,
-                "numeric": float(c.numeric), "graded": float(c.graded),
+                "numeric": float(c.numeric), "graded": float(c.graded), "defining": float(c.defining),
                 "keyed": float(c.keyed) + (naming(c) if naming is not None else 0.0),
                 "table_row": float(is_table_title(c.block.chunk.section.split(" > ")[-1])),
                 "other_language": float(has_cjk(c.span.text) != (language == "zh")),
@@ -278,7 +279,9 @@ class ExtractiveAnswerer:
         keyed: Callable[[str], bool] | None = None, in_tables: Coverage | None = None,
     ) -> list[Candidate]:
         numeric = wanted(question, self._cues) is not None
-        grading = asks_grading(question, self._cues)
+        definition = asks_definition(question)
+        # "How are classes of recommendation defined?" asks what the grades mean, not for a graded statement.
+        grading = asks_grading(question, self._cues) and not definition
         found = []
         for block in blocks:
             if block.chunk.kind != "body":
@@ -303,7 +306,7 @@ class ExtractiveAnswerer:
                 found.append(Candidate(
                     block, span, i, coverage.of(read), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(span.text)), context,
-                    grading and _graded(self._grades, block.chunk.text, span),
+                    grading and _graded(self._grades, block.chunk.text, span), definition and defines(read),
                     label=label or "", keyed=_line_start(block.chunk.text, span.start) in named_row,
                 ))
             # A table row of several sentences is also quoted whole: a drug's dose, use and contraindications are
@@ -315,7 +318,7 @@ class ExtractiveAnswerer:
                 found.append(Candidate(
                     block, row, i, coverage.of(row.text), coverage.of(context), 1.0 / block.n,
                     numeric and bool(_HAS_NUMBER.search(row.text)), context,
-                    grading and _graded(self._grades, block.chunk.text, row),
+                    grading and _graded(self._grades, block.chunk.text, row), definition and defines(row.text),
                     keyed=_line_start(block.chunk.text, row.start) in named_row,
                 ))
         return found

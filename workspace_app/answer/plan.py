@@ -1,6 +1,6 @@
 """One plan per ask: what the question is, once, before any evidence is gathered.
 
-    question (made standalone) -> language, what it wants (a grade, a dose, a duration, a number)
+    question (made standalone) -> language, what it wants (a grade, a definition, a dose, a duration, a number)
                                -> its parts (two or more separate questions, or none), each with the source it
                                   names and what it asks of it
                                -> the sources the whole question names
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from workspace_app.answer.answerability import asks_grading, names_a_subject, question_parts, wanted
+from workspace_app.answer.answerability import asks_definition, asks_grading, names_a_subject, question_parts, wanted
 from workspace_app.answer.document_names import without_document_names
 from workspace_app.domain import QuestionCues
 from workspace_app.retrieval.scope import Scope
@@ -48,7 +48,7 @@ class QuestionPlan:
     language: str
     mode: str
     scope: Scope
-    wants: str | None  # "grade", "dose", "duration", "number" or None
+    wants: str | None  # "grade", "definition", "dose", "duration", "number" or None
     parts: tuple[PlanPart, ...]  # two or more, or none
     sources: tuple[str, ...]  # the documents the whole question names
 
@@ -93,6 +93,8 @@ class Planner:
 
 
 def _wants(question: str, cues: QuestionCues) -> str | None:
+    if asks_definition(question):
+        return "definition"
     if asks_grading(question, cues):
         return "grade"
     return wanted(question, cues)

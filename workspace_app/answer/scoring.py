@@ -37,7 +37,7 @@ import numpy as np
 FITTED = Path(__file__).with_name("fitted")
 SENTENCE_FEATURES = (
     "semantic_main", "semantic_multi", "coverage", "context", "heading", "fused_rank", "first_block",
-    "dense_rank", "keyword_rank", "lacking", "numeric", "graded", "keyed", "table_row",
+    "dense_rank", "keyword_rank", "lacking", "numeric", "graded", "defining", "keyed", "table_row",
     "other_language", "short", "first_sentence",
 )
 ANSWERABLE_FEATURES = (
