@@ -37,10 +37,6 @@ _FILE_WORDS = evidence_terms(
 _ZH_FILE_WORDS = ("指南", "共识", "声明", "建议")
 
 
-def refers_to_a_document(text: str) -> bool:
-    """Whether a text speaks of a document at all ("the guideline", "this paper", "指南")."""
-    return bool(evidence_terms(text) & _FILE_WORDS) or any(word in text for word in _ZH_FILE_WORDS)
-
 
 def without_document_names(text: str) -> str:
     """The text without the phrases naming a source ("the 2011 women's prevention guideline", "急诊房颤指南"): what a
@@ -74,9 +70,10 @@ def named_documents(
     ("the AHA/ACC/HHS comorbidity paper") whose distinctive words only one document's opening has. A name spelled
     out in a phrase referring to a source counts as its short form (`abbreviations`: short -> long, the
     workspace's): "the adult congenital heart disease guideline" names `…-achd.pdf`."""
-    if len(names) < 2 or not refers_to_a_document(text):
-        return []
     words = set(evidence_terms(text))
+    # Only a text that speaks of a document at all ("the guideline", "this paper", "指南") names one.
+    if len(names) < 2 or not (words & _FILE_WORDS or any(word in text for word in _ZH_FILE_WORDS)):
+        return []
     for phrase in _REFERENCE.finditer(text) if abbreviations else ():
         words |= set(expand_with_abbreviations(phrase.group(0), [], abbreviations or {}))
     if translate is not None:
