@@ -13,7 +13,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from workspace_app.models.events import Admission, Event, Patient, parse_time
+from components.text import escape_markdown
+from workspace_app.models.events import Admission, Event, Patient, SimilarPatient, parse_time
 
 MAX_POINTS = 5000  # Vega-Lite slows down past a few thousand points: the table below still lists every event
 IMPORT_HINT = (
@@ -148,3 +149,21 @@ def _patient_label(patient: Patient) -> str:
     facts = [f for f in (patient.gender, f"{patient.age} y" if patient.age is not None else "") if f]
     facts.append(f"{patient.events} events")
     return f"{patient.patient_id} ({', '.join(facts)})"
+
+
+def render_similar_patients(similar: Sequence[SimilarPatient], *, key: str) -> str | None:
+    """The patients most like the chosen one, best first, each with the reasons in words; returns the id of the one
+    whose button was clicked (to open that patient next)."""
+    if not similar:
+        st.info("No other imported patient's record names any concept this one's does (beyond those every record "
+                "names).", icon=":material/group_off:")
+        return None
+    clicked = None
+    for found in similar:
+        with st.container(border=True, key=f"{key}-{found.patient.patient_id}"):
+            st.markdown(f"**{escape_markdown(_patient_label(found.patient))}** · score {found.score:.2f}")
+            st.caption(escape_markdown("; ".join(found.reasons)))
+            if st.button("Open this patient", key=f"{key}-open-{found.patient.patient_id}",
+                         icon=":material/arrow_forward:", type="tertiary"):
+                clicked = found.patient.patient_id
+    return clicked

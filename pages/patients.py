@@ -6,7 +6,8 @@ being read and the events stored, then the counts and the rows skipped (or what 
 
 Choosing a patient draws their timeline (events by type over time, filtered by type, zoomed to an admission) over
 the table of those events; choosing an event shows it and its related events, each with its score and its reasons
-in plain words. The patient and the event are kept in the URL (`?patient=…&event=…`) for reloads and bookmarks.
+in plain words; "Similar patients" lists the patients most like the chosen one, with the reasons, and opens one on a
+click. The patient and the event are kept in the URL (`?patient=…&event=…`) for reloads and bookmarks.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ import streamlit as st
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.patient_imports import ImportRequest, render_import_form, render_import_status
-from components.patients import render_event_picker, render_patients, render_timeline, render_timeline_filter
+from components.patients import (
+    render_event_picker,
+    render_patients,
+    render_similar_patients,
+    render_timeline,
+    render_timeline_filter,
+)
 from components.related_events import RelatedEvent, render_event, render_related
 from components.workspace_gate import set_url_param
 from workspace_app.app import App
@@ -30,6 +37,9 @@ TIMELINE_KEY = "patients-timeline"
 RELATED_KEY = "patients-related"
 SHOWN = "patients-shown"  # the patient whose widgets (filters, event) the session holds
 GOTO = "patients-goto"  # an event chosen from the related list, applied before the picker is drawn next run
+GOTO_PATIENT = "patients-goto-patient"  # a patient chosen from the similar ones, applied the same way
+SIMILAR_KEY = "patients-similar"
+SIMILAR = 5
 PATIENT_PARAM, EVENT_PARAM = "patient", "event"
 RELATED = 10
 IMPORT_KEY = "patients-import"
@@ -47,6 +57,8 @@ def render_page(app: App) -> None:
         return
     _import_panel(app, expanded=not patients)
     _seed_patient(patients)
+    if GOTO_PATIENT in st.session_state:
+        st.session_state[PATIENT_KEY] = st.session_state.pop(GOTO_PATIENT)
     patient_id = render_patients(patients, key=PATIENT_KEY)
     _follow_patient(patient_id)
     if patient_id is None:
@@ -71,6 +83,19 @@ def render_page(app: App) -> None:
     set_url_param(EVENT_PARAM, event_id)
     if event_id is not None:
         _event_panel(app, by_id[event_id], by_id)
+    _similar_panel(app, patient_id)
+
+
+def _similar_panel(app: App, patient_id: str) -> None:
+    """The patients most like this one (shared concepts and their order), with the reasons; a click opens one."""
+    with st.expander("Similar patients", icon=":material/group:"):
+        similar = None
+        with report_errors():
+            similar = app.patients.similar_patients(patient_id, SIMILAR)
+        chosen = render_similar_patients(similar, key=SIMILAR_KEY) if similar is not None else None
+    if chosen is not None:
+        st.session_state[GOTO_PATIENT] = chosen
+        st.rerun()
 
 
 def _import_panel(app: App, *, expanded: bool) -> None:

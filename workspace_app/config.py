@@ -392,6 +392,12 @@ class PatientsSettings(_Group):
         "patients).",
     )
 
+    similar_sequence_weight: float = Field(
+        0.2, ge=0.0, le=1.0,
+        description="Similar patients: the share of the score given to the order in which shared concepts first "
+        "appear in both records (the rest is the rarity-weighted concept profile's cosine).",
+    )
+
 
 class DomainSettings(_Group):
     """The knowledge of one field of documents the engine reads with (workspace_app/domain/)."""

@@ -125,6 +125,12 @@ def _add_patient_commands(commands: Any) -> None:
                       help="queue the import for the worker and return at once (follow it with `patients imports`)")
     patient_commands.add_parser("list", help="imported patients with counts").add_argument("--json", action="store_true")
     patient_commands.add_parser("imports", help="the latest imports run by the worker, with their status")
+    similar = patient_commands.add_parser(
+        "similar", help="the imported patients most like one patient (shared concepts and their order), with reasons"
+    )
+    similar.add_argument("--patient", "-p", required=True)
+    similar.add_argument("--top-k", type=int, choices=range(1, 101), default=5, metavar="1-100", help="how many (default 5)")
+    similar.add_argument("--json", action="store_true")
     mine = patient_commands.add_parser(
         "mine-links", help="learn treatment links (abnormal lab -> medication, order, re-check) from a MIMIC-IV "
         "folder's training patients and write them as rules with their provenance",
@@ -443,6 +449,8 @@ def _patients(args: argparse.Namespace, settings: Settings) -> int:
         for job in app.patient_imports.latest(20):
             print(json.dumps(job.to_json(), ensure_ascii=False))
         return 0
+    if args.action == "similar":
+        return _similar_patients(app, args)
     chosen = [p.strip() for p in args.patients.split(",") if p.strip()] if args.patients else None
     if args.background:
         print(json.dumps(app.patient_imports.submit(args.path, chosen).to_json(), ensure_ascii=False))
@@ -457,6 +465,13 @@ def _patients(args: argparse.Namespace, settings: Settings) -> int:
     if len(report.errors) > 20:
         print(f"... and {len(report.errors) - 20} more skipped rows", file=sys.stderr)
     print(json.dumps(report.to_json(), ensure_ascii=False))
+    return 0
+
+
+def _similar_patients(app: App, args: argparse.Namespace) -> int:
+    for found in app.patients.similar_patients(args.patient, args.top_k):
+        line = f"{found.patient.patient_id}\t{found.score:.3f}\t" + "; ".join(found.reasons)
+        print(json.dumps(found.to_json(), ensure_ascii=False) if args.json else terminal_safe(line))
     return 0
 
 

@@ -152,7 +152,10 @@ def build_app(
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
     mined = (settings.patients.links_file or DEFAULT_LINKS) if settings.patients.mined_links else None
-    patients = PatientService(catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary, mined)
+    patients = PatientService(
+        catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary, mined,
+        settings.patients.similar_sequence_weight,
+    )
     roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
     imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports", roots)
     links = PatientLinkService(graph, patients, workspaces.get)

@@ -115,6 +115,27 @@ class Patient:
 
 
 @dataclass(frozen=True)
+class SimilarPatient:
+    """Another patient like the one asked about, with the measures and the reasons in words."""
+
+    patient: Patient
+    score: float
+    profile: float  # cosine of the weighted concept profiles
+    sequence: float | None  # share of shared concept pairs in the same order (None: too few to say)
+    shared: tuple[str, ...]  # shared concepts' names, most telling first
+    reasons: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """As the CLI and the API return it."""
+        return {
+            "patient_id": self.patient.patient_id, "gender": self.patient.gender, "age": self.patient.age,
+            "score": round(self.score, 4), "profile": round(self.profile, 4),
+            "sequence": None if self.sequence is None else round(self.sequence, 4),
+            "shared": list(self.shared), "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
 class RowError:
     """A row of an input file that was not imported, and why."""
 

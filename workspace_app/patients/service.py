@@ -32,11 +32,13 @@ from workspace_app.patients.lexicon import Lexicon, load_lexicon
 from workspace_app.patients.mimic import MimicReader, is_mimic_dir
 from workspace_app.patients.related import TOP_N, PatientMemory, related_events, similar_events
 from workspace_app.patients.rules import RuleSet, load_rules
+from workspace_app.patients.similar import Profile, SimilarPatient, profile_of, similar_patients
 
 ImportProgress = Callable[[str, int], None]
 """Called with (table or file name, events stored so far) after each batch."""
 
 BATCH = 2000
+_FLAGS = {"↓": "low", "↑": "high", "!": "abnormal"}  # how an abnormal finding's flag reads in words
 MEMORIES = 8  # patient memories kept in this process (each a few MB at most)
 
 
@@ -45,7 +47,7 @@ class PatientService:
 
     def __init__(
         self, store: EventStore, embedder: Embedder, rules: RuleSet | Path | None = None,
-        vocabulary: VocabularyStore | None = None, links: Path | None = None,
+        vocabulary: VocabularyStore | None = None, links: Path | None = None, sequence_weight: float = 0.2,
     ) -> None:
         """`vocabulary`: where the dictionaries' definitions of imported codes are kept (none: not kept). `rules`: a rule set, or the YAML file to read it from on first use (None: the shipped rules.yaml), so
         a broken user file fails related-event search with its message, not the whole application. `links`: a file of
@@ -56,7 +58,10 @@ class PatientService:
         self._rules = rules if isinstance(rules, RuleSet) else None
         self._rules_file = None if isinstance(rules, RuleSet) else rules
         self._links_file = links
+        self._sequence_weight = sequence_weight
         self._memories: dict[str, tuple[int, int, PatientMemory]] = {}  # (events, vectors, memory)
+        self._profiles: dict[str, tuple[int, Profile]] = {}  # (events, profile): similar patients' profiles
+        self._titles: dict[str, str] = {}  # ICD concept -> its stored title
         self._lock = threading.Lock()
 
     @property
@@ -216,6 +221,43 @@ class PatientService:
         Raises EventNotFoundError."""
         self.event(patient_id, event_id)
         return related_events(self.memory(patient_id), self.rules, event_id, top_k, window_h, weights, tau_h, top_n)
+
+    # Similar patients
+
+    def similar_patients(self, patient_id: str, top_k: int = 5) -> builtins.list[SimilarPatient]:
+        """The imported patients most like this one (concept profile and event sequence), best first, each with
+        the reasons in words. Raises PatientNotFoundError."""
+        profiles = self._current_profiles()
+        if patient_id not in profiles:
+            raise PatientNotFoundError(f"No patient {patient_id!r}. `workspace-app patients list` shows them.")
+        others = [p for pid, p in profiles.items() if pid != patient_id]
+        return similar_patients(profiles[patient_id], others, top_k, self._sequence_weight, self._concept_name)
+
+    def _current_profiles(self) -> dict[str, Profile]:
+        """Every patient's profile, each rebuilt only when their count of events changed (an import added some)."""
+        profiles = {}
+        for patient in self._store.list_patients():
+            with self._lock:
+                found = self._profiles.get(patient.patient_id)
+            if found is None or found[0] != patient.events:
+                found = (patient.events, profile_of(patient, self._store.events(patient.patient_id)))
+                with self._lock:
+                    self._profiles[patient.patient_id] = found
+            profiles[patient.patient_id] = replace(found[1], patient=patient)
+        return profiles
+
+    def _concept_name(self, concept: str) -> str:
+        """A concept in words: an ICD code by its stored title ("icd:4280" -> "Congestive heart failure,
+        unspecified"), others without their kind ("drug:warfarin" -> "warfarin")."""
+        kind, _, value = concept.partition(":")
+        if kind == "icd":
+            if concept not in self._titles:
+                found = [e.title for system in ("icd9", "icd10") for e in self.definitions(system, [value])]
+                self._titles[concept] = found[0] if found else f"ICD {value}"
+            return self._titles[concept]
+        if kind == "abnormal" and value[-1:] in _FLAGS:
+            return f"{_FLAGS[value[-1]]} {value[:-1]}"
+        return value or concept
 
     def similar(self, patient_id: str, event_id: str, top_k: int = 20) -> builtins.list[dict[str, Any]]:
         """Plain vector search among the patient's events (the baseline related() is measured against)."""

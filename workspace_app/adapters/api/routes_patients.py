@@ -90,6 +90,16 @@ def related_events(
     return app.patients.related(patient_id, event_id, top_k, window_h, tau_h=tau_h)
 
 
+@router.get("/patients/{patient_id}/similar")
+def similar_patients(
+    patient_id: str, app: AppDep,
+    top_k: Annotated[int, Query(ge=1, le=100, description="How many similar patients.")] = 5,
+) -> list[dict[str, Any]]:
+    """The imported patients most like this one, best first: `[{"patient_id", "score", "profile", "sequence",
+    "shared", "reasons"}]` (as `patients similar --json`)."""
+    return [found.to_json() for found in app.patients.similar_patients(patient_id, top_k)]
+
+
 @router.post("/workspaces/{workspace}/patients/{patient_id}/ask")
 def ask_about_patient(workspace: str, patient_id: str, body: PatientAskRequest, app: AppDep) -> dict[str, Any]:
     """Answer a question about a patient; each citation carries its level (patient, guideline, vocabulary)."""
