@@ -155,8 +155,7 @@ def render_similar_patients(similar: Sequence[SimilarPatient], *, key: str) -> s
     """The patients most like the chosen one, best first, each with the reasons in words; returns the id of the one
     whose button was clicked (to open that patient next)."""
     if not similar:
-        st.info("No other imported patient's record names any concept this one's does (beyond those every record "
-                "names).", icon=":material/group_off:")
+        st.caption("No other imported patient's record names any concept this one's does.")
         return None
     clicked = None
     for found in similar:

@@ -83,14 +83,15 @@ def render_page(app: App) -> None:
     set_url_param(EVENT_PARAM, event_id)
     if event_id is not None:
         _event_panel(app, by_id[event_id], by_id)
-    _similar_panel(app, patient_id)
+    if len(patients) > 1:
+        _similar_panel(app, patient_id)
 
 
 def _similar_panel(app: App, patient_id: str) -> None:
     """The patients most like this one (shared concepts and their order), with the reasons; a click opens one."""
     with st.expander("Similar patients", icon=":material/group:"):
         similar = None
-        with report_errors():
+        with report_errors(), st.spinner("Comparing this record with the other patients'…"):
             similar = app.patients.similar_patients(patient_id, SIMILAR)
         chosen = render_similar_patients(similar, key=SIMILAR_KEY) if similar is not None else None
     if chosen is not None:

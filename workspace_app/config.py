@@ -393,7 +393,7 @@ class PatientsSettings(_Group):
     )
 
     similar_sequence_weight: float = Field(
-        0.2, ge=0.0, le=1.0,
+        0.1, ge=0.0, le=1.0,
         description="Similar patients: the share of the score given to the order in which shared concepts first "
         "appear in both records (the rest is the rarity-weighted concept profile's cosine).",
     )

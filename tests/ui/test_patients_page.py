@@ -25,8 +25,8 @@ from components.related_events import reason_text, rule_phrase, time_phrase
 from components.text import escape_markdown
 from workspace_app.adapters.worker import handle_job
 from workspace_app.errors import RulesFileError
+from workspace_app.jobs.entries import JobEntry
 from workspace_app.models.events import Event
-from workspace_app.patient_imports import import_job
 from workspace_app.patients.rules import load_rules
 
 DEMO = REPO / ".." / "shared" / "clinical" / "mimic-iv-demo"
@@ -273,7 +273,7 @@ def test_a_queued_import_shows_its_progress_then_its_counts_and_bad_rows(
     at.run()
     assert [i.value for i in at.info if f"Importing {NAME} · 2 events stored" in i.value], [i.value for i in at.info]
     assert app.catalog.imports.release_to_queue(job.import_id, "test@nowhere:1:x")
-    handle_job(app, import_job(job.import_id), "test@nowhere:2:y", threading.Event())
+    handle_job(app, str(JobEntry.patient_import(job.import_id)), "test@nowhere:2:y", threading.Event())
     at.run()
     assert not at.exception, at.exception
     [done] = at.success
@@ -290,7 +290,7 @@ def test_a_failed_import_says_what_went_wrong(open_patients: Callable[..., AppTe
     app = build(import_dir)
     job = app.patient_imports.submit(path)
     path.write_text("id,when,what\n1,2150-01-01,x\n", encoding="utf-8")  # replaced before the worker reads it
-    handle_job(app, import_job(job.import_id), "test@nowhere:2:y", threading.Event())
+    handle_job(app, str(JobEntry.patient_import(job.import_id)), "test@nowhere:2:y", threading.Event())
     at = open_patients(import_dir)
     [failed] = at.error
     assert f"The import of **{NAME}** failed" in failed.value and "the header must be exactly" in failed.value
@@ -342,3 +342,36 @@ def test_a_queued_import_can_be_cancelled_from_the_page(open_patients: Callable[
     assert not at.exception, at.exception
     assert [w.value for w in at.warning if f"The import of **{NAME}** was cancelled" in w.value], at.warning
     assert build(import_dir).patient_imports.get(job.import_id).status == "cancelled"
+
+
+def test_similar_patients_are_listed_with_reasons_and_one_opens_on_a_click(
+    open_patients: Callable[..., AppTest], build: Callable[..., Any], tmp_path: Path
+) -> None:
+    records = tmp_path / "records.csv"
+    records.write_text(
+        "event_id,patient_id,timestamp,event_type,sub_type,content\n"
+        + "".join(
+            f"{p}{i},{p},2150-01-0{i + 1} 08:00:00,{kind},{sub},{content}\n"
+            for p in ("P-a", "P-b", "P-c")
+            for i, (kind, sub, content) in enumerate(
+                [("history", "diagnosis", "Atrial fibrillation"), ("order", "prescription", "Warfarin 5 mg PO")]
+                if p != "P-c" else [("order", "prescription", "Warfarin 5 mg PO")]
+            )
+        ),
+        encoding="utf-8",
+    )
+    data = tmp_path / "data"
+    app = build(data)
+    app.patients.import_path(records)
+    similar = app.patients.similar_patients("P-a", 5)
+    assert [s.patient.patient_id for s in similar] == ["P-b", "P-c"]
+    at = choose(open_patients(data), "patients-patient", "P-a")
+    opens = [b for b in at.button if b.key and b.key.startswith("patients-similar-open-")]
+    assert [b.key for b in opens] == ["patients-similar-open-P-b", "patients-similar-open-P-c"]
+    shown = markdown(at)
+    assert all(escape_markdown("; ".join(s.reasons)) in shown for s in similar)
+    assert "atrial fibrillation" in shown
+    opens[0].click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="patients-patient").value == "P-b"
+    assert at.query_params["patient"] == "P-b"

@@ -23,6 +23,7 @@ from workspace_app.models.events import (
     ImportReport,
     Patient,
     RowError,
+    SimilarPatient,
     VocabularyEntry,
     parse_time,
 )
@@ -32,7 +33,7 @@ from workspace_app.patients.lexicon import Lexicon, load_lexicon
 from workspace_app.patients.mimic import MimicReader, is_mimic_dir
 from workspace_app.patients.related import TOP_N, PatientMemory, related_events, similar_events
 from workspace_app.patients.rules import RuleSet, load_rules
-from workspace_app.patients.similar import Profile, SimilarPatient, profile_of, similar_patients
+from workspace_app.patients.similar import PatientIndex, Profile, profile_of
 
 ImportProgress = Callable[[str, int], None]
 """Called with (table or file name, events stored so far) after each batch."""
@@ -47,7 +48,7 @@ class PatientService:
 
     def __init__(
         self, store: EventStore, embedder: Embedder, rules: RuleSet | Path | None = None,
-        vocabulary: VocabularyStore | None = None, links: Path | None = None, sequence_weight: float = 0.2,
+        vocabulary: VocabularyStore | None = None, links: Path | None = None, sequence_weight: float = 0.1,
     ) -> None:
         """`vocabulary`: where the dictionaries' definitions of imported codes are kept (none: not kept). `rules`: a rule set, or the YAML file to read it from on first use (None: the shipped rules.yaml), so
         a broken user file fails related-event search with its message, not the whole application. `links`: a file of
@@ -61,6 +62,7 @@ class PatientService:
         self._sequence_weight = sequence_weight
         self._memories: dict[str, tuple[int, int, PatientMemory]] = {}  # (events, vectors, memory)
         self._profiles: dict[str, tuple[int, Profile]] = {}  # (events, profile): similar patients' profiles
+        self._index: tuple[tuple[tuple[str, int], ...], PatientIndex] | None = None  # (patients' counts, index)
         self._titles: dict[str, str] = {}  # ICD concept -> its stored title
         self._lock = threading.Lock()
 
@@ -227,24 +229,32 @@ class PatientService:
     def similar_patients(self, patient_id: str, top_k: int = 5) -> builtins.list[SimilarPatient]:
         """The imported patients most like this one (concept profile and event sequence), best first, each with
         the reasons in words. Raises PatientNotFoundError."""
-        profiles = self._current_profiles()
-        if patient_id not in profiles:
+        index = self._patient_index()
+        if patient_id not in index.profiles:
             raise PatientNotFoundError(f"No patient {patient_id!r}. `workspace-app patients list` shows them.")
-        others = [p for pid, p in profiles.items() if pid != patient_id]
-        return similar_patients(profiles[patient_id], others, top_k, self._sequence_weight, self._concept_name)
+        return index.similar(patient_id, top_k, self._sequence_weight, self._concept_name)
 
-    def _current_profiles(self) -> dict[str, Profile]:
-        """Every patient's profile, each rebuilt only when their count of events changed (an import added some)."""
-        profiles = {}
-        for patient in self._store.list_patients():
+    def _patient_index(self) -> PatientIndex:
+        """The index of every patient's profile, built again when an import changed any patient's count of events
+        (and then only those patients' profiles are read again)."""
+        patients = self._store.list_patients()
+        counts = tuple((p.patient_id, p.events) for p in patients)
+        with self._lock:
+            if self._index is not None and self._index[0] == counts:
+                return self._index[1]
+        profiles = []
+        for patient in patients:
             with self._lock:
                 found = self._profiles.get(patient.patient_id)
             if found is None or found[0] != patient.events:
                 found = (patient.events, profile_of(patient, self._store.events(patient.patient_id)))
                 with self._lock:
                     self._profiles[patient.patient_id] = found
-            profiles[patient.patient_id] = replace(found[1], patient=patient)
-        return profiles
+            profiles.append(replace(found[1], patient=patient))
+        index = PatientIndex(profiles)
+        with self._lock:
+            self._index = (counts, index)
+        return index
 
     def _concept_name(self, concept: str) -> str:
         """A concept in words: an ICD code by its stored title ("icd:4280" -> "Congestive heart failure,
