@@ -28,8 +28,8 @@ from bench.common import CORPUS_DIR, RESULTS_DIR, git_info, log, now_iso
 from workspace_app.graph.build import entity_id
 from workspace_app.graph.entities import LexiconEntityExtractor
 from workspace_app.models.documents import Chunk
-from workspace_app.patient_links import event_entity_ids, lexicon_coverage
 from workspace_app.patients.concepts import extract_concepts
+from workspace_app.patients.links import event_entity_ids, lexicon_coverage
 from workspace_app.patients.mimic import MimicReader
 
 DEMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "clinical" / "mimic-iv-demo"

@@ -1,6 +1,7 @@
 """The durable ingestion queue on huey: `SqliteHuey` (a file in the data dir) or `RedisHuey`, same code.
 
-A job is a document id, or `import:<id>` for a patient import (workspace_app/patient_imports.py). Front ends only enqueue; `workspace-app worker` consumes with huey's own consumer
+A job is a queue entry (`workspace_app.jobs.entries.JobEntry`: a document id, or `import:<id>` for a patient
+import). Front ends only enqueue; `workspace-app worker` consumes with huey's own consumer
 (threads, polling back-off capped at `poll_max_delay_s`). huey deletes a task from the queue when a
 worker takes it, so a job whose worker dies is not in the queue any more: the document row's lease
 (storage/sqlite/leases.py) is what lets `workspace_app.documents.jobs.recover_jobs` find and re-enqueue it.

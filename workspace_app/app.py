@@ -40,8 +40,8 @@ from workspace_app.domain import DomainPack
 from workspace_app.domain.clinical import CLINICAL
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
-from workspace_app.patient_imports import PatientImports
-from workspace_app.patient_links import PatientLinkService
+from workspace_app.patients.imports import PatientImports
+from workspace_app.patients.links import PatientLinkService
 from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from workspace_app.adapters.worker import handle_job
-from workspace_app.documents.jobs import HOST
 from workspace_app.errors import ImportNotFoundError, ImportSourceError
-from workspace_app.patient_imports import import_job
+from workspace_app.jobs.entries import JobEntry
+from workspace_app.jobs.leases import HOST
 
 OWNER = "test@nowhere:1:x"
 PATIENT = "10019917"  # the demo's smallest patient (tests/patients/conftest.py)
@@ -49,7 +49,7 @@ def pending(app: Any) -> list[str]:
 
 def work(app: Any, import_id: str, shutdown: threading.Event | None = None) -> Any:
     """Run the queued import as the worker does (its job handler, with a queue entry's text)."""
-    handle_job(app, import_job(import_id), OWNER, shutdown or threading.Event())
+    handle_job(app, str(JobEntry.patient_import(import_id)), OWNER, shutdown or threading.Event())
     return app.patient_imports.get(import_id)
 
 
@@ -57,7 +57,7 @@ def test_an_events_file_is_queued_run_to_done_and_reports_its_bad_rows(app: Any,
     path = events_file(tmp_path, [*ROWS, BAD])
     queued = app.patient_imports.submit(path)
     assert (queued.status, queued.path) == ("queued", str(path.resolve()))
-    assert pending(app) == [import_job(queued.import_id)], "the worker finds it in the queue"
+    assert pending(app) == [str(JobEntry.patient_import(queued.import_id))], "the worker finds it in the queue"
     assert app.patients.list() == [], "nothing is imported before the worker runs it"
     done = work(app, queued.import_id)
     assert done.status == "done" and done.finished_at is not None and done.held_by is None
@@ -107,7 +107,7 @@ def test_a_shutdown_between_batches_puts_it_back_in_the_queue(app: Any, tmp_path
     stopping.set()
     requeued = work(app, queued.import_id, stopping)
     assert (requeued.status, requeued.held_by) == ("queued", None)
-    assert pending(app).count(import_job(queued.import_id)) == 2, "queued again for the next worker"
+    assert pending(app).count(str(JobEntry.patient_import(queued.import_id))) == 2, "queued again for the next worker"
     done = work(app, queued.import_id)
     assert (done.status, done.events, done.embedded) == ("done", 4, 0), "the first run's vectors are kept"
     assert work(app, queued.import_id).status == "done", "the second queue entry finds it done and skips it"
@@ -130,7 +130,7 @@ def test_an_import_of_a_killed_worker_is_recovered_and_completes_without_duplica
     assert (stalled.status, stalled.events, stalled.stalled) == ("running", 2, True), "the page can say so"
     assert app.patient_imports.recover() == [queued.import_id]
     assert app.patient_imports.get(queued.import_id).status == "queued"
-    assert pending(app) == [import_job(queued.import_id)]
+    assert pending(app) == [str(JobEntry.patient_import(queued.import_id))]
     done = work(app, queued.import_id)
     assert (done.status, done.events, done.embedded) == ("done", 4, 2), "only the missing events are embedded"
     assert [e.event_id for e in app.patients.events("P-job")] == ["j1", "j2", "j3", "j4"]

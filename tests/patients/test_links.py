@@ -9,7 +9,7 @@ from demo_patients import AF_PATIENT, OTHER_PATIENT
 
 from workspace_app.graph.links import name_concept, names_entity_id
 from workspace_app.models.events import Event
-from workspace_app.patient_links import concept_entity_id, event_entity_ids, lexicon_coverage
+from workspace_app.patients.links import concept_entity_id, event_entity_ids, lexicon_coverage
 
 
 def test_patient_concepts_map_to_graph_lexicon_entities_by_shared_names() -> None:

@@ -18,7 +18,7 @@ import pytest
 from storage.sqlite.catalog import SqliteCatalog
 from storage.sqlite.migrations import MIGRATIONS
 from workspace_app.adapters.ownership import release_data_dir
-from workspace_app.documents.jobs import new_owner, owner_is_gone
+from workspace_app.jobs.leases import new_owner, owner_is_gone
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from workspace_app.documents.jobs import owner_is_gone
+from workspace_app.jobs.leases import owner_is_gone
 
 BEACONS = "run/workers"
 

@@ -41,8 +41,8 @@ from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
-from workspace_app.patient_imports import PatientImports
-from workspace_app.patient_links import PatientLinkService
+from workspace_app.patients.imports import PatientImports
+from workspace_app.patients.links import PatientLinkService
 from workspace_app.patients.records import PatientRecordSource
 from workspace_app.patients.rules import DEFAULT_LINKS
 from workspace_app.patients.service import PatientService

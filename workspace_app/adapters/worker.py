@@ -1,5 +1,6 @@
 """Worker adapter: `workspace-app worker` takes jobs from the queue: document ingestion (the pipeline) and patient
-imports (queue entries `import:<id>`, run by `app.patient_imports`).
+imports (typed queue entries, `workspace_app.jobs.entries.JobEntry`; imports run by `app.patient_imports`). Both
+run on the one job engine (`workspace_app.jobs`): lease, heartbeat, settling.
 
 The embedding model is loaded before the first job is taken: a worker that cannot load it exits (the
 supervisor retries with backoff) and leaves every job queued, instead of failing them one by one.
@@ -20,10 +21,10 @@ from storage.base import RetryJob
 from workspace_app.adapters.liveness import WorkerBeacon
 from workspace_app.app import App
 from workspace_app.config import Settings
-from workspace_app.documents.jobs import new_owner
 from workspace_app.errors import WorkspaceError
+from workspace_app.jobs.entries import JobEntry
+from workspace_app.jobs.leases import new_owner
 from workspace_app.models.documents import JobAttempt
-from workspace_app.patient_imports import import_id_of
 
 log = logging.getLogger("workspace_app.worker")
 
@@ -53,20 +54,22 @@ def run_worker(settings: Settings, threads: int | None = None) -> int:
 
 
 def handle_job(
-    app: App, document_id: str, owner: str, shutdown: threading.Event, attempt: JobAttempt | None = None
+    app: App, queued: str, owner: str, shutdown: threading.Event, attempt: JobAttempt | None = None
 ) -> None:
-    """Run one job and log what became of it. The document row holds the outcome; the only exception raised is
-    `RetryJob`, for the queue to run it again after its back-off. An `import:<id>` entry is a patient import."""
-    import_id = import_id_of(document_id)
-    if import_id is not None:
+    """Run the job a queue entry names (`JobEntry`: a document to ingest or a patient import) and log what became
+    of it. The job's row holds the outcome; the only exception raised is `RetryJob`, for the queue to run a
+    document again after its back-off."""
+    entry = JobEntry.parse(queued)
+    if entry.kind == "import":
         # Its row holds the outcome; a failure is not retried: it says what to fix.
-        _logged("import", import_id, owner, lambda: app.patient_imports.run(import_id, owner, shutdown))
+        _logged("import", entry.job_id, owner, lambda: app.patient_imports.run(entry.job_id, owner, shutdown))
         return
+    document_id = entry.job_id
     outcome = _logged(
         "job", document_id, owner, lambda: app.documents.jobs.run(document_id, owner, shutdown, attempt=attempt)
     )
     if outcome == "retrying":
-        raise RetryJob(document_id)
+        raise RetryJob(queued)
     if outcome == "ready":
         _suggest_when_settled(app, document_id)
 

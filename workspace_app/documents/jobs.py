@@ -15,101 +15,23 @@
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import replace
-from types import TracebackType
-from typing import Self
+from dataclasses import dataclass, replace
 
-from storage.base import Catalog, JobQueue, Lease, VectorIndex
+from storage.base import Catalog, JobQueue, VectorIndex
 from workspace_app.config import QueueSettings
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.errors import WorkspaceError
-from workspace_app.ingest.pipeline import JobInterrupted, ProgressCallback, StopCheck
+from workspace_app.ingest.pipeline import ProgressCallback, StopCheck
+from workspace_app.jobs.engine import run_leased
+from workspace_app.jobs.entries import JobEntry
+from workspace_app.jobs.leases import lease_is_dead
 from workspace_app.models.documents import Document, JobAttempt, JobState
 
 log = logging.getLogger(__name__)
-HOST = socket.gethostname()
 WAIT_POLL_S = 0.5
-CANCEL_READ_S = 0.2  # how often a running job reads its cancel flag between beats
-
-
-def new_owner(kind: str = "worker") -> str:
-    """A lease owner id naming this process: `<kind>@<host>:<pid>:<random>`."""
-    return f"{kind}@{HOST}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-
-
-def owner_is_gone(owner: str) -> bool:
-    """True when the owner's process ran on this host and no longer exists (its lease is dead right away)."""
-    try:
-        where, pid_text, _ = owner.rsplit(":", 2)
-        host, pid = where.split("@", 1)[1], int(pid_text)
-    except (ValueError, IndexError):
-        return False
-    if host != HOST:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-class Heartbeat:
-    """Renews a job's lease on a thread; `check()` turns cancel, a lost lease or shutdown into JobInterrupted."""
-
-    def __init__(
-        self, leases: Lease, document_id: str, owner: str, interval_s: float, shutdown: threading.Event | None
-    ) -> None:
-        self._leases = leases
-        self._document_id = document_id
-        self._owner = owner
-        self._interval_s = interval_s
-        self._shutdown = shutdown
-        self._reason: str | None = None
-        self._cancel_read = 0.0
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{document_id}", daemon=True)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._done.set()
-        self._thread.join()
-
-    def check(self) -> None:
-        """Raise JobInterrupted when the job must stop (called by the pipeline between pages and batches, and
-        while it waits for the model). A cancel is also read here, so it is obeyed without waiting for a beat."""
-        if self._reason is None and time.monotonic() - self._cancel_read >= CANCEL_READ_S:
-            self._cancel_read = time.monotonic()
-            try:
-                if self._leases.cancel_requested(self._document_id):
-                    self._reason = "cancel"
-            except WorkspaceError:  # a busy catalog: the heartbeat reads it again
-                pass
-        if self._reason is not None:
-            raise JobInterrupted(self._reason)
-        if self._shutdown is not None and self._shutdown.is_set():
-            raise JobInterrupted("shutdown")
-
-    def _beat(self) -> None:
-        while not self._done.wait(self._interval_s):
-            try:
-                state = self._leases.renew_lease(self._document_id, self._owner)
-            except WorkspaceError as exc:  # a busy catalog: try again at the next beat
-                log.warning("heartbeat of %s failed: %s", self._document_id, exc.user_message)
-                continue
-            if state != "ok":
-                self._reason = state
-                return
 
 
 Ingest = Callable[[Document, ProgressCallback | None, StopCheck | None], Document]
@@ -142,27 +64,8 @@ class Jobs:
         """Ingest one document if its lease can be taken: 'ready', 'failed', 'retrying', 'cancelled', 'requeued',
         'lost' or 'skipped'. 'retrying': it failed for a passing reason and `attempt` allows another try (the
         queue runs it after `attempt.retry_in_s`); after the last try a passing failure ends 'failed' too."""
-        catalog = self.catalog
-        attempt = attempt or JobAttempt()
-        if not catalog.claim_document(document_id, owner, self.settings.lease_timeout_s):
-            return "skipped"
-        document = catalog.get_document(document_id)
-        if document is None:
-            return "skipped"
-        self.states.attempting(document_id, attempt.number, attempt.of)
-        outcome = "failed"
-        try:
-            with Heartbeat(catalog, document_id, owner, self.settings.heartbeat_s, shutdown) as heartbeat:
-                self._ingest(document, on_progress, heartbeat.check)
-            outcome = "ready"
-        except JobInterrupted as stop:
-            outcome = self._settle_interrupted(document_id, document.workspace_id, owner, stop.reason)
-        except WorkspaceError as exc:
-            outcome = self._settle_failed(document, owner, exc, attempt)
-        finally:
-            catalog.release_lease(document_id, owner)
-            self._drop_if_removed(document_id, document.workspace_id)
-        return outcome
+        job = _Ingestion(self, document_id, attempt or JobAttempt(), on_progress)
+        return run_leased(job, document_id, self.catalog, owner, self.settings.heartbeat_s, shutdown)
 
     def _settle_failed(self, document: Document, owner: str, exc: WorkspaceError, attempt: JobAttempt) -> str:
         """A failure the pipeline recorded: a passing one (the vector store down for a moment) is queued again for
@@ -219,7 +122,7 @@ class Jobs:
                 catalog.request_cancel(job.document_id)
                 self.discard_outputs(job.document_id, job.workspace_id)
             elif job.document_id not in pending:
-                queue.enqueue(job.document_id)
+                queue.enqueue(str(JobEntry.document(job.document_id)))
                 requeued.append(job.document_id)
         return requeued
 
@@ -242,7 +145,7 @@ class Jobs:
             return "cancelled"
         if reason == "shutdown":
             if self.states.release_to_queue(document_id, owner):
-                self.queue().enqueue(document_id)
+                self.queue().enqueue(str(JobEntry.document(document_id)))
             return "requeued"
         return "lost"
 
@@ -257,5 +160,43 @@ class Jobs:
 
 
 def _lease_is_dead(job: JobState, stale_after_s: float) -> bool:
-    stale = job.lease_age_s is None or job.lease_age_s > stale_after_s
-    return stale or owner_is_gone(job.lease_owner or "")
+    return lease_is_dead(job.lease_age_s, job.lease_owner, stale_after_s)
+
+
+@dataclass
+class _Ingestion:
+    """One document's ingestion as the job engine runs it (jobs/engine.py)."""
+
+    jobs: Jobs
+    document_id: str
+    attempt: JobAttempt
+    on_progress: ProgressCallback | None
+    document: Document | None = None
+
+    def claim(self, owner: str) -> bool:
+        jobs = self.jobs
+        if not jobs.catalog.claim_document(self.document_id, owner, jobs.settings.lease_timeout_s):
+            return False
+        self.document = jobs.catalog.get_document(self.document_id)
+        if self.document is None:
+            return False
+        jobs.states.attempting(self.document_id, self.attempt.number, self.attempt.of)
+        return True
+
+    def work(self, check: StopCheck) -> str:
+        assert self.document is not None
+        self.jobs._ingest(self.document, self.on_progress, check)
+        return "ready"
+
+    def interrupted(self, owner: str, reason: str) -> str:
+        assert self.document is not None
+        return self.jobs._settle_interrupted(self.document_id, self.document.workspace_id, owner, reason)
+
+    def failed(self, owner: str, error: WorkspaceError) -> str:
+        assert self.document is not None
+        return self.jobs._settle_failed(self.document, owner, error, self.attempt)
+
+    def release(self, owner: str) -> None:
+        assert self.document is not None
+        self.jobs.catalog.release_lease(self.document_id, owner)
+        self.jobs._drop_if_removed(self.document_id, self.document.workspace_id)

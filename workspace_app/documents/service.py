@@ -20,12 +20,13 @@ from typing import BinaryIO
 
 from storage.base import Catalog, FileStore, VectorIndex
 from workspace_app.config import IngestSettings
-from workspace_app.documents.jobs import Jobs, new_owner
+from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.pages import render_page
 from workspace_app.errors import DocumentNotFoundError, FileTooLargeError, WorkspaceError
 from workspace_app.ingest.pipeline import ProgressCallback
 from workspace_app.ingest.readers import check_source, has_pages, media_type_for, stored_suffix, upload_suffixes
+from workspace_app.jobs.leases import new_owner
 from workspace_app.models.documents import FINAL_STATUSES, Document, IngestReport, PageImage
 from workspace_app.retrieval.scope import find_workspace, pick_document
 from workspace_app.text.names import refuse_control_characters

@@ -29,6 +29,7 @@ from workspace_app.ingest.glyphs import MARKER
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
+from workspace_app.jobs.leases import JobInterrupted
 from workspace_app.models.documents import Chunk, Document, StageProgress
 from workspace_app.text.abbreviations import find_abbreviations
 from workspace_app.text.analyzer import index_text
@@ -49,14 +50,6 @@ _WRITE_EVERY_S = 0.25
 # time left is unknown, not extrapolated (which made the ETA rise while nothing happened).
 _STILL_S = 2.0
 _INDEX_ATTEMPTS = 3
-
-
-class JobInterrupted(Exception):
-    """Raised by a `should_stop` check to end a run early; `reason` is e.g. 'cancel', 'lost' or 'shutdown'."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

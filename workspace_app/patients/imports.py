@@ -1,8 +1,8 @@
 """Patient imports as worker jobs: checked and queued by a front end, run by the worker with progress, recovered
 after a crash.
 
-    front end --submit(path, patients)--> imports row (queued) + queue entry "import:<id>"
-    worker --run--> claim the import's lease (or skip) -> Heartbeat renews it on its own thread
+    front end --submit(path, patients)--> imports row (queued) + queue entry JobEntry.patient_import(id)
+    worker --run--> the job engine: claim the import's lease (or skip) -> a Heartbeat renews it on its own thread
         -> PatientService.import_path, whose progress callback (after each batch of events) records
            (table, events stored) and checks the heartbeat -> done (counts, bad rows) | failed (what to do)
         -> or interrupted: cancel -> cancelled (what was stored stays); shutdown -> queued again; lost -> left
@@ -10,7 +10,7 @@ after a crash.
     are queued again. An import is idempotent by event id, so a re-run stores nothing twice and embeds only what
     the killed run had not.
 
-It shares the documents' job machinery (queue, leases, heartbeat) and sits above both feature packages.
+It runs on the one job engine (workspace_app/jobs/: lease, heartbeat, settling) that document ingestion runs on.
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from storage.base import ImportStore, JobQueue
 from workspace_app.config import QueueSettings
-from workspace_app.documents.jobs import Heartbeat, owner_is_gone
 from workspace_app.errors import ImportNotFoundError, ImportSourceError, WorkspaceError
-from workspace_app.ingest.pipeline import JobInterrupted
+from workspace_app.jobs.engine import run_leased
+from workspace_app.jobs.entries import JobEntry
+from workspace_app.jobs.leases import lease_is_dead
 from workspace_app.models.events import PatientImport
 from workspace_app.patients.events_file import SUFFIXES
 from workspace_app.patients.mimic import is_mimic_dir
@@ -34,17 +35,6 @@ from workspace_app.patients.service import ImportProgress, PatientService
 from workspace_app.text.file_names import safe_file_name
 
 log = logging.getLogger(__name__)
-PREFIX = "import:"  # queue entries of imports; document jobs are bare document ids
-
-
-def import_job(import_id: str) -> str:
-    """The queue entry of an import."""
-    return PREFIX + import_id
-
-
-def import_id_of(job: str) -> str | None:
-    """The import id a queue entry names, or None for a document job."""
-    return job[len(PREFIX):] if job.startswith(PREFIX) else None
 
 
 REFUSED_SOURCE = (
@@ -116,7 +106,7 @@ class PatientImports:
         chosen = [p.strip() for p in patients or () if p.strip()]
         queue = self._job_queue()
         started = self._store.add_import(str(path), chosen)
-        queue.enqueue(import_job(started.import_id))
+        queue.enqueue(str(JobEntry.patient_import(started.import_id)))
         return started
 
     def save_upload(self, name: str, data: bytes) -> Path:
@@ -159,32 +149,14 @@ class PatientImports:
     ) -> str:
         """Run an import if its lease can be taken: 'done', 'failed', 'cancelled', 'requeued', 'lost' or 'skipped'.
         `on_progress` hears (table, events stored) after each batch, once it is recorded."""
-        store = self._store
-        if not store.claim_import(import_id, owner, self.settings.lease_timeout_s):
-            return "skipped"
-        job = self.get(import_id)
+        job = _Import(self, import_id, on_progress)
         try:
-            with Heartbeat(store, import_id, owner, self.settings.heartbeat_s, shutdown) as heartbeat:
-
-                def progress(table: str, events: int) -> None:
-                    store.record_progress(import_id, owner, table, events)
-                    if on_progress is not None:
-                        on_progress(table, events)
-                    heartbeat.check()
-
-                report = self._patients.import_path(Path(job.path), job.patients or None, progress)
-            return "done" if store.finish_import(import_id, owner, report) else "lost"
-        except JobInterrupted as stop:
-            return self._settle_interrupted(import_id, owner, stop.reason)
-        except WorkspaceError as exc:
-            log.info("import %s failed: %s", import_id, exc.user_message)
-            store.fail_import(import_id, owner, exc.user_message)
-            return "failed"
+            return run_leased(job, import_id, self._store, owner, self.settings.heartbeat_s, shutdown)
         except Exception as exc:  # a bug or an unreadable file: said in words, the traceback in the log
             log.exception("import %s crashed", import_id)
-            store.fail_import(import_id, owner, f"The import stopped on an unexpected error ({type(exc).__name__}). "
-                              "The worker's log has the details; the events stored so far are kept, and importing "
-                              "again continues where it stopped.")
+            self._store.fail_import(import_id, owner, f"The import stopped on an unexpected error ({type(exc).__name__}). "
+                                    "The worker's log has the details; the events stored so far are kept, and "
+                                    "importing again continues where it stopped.")
             return "failed"
 
     def recover(self) -> list[str]:
@@ -201,8 +173,8 @@ class PatientImports:
                 log.warning("import %s of %s died; queueing it again", job.import_id, job.held_by)
             if self._store.cancel_requested(job.import_id):
                 self._store.request_cancel(job.import_id)
-            elif import_job(job.import_id) not in pending:
-                queue.enqueue(import_job(job.import_id))
+            elif str(JobEntry.patient_import(job.import_id)) not in pending:
+                queue.enqueue(str(JobEntry.patient_import(job.import_id)))
                 requeued.append(job.import_id)
         return requeued
 
@@ -212,7 +184,7 @@ class PatientImports:
             return "cancelled"
         if reason == "shutdown":
             if self._store.release_to_queue(import_id, owner):
-                self._job_queue().enqueue(import_job(import_id))
+                self._job_queue().enqueue(str(JobEntry.patient_import(import_id)))
             return "requeued"
         return "lost"
 
@@ -223,5 +195,42 @@ class PatientImports:
 
 
 def _lease_is_dead(job: PatientImport, stale_after_s: float) -> bool:
-    stale = job.heartbeat_age_s is None or job.heartbeat_age_s > stale_after_s
-    return stale or owner_is_gone(job.held_by or "")
+    return lease_is_dead(job.heartbeat_age_s, job.held_by, stale_after_s)
+
+
+@dataclass
+class _Import:
+    """One patient import as the job engine runs it (jobs/engine.py)."""
+
+    imports: PatientImports
+    import_id: str
+    on_progress: ImportProgress | None
+    _owner: str = ""
+
+    def claim(self, owner: str) -> bool:
+        self._owner = owner
+        return self.imports._store.claim_import(self.import_id, owner, self.imports.settings.lease_timeout_s)
+
+    def work(self, check: Callable[[], None]) -> str:
+        store, owner = self.imports._store, self._owner
+        job = self.imports.get(self.import_id)
+
+        def progress(table: str, events: int) -> None:
+            store.record_progress(self.import_id, owner, table, events)
+            if self.on_progress is not None:
+                self.on_progress(table, events)
+            check()
+
+        report = self.imports._patients.import_path(Path(job.path), job.patients or None, progress)
+        return "done" if store.finish_import(self.import_id, owner, report) else "lost"
+
+    def interrupted(self, owner: str, reason: str) -> str:
+        return self.imports._settle_interrupted(self.import_id, owner, reason)
+
+    def failed(self, owner: str, error: WorkspaceError) -> str:
+        log.info("import %s failed: %s", self.import_id, error.user_message)
+        self.imports._store.fail_import(self.import_id, owner, error.user_message)
+        return "failed"
+
+    def release(self, owner: str) -> None:
+        """Nothing to release: the import's row was settled by its outcome."""
