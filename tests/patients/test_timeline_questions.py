@@ -15,7 +15,8 @@ import pytest
 from demo_patients import AF_PATIENT
 
 from workspace_app.models.events import parse_time
-from workspace_app.patients.timeline_questions import plan_question
+from workspace_app.patients.timeline_questions import event_kinds, plan_question
+from workspace_app.patients.timeline_tools import KINDS
 
 
 def _keys(plan: Any) -> list[set[str]]:
@@ -65,6 +66,10 @@ def test_guideline_questions_keep_the_cross_level_answer() -> None:
 def test_a_word_no_lexicon_knows_is_looked_up_in_the_record() -> None:
     plan = plan_question("When did she last get phytonadione?")
     assert plan.terms == ("phytonadione",) and plan.occurrence == "latest"
+
+
+def test_every_kind_of_event_the_lexicon_names_has_a_tool() -> None:
+    assert event_kinds() == set(KINDS)
 
 
 def _patient_cited(answer: Any) -> list[str]:

@@ -41,7 +41,9 @@ class PatientRecordSource:
         plan = plan_question(question)
         if not plan.is_timeline:
             return None
-        return find_in_record(plan, self._patients.events(patient_id), patient_id, language)
+        # the patient's memory holds the events in time order and is kept while the record is unchanged, so a
+        # second question about the same patient does not read every event again
+        return find_in_record(plan, self._patients.memory(patient_id).events, patient_id, language)
 
     def definitions(self, events: Sequence[Event]) -> list[tuple[str, VocabularyEntry]]:
         """(event id, definition) of the coded items among the events: diagnoses' ICD codes, labs' items."""

@@ -118,6 +118,11 @@ def _tables() -> _Tables:
     return _Tables(cues, frozen, phrase_pattern([*cues, *frozen]))
 
 
+def event_kinds() -> set[str]:
+    """The kinds of event the timeline words name ('medication', 'lab'...): each needs its event tool."""
+    return {cues["kind"] for cues in _tables().cues.values() if "kind" in cues}
+
+
 def _tokens(text: str) -> list[_Token]:
     """The lexicon words and the numbers of a (lower-cased, normalised) question, in order."""
     tables = _tables()
