@@ -41,6 +41,14 @@ def test_before_and_after_take_their_anchor_from_each_language_order() -> None:
     assert _keys(chinese) == [{"medication"}]
 
 
+def test_since_runs_up_to_now_and_classes_are_asked_in_the_plural() -> None:
+    plan = plan_question("What antibiotics has she been on since admission?")
+    assert plan.relation == "since" and plan.relation_h == 0 and plan.anchor is not None
+    assert plan.anchor.kind == "admission" and _keys(plan) == [{"class:antibiotic"}]
+    zh = plan_question("入院以来用过哪些镇痛药？")
+    assert zh.relation == "since" and zh.anchor is not None and zh.anchor.kind == "admission"
+
+
 def test_latest_direction_and_recent() -> None:
     plan = plan_question("When was her potassium last low?")
     assert plan.occurrence == "latest" and _keys(plan) == [{"abnormal:potassium↓"}] and plan.window_h is None

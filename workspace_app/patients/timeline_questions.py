@@ -61,9 +61,9 @@ class TimelinePlan:
     medication: bool = False
     window_h: float | None = None
     day: int | None = None
-    relation: str = ""
+    relation: str = ""  # "before", "after", or "since" (after, up to now)
     anchor: Mention | None = None
-    relation_h: float = RELATION_H
+    relation_h: float = RELATION_H  # 0: up to the record's latest event
     occurrence: str = ""
     direction: str = ""
     asks_when: bool = False
@@ -111,6 +111,8 @@ def _tables() -> _Tables:
     named = [(w, f"drug:{w}") for w in lexicon.drug_class] + [(w, f"lab:{lab}") for w, lab in lexicon.lab_names.items()]
     named += [(w, f"disease:{d}") for w, d in lexicon.disease_words.items()]
     named += [(w, f"class:{c}") for w, c in lexicon.class_names.items()] + list(questions.words.items())
+    # a drug class is asked about in the plural too ('antibiotics', 'analgesics')
+    named += [(f"{w}s", f"class:{c}") for w, c in lexicon.class_names.items() if w.isascii() and not w.endswith("s")]
     for word, key in named:
         if len(word) >= 3 or _CJK.search(word):
             concepts.setdefault(word, set()).add(key)
@@ -152,10 +154,10 @@ def plan_question(question: str) -> TimelinePlan:
     for i, token in enumerate(tokens):
         if i in prefixes:
             continue
-        if "before" in token.cues or "after" in token.cues:
+        if {"before", "after", "since"} & set(token.cues):
             found = _anchor(token, mentions)
             if found is not None and not relation:
-                relation, anchor = ("before" if "before" in token.cues else "after"), found
+                relation, anchor = next(c for c in ("before", "after", "since") if c in token.cues), found
                 cues.append(relation)
                 continue
         if "latest" in token.cues:
@@ -181,7 +183,8 @@ def plan_question(question: str) -> TimelinePlan:
         question=question, targets=targets, terms=_terms(text, tokens),
         medication=any("given" in t.cues or t.cues.get("kind") == "medication" for t in tokens),
         window_h=window_h, day=day, relation=relation, anchor=anchor,
-        relation_h=durations[0] if durations and relation else RELATION_H, occurrence=occurrence, direction=direction,
+        relation_h=durations[0] if durations and relation else (0.0 if relation == "since" else RELATION_H),
+        occurrence=occurrence, direction=direction,
         asks_when=any("when" in t.cues for t in tokens), guideline=any("guideline" in t.cues for t in tokens),
         cues=tuple(dict.fromkeys(cues)),
     )
@@ -228,7 +231,7 @@ def _is_postposition(token: _Token, tokens: list[_Token], index: int) -> bool:
     """A Chinese before/after word after a concept or a kind of event ('入院前24小时': before the admission), not
     one leading a window ('前24小时': the last 24 hours)."""
     named = any(t.keys or "kind" in t.cues for t in tokens[:index])
-    return bool(_CJK.search(token.text) and named and ("before" in token.cues or "after" in token.cues))
+    return bool(_CJK.search(token.text) and named and {"before", "after", "since"} & set(token.cues))
 
 
 def _anchor(token: _Token, mentions: list[Mention]) -> Mention | None:

@@ -86,7 +86,7 @@ def find_in_record(plan: TimelinePlan, events: Sequence[Event], patient_id: str,
     ]
     if not found:
         return TimelineFindings(words.silent(what, scope), anchor=anchor)
-    early = plan.relation == "after" or (plan.occurrence == "first" and not plan.relation)
+    early = plan.relation in ("after", "since") or (plan.occurrence == "first" and not plan.relation)
     if plan.occurrence and not plan.relation:
         moment = found[0].timestamp if early else found[-1].timestamp
         found = [e for e in found if e.timestamp == moment]
@@ -124,6 +124,8 @@ def _window(plan: TimelinePlan, events: Sequence[Event], words: _Words) -> tuple
         at, hours = anchor.timestamp, plan.relation_h
         if plan.relation == "before":
             return anchor, (_shift(at, -hours), _shift(at, -1e-6)), words.relative(hours, "before", anchor)
+        if not hours:
+            return anchor, (at, now), words.since(anchor, now)
         return anchor, (at, _shift(at, hours)), words.relative(hours, "after", anchor)
     if plan.day is not None:
         midnight = _shift(now[:10] + " 00:00:00", 24 * plan.day)
@@ -198,6 +200,11 @@ class _Words:
             return f"{anchor.content}（{anchor.timestamp[:16]}）{'之前' if relation == 'before' else '之后'}{self._hours(hours)}内"
         return f"in the {self._hours(hours)} {relation} {anchor.content} ({anchor.timestamp[:16]})"
 
+    def since(self, anchor: Event, now: str) -> str:
+        if self.zh:
+            return f"{anchor.content}（{anchor.timestamp[:16]}）以来至记录中最后一个事件（{now[:16]}）"
+        return f"since {anchor.content} ({anchor.timestamp[:16]}) up to {now[:16]} (the record's latest event)"
+
     def lead(self, what: str, scope: str, plan: TimelinePlan) -> str:
         first = plan.occurrence == "first" and not plan.relation
         latest = plan.occurrence == "latest" and not plan.relation
@@ -217,6 +224,8 @@ class _Words:
         name = plan.anchor.text if plan.anchor else ""
         if self.zh:
             return f"患者 {self.patient} 的记录没有提到：记录中没有{name}，无法查找其{'之前' if plan.relation == 'before' else '之后'}的事件。"
+        if plan.relation == "since":
+            return f"The record of patient {self.patient} does not say: it shows no {name}, so nothing since it can be found."
         return f"The record of patient {self.patient} does not say: it shows no {name}, so nothing {plan.relation} it can be found."
 
     def never(self, terms: Sequence[str]) -> str:
