@@ -83,7 +83,7 @@ def test_a_question_about_the_patient_s_timeline_cites_the_record(app: AppTest, 
     high = [e for e in service.patients.events(AF_PATIENT) if "abnormal:inr(pt)↑" in e.concepts]
     assert [c.event_id for c in message.answer.citations] == [high[-1].event_id]
     shown = "\n".join(m.value for m in app.markdown).replace("\\", "")
-    assert f"The latest inr (high) in the record of patient {AF_PATIENT}:" in shown
+    assert f"The latest INR (high) in the record of patient {AF_PATIENT}:" in shown
     event = message.answer.citations[0]
     next(b for b in app.button if b.key == f"answer-{message.id}-chip-{event.n}").click().run()
     assert not app.exception

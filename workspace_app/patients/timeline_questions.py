@@ -31,7 +31,7 @@ from workspace_app.patients.questions import load_question_lexicon
 
 _FILE = Path(__file__).with_name("lexicon") / "timeline.tsv"
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
-_DIGIT_LETTER = re.compile(r"(\d)([a-z])")  # '48h' -> '48 h'
+_DIGIT_LETTER = re.compile(r"(\d)([a-zA-Z])")  # '48h' -> '48 h'
 _WORD = re.compile(r"[a-z][a-z0-9'-]{2,}")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 RECENT_H = 24.0  # 'recently' without a duration
@@ -144,9 +144,10 @@ def _tokens(text: str) -> list[_Token]:
 
 def plan_question(question: str) -> TimelinePlan:
     """The plan of a question: its targets, window, relation, occurrence, and whether it asks about the timeline."""
-    text = _DIGIT_LETTER.sub(r"\1 \2", question.lower())
+    written = _DIGIT_LETTER.sub(r"\1 \2", question)
+    text = written.lower()
     tokens = _tokens(text)
-    mentions = _mentions(tokens)
+    mentions = _mentions(tokens, written if len(written) == len(text) else text)
     durations, prefixes = _durations(tokens)
     cues: list[str] = []
     relation, anchor, occurrence = "", None, ""
@@ -190,14 +191,14 @@ def plan_question(question: str) -> TimelinePlan:
     )
 
 
-def _mentions(tokens: list[_Token]) -> list[Mention]:
-    """The concepts and kinds of event the question names, in order."""
+def _mentions(tokens: list[_Token], written: str) -> list[Mention]:
+    """The concepts and kinds of event the question names, in order, as written ('INR')."""
     found = []
     for token in tokens:
         if token.keys:
-            found.append(Mention(token.start, token.end, token.text, token.keys))
+            found.append(Mention(token.start, token.end, written[token.start:token.end], token.keys))
         elif "kind" in token.cues:
-            found.append(Mention(token.start, token.end, token.text, kind=token.cues["kind"]))
+            found.append(Mention(token.start, token.end, written[token.start:token.end], kind=token.cues["kind"]))
     return found
 
 
