@@ -167,7 +167,10 @@ def render_patient_choice(patient_ids: list[str], *, key: str) -> str | None:
     chosen = st.selectbox(
         "About a patient", [None, *patient_ids], key=key,
         format_func=lambda p: "No patient: the sources only" if p is None else f"Patient {p}",
-        help="Answers about a patient cite their records, what the guidelines say, and the standard definitions.",
+        help="Ask about the patient's timeline (\"what anticoagulants did she get in the last 48 hours?\", "
+        "\"患者最近服过什么药？\"): the answer cites the events the record gives, or says the record does not say. "
+        "Ask what the guidelines say about the patient: the answer cites their records, the guidelines and the "
+        "standard definitions.",
     )
     return chosen if chosen in patient_ids else None
 

@@ -177,6 +177,22 @@ def test_ask_about_a_patient_cites_each_level(client: httpx.Client, af_workspace
     assert all(linked[i]["name"] == name for i, name in crossed.items())
 
 
+def test_ask_about_a_patient_s_timeline_cites_the_record_or_refuses(client: httpx.Client, af_workspace: str) -> None:
+    labs = client.get(f"/patients/{AF_PATIENT}/events", params={"type": "lab"}).json()
+    high = [e for e in labs if "abnormal:inr(pt)↑" in e["concepts"]]
+    latest = {e["event_id"] for e in high if e["timestamp"] == high[-1]["timestamp"]}
+    response = client.post(f"/workspaces/{af_workspace}/patients/{AF_PATIENT}/ask",
+                           json={"question": "患者的INR最近一次偏高是什么时候？"})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["language"] == "zh" and not answer["refused"]
+    assert {c["event_id"] for c in answer["citations"]} == latest
+    assert all(c["level"] == "patient" and c["patient_id"] == AF_PATIENT for c in answer["citations"])
+    silent = client.post(f"/workspaces/{af_workspace}/patients/{AF_PATIENT}/ask",
+                         json={"question": "When did the patient last get apixaban?"}).json()
+    assert silent["refused"] and silent["citations"] == [] and "does not say" in silent["answer"]
+
+
 def test_ask_about_unknown_patients_workspaces_and_bad_bodies(client: httpx.Client, af_workspace: str) -> None:
     unknown = client.post(f"/workspaces/{af_workspace}/patients/nobody/ask", json={"question": QUESTION})
     assert "'nobody'" in assert_error(unknown, 404, "patient_not_found")

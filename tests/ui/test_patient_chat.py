@@ -69,3 +69,21 @@ def test_a_question_about_a_patient_cites_each_level_and_opens_the_event(app: Ap
     links = [link for link in app.get("page_link") if "timeline" in link.proto.label]
     assert links and links[0].proto.page == "patients"
     assert parse_qs(links[0].proto.query_string) == {"patient": [AF_PATIENT], "event": [event.event_id]}
+
+
+def test_a_question_about_the_patient_s_timeline_cites_the_record(app: AppTest, build: Callable[..., Any],
+                                                                   data_dir: Path) -> None:
+    app.selectbox(key="chat-patient").select(AF_PATIENT).run()
+    question = "When was the patient's INR last high?"
+    app.chat_input(key="chat-input").set_value(question).run()
+    assert not app.exception
+    service = build(data_dir)
+    kept = [m for c in service.chats.list_chats("AF") for m in service.chats.chat_messages("AF", c.id)]
+    [message] = [m for m in kept if m.answer.question == question]
+    high = [e for e in service.patients.events(AF_PATIENT) if "abnormal:inr(pt)↑" in e.concepts]
+    assert [c.event_id for c in message.answer.citations] == [high[-1].event_id]
+    shown = "\n".join(m.value for m in app.markdown).replace("\\", "")
+    assert f"The latest INR (high) in the record of patient {AF_PATIENT}:" in shown
+    event = message.answer.citations[0]
+    next(b for b in app.button if b.key == f"answer-{message.id}-chip-{event.n}").click().run()
+    assert not app.exception

@@ -10,6 +10,11 @@ with its [n]; a level with nothing to say says so rather than being filled with 
 lists the graph entities crossed: the workspace entities (as the Graph page names them, with their ids) that the
 concepts the cited events share with the cited guideline passages link to (LINKS_TO).
 
+A question about the patient's own timeline ("what anticoagulants did she get in the last 48 hours?", "患者最近服过
+什么药？") is answered from the record alone when the record's planner says so (`PatientRecords.timeline`, not
+None): the events found, each cited, under a lead that says what was looked for over which time; when the record
+does not say, the answer says so and is a refusal. Questions about what the guidelines say keep the three levels.
+
 The patient's record is read through `PatientRecords` (implemented by workspace_app/patients/records.py and given
 by the wiring), and concepts become graph entities through `ConceptEntities` (workspace_app/patient_links.py), so
 this package imports neither the patients nor the graph package.
@@ -23,10 +28,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from workspace_app.answer.patient_evidence import PatientEvidence, choose_events, event_sentence, score_events
+from workspace_app.answer.patient_evidence import (
+    PatientEvidence,
+    choose_events,
+    event_citation,
+    event_sentence,
+    score_events,
+    timeline_answer,
+)
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, Citation, EntityRef, Turn
-from workspace_app.models.events import ConceptName, Event, VocabularyEntry
+from workspace_app.models.events import ConceptName, Event, TimelineFindings, VocabularyEntry
 from workspace_app.models.graph import Entity
 from workspace_app.text.language import detect_language
 
@@ -47,6 +59,7 @@ class PatientRecords(Protocol):
     def events(self, patient_id: str) -> list[Event]: ...
     def similarity(self, patient_id: str, text: str) -> dict[str, float]: ...
     def definitions(self, events: Sequence[Event]) -> list[tuple[str, VocabularyEntry]]: ...
+    def timeline(self, patient_id: str, question: str, language: str) -> TimelineFindings | None: ...
 
 
 class ConceptEntities(Protocol):
@@ -82,6 +95,11 @@ class PatientAnswerService:
         if not question:
             raise WorkspaceError("Type a question first.")
         language = "zh" if detect_language(question) == "zh" else "en"
+        timeline = self.records.timeline(patient_id, question, language)
+        if timeline is not None:
+            answer = timeline_answer(question, language, patient_id, timeline)
+            answer.mode, answer.timings_ms = mode, {"total": _ms(started)}
+            return answer
         concepts = self.records.concepts(question)
         chosen = self._patient_level(patient_id, question, concepts)
         guideline = self._guideline_level(workspace, question, concepts, language, documents, mode)
@@ -215,13 +233,7 @@ def _missing_guideline(language: str) -> str:
 
 
 def _event_citation(n: int, evidence: PatientEvidence, patient_id: str) -> Citation:
-    event = evidence.event
-    return Citation(
-        n=n, chunk_id=event.event_id, document=f"Patient {patient_id}", document_id="", page_start=0, page_end=0,
-        section=f"{event.event_type}/{event.sub_type}, {event.timestamp} ({event.source_table} row {event.source_row})",
-        quote=event.content, rects=(), chunk_rects=(), score=round(evidence.score, 4), level="patient",
-        patient_id=patient_id, event_id=event.event_id,
-    )
+    return event_citation(n, evidence.event, patient_id, evidence.score)
 
 
 def _definition_citation(n: int, entry: VocabularyEntry, patient_id: str, event_id: str) -> Citation:

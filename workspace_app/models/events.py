@@ -84,6 +84,30 @@ class ConceptName:
 
 
 @dataclass(frozen=True)
+class TimelineHit:
+    """Events of one content (the same order, result or administration) found for a timeline question: the one
+    cited (the nearest to the question's reference time) and how many others there were, from when to when."""
+
+    event: Event
+    repeats: int = 0
+    first_time: str = ""
+    last_time: str = ""
+
+
+@dataclass(frozen=True)
+class TimelineFindings:
+    """What the record says to a question about a patient's timeline, in the question's language: a lead sentence
+    (what was looked for, over which time) and the events found; or, when the record does not say, the sentence
+    that says so (`hits` empty). `anchor` is the event a before/after question is relative to; `more` counts the
+    contents found but not listed."""
+
+    lead: str
+    hits: tuple[TimelineHit, ...] = ()
+    anchor: Event | None = None
+    more: int = 0
+
+
+@dataclass(frozen=True)
 class Admission:
     """One hospital stay of a patient."""
 

@@ -10,5 +10,8 @@ events file, concepts found at import, and explained related-event search.
     link_mining.py    treatment links learned from the record (abnormal lab -> medication, order, re-check) on a
                       training split of patients, written as rules with provenance (mined_rules.yaml)
     related.py        recall + weighted rerank with reasons (and mined links in words); plain vector search as the baseline
+    timeline_questions.py  the plan of a question in words about one patient's timeline (lexicon/timeline.tsv)
+    timeline_tools.py      the event tools that carry the plan out (by concept, kind, text; windows; before/after)
+    records.py        the record as the cross-level and timeline answers read it (answer/crosslevel.py's PatientRecords)
     service.py        PatientService: import, list, events, related (what the App exposes as app.patients)
 """

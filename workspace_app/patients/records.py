@@ -1,15 +1,18 @@
 """A patient's record as the cross-level answerer reads it (answer/crosslevel.py's `PatientRecords`): the
-patient's events, their similarity to a question, the concepts a text names, and the standard definitions of the
-codes events carry (ICD titles, lab item labels, kept at import)."""
+patient's events, their similarity to a question, the concepts a text names, the standard definitions of the
+codes events carry (ICD titles, lab item labels, kept at import), and the answer of the record's timeline to a
+question about it (timeline_questions.py plans, timeline_tools.py finds)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from workspace_app.models.events import ConceptName, Event, VocabularyEntry
+from workspace_app.models.events import ConceptName, Event, TimelineFindings, VocabularyEntry
 from workspace_app.patients.questions import concept_names
 from workspace_app.patients.service import PatientService
+from workspace_app.patients.timeline_questions import plan_question
+from workspace_app.patients.timeline_tools import find_in_record
 
 _ICD = re.compile(r"\(ICD-(9|10) ([0-9A-Z.]+)\)$")
 
@@ -31,6 +34,16 @@ class PatientRecordSource:
     def similarity(self, patient_id: str, text: str) -> dict[str, float]:
         """Cosine similarity of the text to each embedded event of the patient."""
         return self._patients.similarity(patient_id, text)
+
+    def timeline(self, patient_id: str, question: str, language: str) -> TimelineFindings | None:
+        """What the patient's timeline says to a question about it (None: the question is not about the timeline,
+        or asks what the guidelines say). Raises PatientNotFoundError."""
+        plan = plan_question(question)
+        if not plan.is_timeline:
+            return None
+        # the patient's memory holds the events in time order and is kept while the record is unchanged, so a
+        # second question about the same patient does not read every event again
+        return find_in_record(plan, self._patients.memory(patient_id).events, patient_id, language)
 
     def definitions(self, events: Sequence[Event]) -> list[tuple[str, VocabularyEntry]]:
         """(event id, definition) of the coded items among the events: diagnoses' ICD codes, labs' items."""
