@@ -342,3 +342,12 @@ def test_a_queued_import_can_be_cancelled_from_the_page(open_patients: Callable[
     assert not at.exception, at.exception
     assert [w.value for w in at.warning if f"The import of **{NAME}** was cancelled" in w.value], at.warning
     assert build(import_dir).patient_imports.get(job.import_id).status == "cancelled"
+
+
+def test_an_import_message_writes_every_count_the_same_way() -> None:
+    """"235609 events, 235,609 newly embedded" was one message: every count has its thousands separator."""
+    from components.text import plural
+
+    assert plural(235609, "event") == "235,609 events" and plural(1, "patient") == "1 patient"
+    message = ", ".join([plural(235609, "event"), f"{235609:,} newly embedded"])  # components/patient_imports.py
+    assert "235609" not in message
