@@ -10,7 +10,7 @@ from workspace_app.documents.suggestions import candidate_questions, topic_quest
 from workspace_app.documents.summary import lexrank, mmr, summary_candidates
 from workspace_app.domain.clinical_suggestions import recommendation_question
 from workspace_app.models.documents import Chunk, Document
-from workspace_app.models.guides import GuideRecommendation, SourceGuide
+from workspace_app.models.guides import GuideRecommendation, SourceGuide, SuggestedQuestion
 
 
 def test_a_topic_becomes_a_question_in_the_sources_language() -> None:
@@ -78,3 +78,17 @@ def test_lexrank_puts_the_sentence_most_like_the_others_first_and_mmr_skips_a_re
 def test_a_recommendation_sentence_is_shown_without_its_reference_markers() -> None:
     advice = "A detailed history and physical examination should be performed in patients with syncope (58–66)."
     assert recommendation_sentence(advice) == advice.replace(" (58–66)", "")
+
+
+def test_only_the_sources_that_fill_the_list_are_needed() -> None:
+    """Questions are taken one per source in turn: once `limit` sources have a question, a later source's come
+    after the first `limit` and its part need not be checked; an unknown part stops the walk (it is checked next)."""
+    from workspace_app.documents.suggestions import _needed
+
+    sources = [Document(f"d{i}", "ws", f"{i}.pdf", "sha", 1, 1, 1, "ready", "ready", 1.0, None, "2026-11-27")
+               for i in range(5)]
+    question = [SuggestedQuestion("What do the sources say about syncope?", "d", "d.pdf", "topic")]
+    parts = {"d0": question, "d1": [], "d2": question, "d3": question}
+    assert [d.id for d in _needed(sources, parts, 2)] == ["d0", "d1", "d2"]  # d1 has none: d2 fills the list
+    assert [d.id for d in _needed(sources, parts, 4)] == ["d0", "d1", "d2", "d3", "d4"]  # d4's is unknown yet
+    assert [d.id for d in _needed(sources[1:], parts, 2)] == ["d1", "d2", "d3"]  # d0 removed: d3 takes its place

@@ -7,8 +7,9 @@
         about, never a section's name ("Intended use", "Scope")
     -> per source: asked with the answerer over that source alone in the chat's query mode; kept when the answer is
        not a refusal and cites the source; stored with the source (and mode, and the guide's version)
-    -> the workspace's suggestions: the stored parts of its included sources, taken in turn. Adding a source checks
-       only its own questions; removing one checks nothing (its part is left out).
+    -> the workspace's suggestions: the stored parts of its included sources, taken in turn (only as many sources'
+       as fill the list). Adding a source checks at most its own questions; removing one checks at most the part of
+       the source that takes its place in the list.
 """
 
 from __future__ import annotations
@@ -92,21 +93,23 @@ class SuggestionService:
         ws = find_workspace(self._catalog, workspace)
         sources = self._sources(ws.id)
         parts = self._catalog.get_document_suggestions(self._check_keys(sources, mode))
-        return _in_turn([parts[d.id] for d in sources])[:MAX_SUGGESTIONS] if len(parts) == len(sources) else None
+        needed = _needed(sources, parts, MAX_SUGGESTIONS)
+        return None if any(d.id not in parts for d in needed) else _in_turn([parts[d.id] for d in needed])[:MAX_SUGGESTIONS]
 
     def suggest(self, workspace: str, mode: str = "hybrid", limit: int = MAX_SUGGESTIONS) -> list[SuggestedQuestion]:
         """Up to `limit` questions the workspace's included, ready sources answer, one source's in turn with the
-        next's; each source's questions are checked once (over that source) and then read from the catalog."""
+        next's. Each source's questions are checked once (over that source) and then read from the catalog; a
+        source's are checked only when the sources before it do not fill the list already."""
         ws = find_workspace(self._catalog, workspace)
         sources = self._sources(ws.id)
         keys = self._check_keys(sources, mode)
         parts = self._catalog.get_document_suggestions(keys)
-        missing = [d for d in sources if d.id not in parts]
-        guides = self._guides.guides(ws.id, [d.id for d in missing]) if missing else {}
-        for document in missing:
-            parts[document.id] = self._checked(ws.id, document, guides.get(document.id), mode)
+        while missing := [d for d in _needed(sources, parts, limit) if d.id not in parts]:
+            document = missing[0]
+            guide = self._guides.guides(ws.id, [document.id]).get(document.id)
+            parts[document.id] = self._checked(ws.id, document, guide, mode)
             self._catalog.save_document_suggestions(document.id, keys[document.id], parts[document.id])
-        return _in_turn([parts[d.id] for d in sources])[:limit]
+        return _in_turn([parts[d.id] for d in _needed(sources, parts, limit)])[:limit]
 
     def answers_it(self, workspace_id: str, question: SuggestedQuestion, documents: Sequence[str], mode: str) -> bool:
         """Whether our answerer answers the question (no refusal) citing the source it came from."""
@@ -134,6 +137,21 @@ class SuggestionService:
             d.id: hashlib.sha256(f"{SUGGESTIONS_VERSION}|{self._guides.version}|{mode}|{d.sha256}".encode()).hexdigest()[:32]
             for d in sources
         }
+
+
+def _needed(sources: list[Document], parts: dict[str, list[SuggestedQuestion]], limit: int) -> list[Document]:
+    """The sources whose questions make the first `limit` taken in turn: up to and including the `limit`-th whose
+    part has a question (a later source's first question comes after those), or to the first whose part is not
+    known yet."""
+    needed, filled = [], 0
+    for document in sources:
+        needed.append(document)
+        if document.id not in parts:
+            break
+        filled += bool(parts[document.id])
+        if filled == limit:
+            break
+    return needed
 
 
 def _in_turn(pools: list[list[SuggestedQuestion]]) -> list[SuggestedQuestion]:
