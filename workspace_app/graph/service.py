@@ -254,15 +254,6 @@ class GraphService:
         self._fresh(workspace_id)
         return self.store.communities(workspace_id, level)
 
-    def document_entities(self, workspace_id: str, document_id: str, limit: int) -> list[tuple[Entity, int]]:
-        """The entities a document mentions most, with its number of mentions of each (most first)."""
-        counts: dict[str, int] = defaultdict(int)
-        for mention in self.store.mentions(workspace_id, None, [document_id]):
-            counts[mention.entity_id] += mention.count
-        top = sorted(counts, key=lambda e: (-counts[e], e))[:limit]
-        rows = {e.id: e for e in self.store.entity_rows(workspace_id, entity_ids=top)} if top else {}
-        return [(rows[e], counts[e]) for e in top if e in rows]
-
     def document_entity_chunks(
         self, workspace_id: str, document_id: str, limit: int
     ) -> list[tuple[Entity, dict[str, int]]]:
