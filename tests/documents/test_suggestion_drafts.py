@@ -92,3 +92,21 @@ def test_only_the_sources_that_fill_the_list_are_needed() -> None:
     assert [d.id for d in _needed(sources, parts, 2)] == ["d0", "d1", "d2"]  # d1 has none: d2 fills the list
     assert [d.id for d in _needed(sources, parts, 4)] == ["d0", "d1", "d2", "d3", "d4"]  # d4's is unknown yet
     assert [d.id for d in _needed(sources[1:], parts, 2)] == ["d1", "d2", "d3"]  # d0 removed: d3 takes its place
+
+
+def test_key_topics_are_central_entities_named_as_the_document_writes_them() -> None:
+    from workspace_app.documents.summary import key_topics
+    from workspace_app.models.graph import Entity
+
+    chunks = [Chunk("c0", "d", 0, "房颤患者应评估卒中风险，房颤 的 HFpEF 患者同样。", "房颤", 1, 1, 20),
+              Chunk("c1", "d", 1, "急性房颤的心室率控制。 HFpEF 患者的治疗。", "治疗", 2, 2, 20)]
+    af = Entity("af", "ws", "atrial fibrillation", "disease", ("AF", "房颤", "心房颤动"))
+    hfpef = Entity("hfpef", "ws", "heart failure with preserved ejection fraction", "disease", ("HFpEF", "射血分数保留的心力衰竭"))
+    stroke = Entity("stroke", "ws", "stroke", "disease", ("卒中",))
+    centrality = {"c0": 0.7, "c1": 0.3}
+    topics = key_topics(chunks, centrality, [(stroke, {"c0": 1}), (af, {"c0": 2, "c1": 1}), (hfpef, {"c0": 1, "c1": 1})])
+    # Most central first; the Chinese alias the text writes; HFpEF as written when no Chinese name is.
+    assert topics == ("房颤", "HFpEF", "卒中")
+    english = [Chunk("c0", "d", 0, "Patients with atrial fibrillation (AF) and AF burden.", "AF", 1, 1, 10)]
+    assert key_topics(english, {"c0": 1.0}, [(af, {"c0": 2})]) == ("atrial fibrillation",)
+    assert key_topics(english, {"c0": 0.0}, [(af, {"c0": 2})]) == ()  # no central chunk speaks of it

@@ -172,7 +172,7 @@ def _written_name(entity: Entity, texts: Sequence[str]) -> str:
     chinese = detect_language(flat) == "zh"
     if counts.get(entity.name) and not chinese:
         return entity.name
-    best = max(counts, key=lambda name: (has_cjk(name) == chinese, counts[name], len(name)), default="")
+    best = max(counts, key=lambda name: (counts[name] > 0, has_cjk(name) == chinese, counts[name], len(name)), default="")
     return best if counts.get(best) else ""
 
 
