@@ -361,7 +361,7 @@ MIGRATIONS: list[list[Step]] = [
     # key of what checked it (`check_key`: the code's version, the guide's, the query mode, the file's hash), so a
     # change of a workspace's sources recomputes only the parts of the sources added.
     [
-        """CREATE TABLE document_suggestions (
+        """CREATE TABLE IF NOT EXISTS document_suggestions (
             document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
             check_key TEXT NOT NULL,
             questions TEXT NOT NULL,
