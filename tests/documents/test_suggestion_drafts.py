@@ -58,11 +58,14 @@ def test_summary_candidates_are_whole_sentences_without_labels_or_markers() -> N
             "Table 3 Diagnostic tests for syncope in adults and their yield. "
             "Smith AB, Jones C, et al. Circulation. 2017;136:e60–122.\n"
             "推荐强度：GPS证据概述：共识制定工作组进行了定性研究，共纳入文献11篇。"
-            "急性房颤是急诊最常见问题之一，包括两方面含义[2-3]；")
+            "急性房颤是急诊最常见问题之一，包括两方面含义[2-3]。"
+            "HRS Expert Consensus Statement on Cardiac Sarcoidosis Referenced studies support it. "
+            "Thus, the focus on 10-year risk may underestimate the lifetime risk of most women. "
+            "此外，还应评估出血风险与卒中风险。")
     found = [c.text for c in summary_candidates(Chunk("c0", "d", 0, text, "Introduction", 2, 2, 60))]
     assert found == [
         "A detailed history and physical examination should be performed in patients with syncope.",
-        "急性房颤是急诊最常见问题之一，包括两方面含义；",
+        "急性房颤是急诊最常见问题之一，包括两方面含义。",
     ]
 
 

@@ -51,6 +51,17 @@ _LENGTH = {False: (50, 400), True: (18, 200)}  # characters of an English or a C
 _BULLETS = "•·▪●○■□–—* "
 _CUT_BEFORE_END = tuple("~～–-/(（")  # "…疗程至1~。": the text after the mark was lost on the page
 _LABEL_CHARS = 12
+_FULL_STOPS = tuple(".!。！")
+_CLOSERS = "\"')]”’）】"
+# A title run into the sentence ("Recommendations for the Management of Patients With HCM and Ventricular
+# Arrhythmias Referenced studies …"): this many capitalised words before the first lower-case one.
+_TITLE_WORDS = 5
+_FUNCTION_WORDS = frozenset("a an and at by for in of on or the to vs with".split())
+# Openings that lean on the sentence before ("Thus, the focus …", "These disparities …", "此外，…"): out of their
+# place in the text they say less than they seem to.
+_LEANING = frozenset("also however therefore thus hence moreover furthermore additionally conversely similarly "
+                     "likewise consequently accordingly this these those such it they its their".split())
+_ZH_LEANING = ("因此", "此外", "另外", "然而", "但", "而", "同时", "这", "该", "其", "上述", "故")
 _INNER_LABEL = re.compile(r"(?:[图表]|Figure|Table)\s*\d")
 
 
@@ -177,16 +188,36 @@ def _written_name(entity: Entity, texts: Sequence[str]) -> str:
 
 
 def _reads_as_prose(text: str) -> bool:
-    """A statement: not a question, a label (ending in a colon, or set before one: "推荐说明：…", "HFmrEF：…"), a
-    sentence cut after a range mark or before a footnote letter ("a缺血和出血…"), one with a figure's or table's
-    label run into it, or a row of figures."""
-    end = text.rstrip()
+    """A statement ending in a full stop: not a question, a clause ending in a semicolon or colon, a label set
+    before one ("推荐说明：…", "HFmrEF：…"), a sentence cut after a range mark or before a footnote letter
+    ("a缺血和出血…"), one with a figure's or table's label or a title run into it, or a row of figures."""
+    end = text.rstrip().rstrip(_CLOSERS)
     label = min((i for i in (end.find(":"), end.find("：")) if i >= 0), default=len(end))
-    if end.endswith(("?", "？")) or label < _LABEL_CHARS or label == len(end) - 1 or end[:-1].endswith(_CUT_BEFORE_END):
+    if not end.endswith(_FULL_STOPS) or label < _LABEL_CHARS or end[:-1].endswith(_CUT_BEFORE_END):
         return False
-    if text[:1].islower() or _INNER_LABEL.search(text) or _glued_reference(text):
+    if text[:1].islower() or _INNER_LABEL.search(text) or _glued_reference(text) or _leans_on_before(text):
+        return False
+    if _titled_words(text) >= _TITLE_WORDS:
         return False
     return sum(ch.isdigit() for ch in text) / len(text) < 0.08
+
+
+def _leans_on_before(text: str) -> bool:
+    """A sentence that opens on a connective or a pronoun pointing back ("Thus, …", "In addition, …", "这些…")."""
+    words = text.lower().replace(",", " ").split()
+    return text.startswith(_ZH_LEANING) or bool(words) and (words[0] in _LEANING or words[:2] == ["in", "addition"])
+
+
+def _titled_words(text: str) -> int:
+    """How many capitalised words open an English text before its first lower-case word (function words aside)."""
+    count = 0
+    for word in text.split():
+        if word.lower() in _FUNCTION_WORDS:
+            continue
+        if not word[:1].isupper():
+            break
+        count += 1
+    return count
 
 
 def _glued_reference(text: str) -> bool:
