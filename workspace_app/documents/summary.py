@@ -3,8 +3,9 @@
     body chunks (no back matter) -> chunk centrality: LexRank over the cosine graph of the chunks' vectors (the
         ones the index holds: the embedder reads them back from its cache)
     the most central chunks -> candidate sentences: whole sentences that may be quoted (`text.quotable`: no
-        fragment, reference entry, caption, legend or running head), not a grading line, not a question,
-        without reference markers or a fused section number
+        fragment, reference entry, caption, legend or running head), ending in a full stop, opening on no
+        connective, label or title run into them, not a grading line; shown without reference markers or a
+        fused section number
     candidates -> LexRank over their own cosine graph -> MMR picks central sentences unlike the ones already
         picked; shown in reading order
     the graph's entities of the document -> key topics: ranked by the centrality of the chunks that mention
