@@ -1,6 +1,7 @@
-"""What the offline rules make of the corpus PDFs, without embedding or a cached workspace: per document the
+"""What the offline rules make of the corpus PDFs, without a cached workspace: per document the
 graph's entities (key, type, mentions, passages), the 30 highest-degree entities of all documents together, and
-the source guide (summary, key recommendations, headings) with its suggestion candidates (clinical pack).
+the source guide (summary by centrality over the packaged multilingual embedder's vectors, key recommendations, key
+topics) with its suggestion candidates (clinical pack).
 
     python -m bench.corpus_rules --out FILE [--pdf NAME ...]
 
@@ -55,14 +56,20 @@ def corpus_chunks(pdfs: list[Path]) -> dict[str, list[Any]]:
 
 def rule_outputs(chunks: dict[str, list[Any]]) -> dict[str, Any]:
     """Entities, top-degree entities, guides and suggestion candidates of every document."""
-    from workspace_app.documents.guide import build_guide
+    from workspace_app.config import Settings
+    from workspace_app.documents.guide import TOPIC_CANDIDATES, build_guide
     from workspace_app.documents.suggestions import candidate_questions
     from workspace_app.domain import pack
+    from workspace_app.embedding.embedder import Embedder
     from workspace_app.graph.build import build_document_graph
     from workspace_app.graph.communities import weighted_graph
     from workspace_app.graph.entities import LexiconEntityExtractor
+    from workspace_app.models.graph import Entity
 
     extractor, question = LexiconEntityExtractor(), pack("clinical").recommendation_question
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    use = {"model": settings.embedding.crosslingual_model, "backend": "torch", "query_prefix": "", "passage_prefix": ""}
+    embed = Embedder(settings.embedding.model_copy(update=use)).embed_passages  # as the guides' (wiring.build_guides)
     names: dict[str, str] = {}
     relations: list[Any] = []
     mentions: Counter[str] = Counter()
@@ -79,12 +86,19 @@ def rule_outputs(chunks: dict[str, list[Any]]) -> dict[str, Any]:
             passages[m.entity_id] += 1
         mentions.update(counts)
         document = SimpleNamespace(id=name, name=name)
-        guide = build_guide(document, parts, [])  # type: ignore[arg-type]
+        per_chunk: dict[str, dict[str, int]] = {}
+        written: dict[str, set[str]] = {}
+        for m in graph.mentions:
+            per_chunk.setdefault(m.entity_id, {})[m.chunk_id] = m.count
+            written.setdefault(m.entity_id, set()).update(m.surfaces)
+        top = [Entity(e.id, "bench", e.name, e.type, tuple(sorted(written.get(e.id, ()))))
+               for e in sorted(graph.entities, key=lambda e: -counts[e.id])[:TOPIC_CANDIDATES]]
+        guide = build_guide(document, parts, [(e, per_chunk.get(e.id, {})) for e in top], embed)  # type: ignore[arg-type]
         documents[name] = {
             "entities": {e.id: [counts[e.id], passages[e.id]] for e in graph.entities},
             "summary": guide.summary,
             "recommendations": [f"[{r.recommendation_class}/{r.evidence_level}] p{r.page} {r.text}" for r in guide.recommendations],
-            "headings": list(guide.headings),
+            "topics": list(guide.topics),
             "questions": [f"{q.origin}: {q.question}" for q in candidate_questions(document, guide, question)],  # type: ignore[arg-type]
         }
     graph = weighted_graph(names, relations)

@@ -14,7 +14,7 @@ MAX_GREETING_GUIDES = 4
 
 
 def render_source_guide(guide: SourceGuide, *, key: str) -> None:
-    """One source's guide: summary, key recommendations with class and level, main entities."""
+    """One source's guide: summary, key recommendations with class and level, key topics, main entities."""
     with st.container(key=key):
         if guide.llm_summary:
             st.markdown(escape_markdown(guide.llm_summary))
@@ -26,6 +26,8 @@ def render_source_guide(guide: SourceGuide, *, key: str) -> None:
         if guide.recommendations:
             st.markdown("**Key recommendations**")
             st.markdown("\n".join(f"- {recommendation_line(r)}" for r in guide.recommendations))
+        if guide.topics:
+            st.caption(f"Key topics: {' · '.join(escape_markdown(t) for t in guide.topics)}")
         if guide.entities:
             names = " · ".join(f"{escape_markdown(e.name)} ({escape_markdown(e.type)})" for e in guide.entities)
             st.caption(f"Main entities: {names}")

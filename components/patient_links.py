@@ -10,6 +10,7 @@ from typing import Any
 
 from pyvis.network import Network
 
+from components.text import plural
 from workspace_app.models.graph import LINKS_TO, PatientLink
 
 PATIENT_COLOUR = "#db2777"
@@ -35,7 +36,7 @@ class PatientOverlay:
 
 def link_title(link: PatientLink) -> str:
     """The edge's tooltip: LINKS_TO, the concepts, how many events, the codes (HTML-escaped)."""
-    events = f"{link.events} event{'s' if link.events != 1 else ''}"
+    events = plural(link.events, "event")
     codes = f"; {', '.join(link.codes)}" if link.codes else ""
     return html.escape(f"{LINKS_TO} {link.entity.name}\n{', '.join(link.concepts)} ({events}{codes})", quote=True)
 

@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from components.text import escape_markdown
+from components.text import escape_markdown, plural
 from workspace_app.models.events import Admission, Event, Patient, SimilarPatient, parse_time
 
 MAX_POINTS = 5000  # Vega-Lite slows down past a few thousand points: the table below still lists every event
@@ -147,7 +147,7 @@ def admission_label(admission: Admission) -> str:
 
 def _patient_label(patient: Patient) -> str:
     facts = [f for f in (patient.gender, f"{patient.age} y" if patient.age is not None else "") if f]
-    facts.append(f"{patient.events} events")
+    facts.append(plural(patient.events, "event"))
     return f"{patient.patient_id} ({', '.join(facts)})"
 
 

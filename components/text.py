@@ -43,5 +43,6 @@ def format_date(iso: str) -> str:
 
 
 def plural(count: int, noun: str) -> str:
-    """ "1 document", "3 documents"."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+    """ "1 document", "3 documents", "235,609 events": counts read with a thousands separator wherever they are
+    shown, so one message never says "235609" beside "235,609"."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

@@ -73,7 +73,10 @@ def _render_card(workspace: Workspace, *, is_current: bool, key: str) -> Workspa
 def _render_summary(workspace: Workspace, *, is_current: bool) -> None:
     badge = "  :primary-badge[:material/check: Current]" if is_current else ""
     st.markdown(f"**{escape_markdown(workspace.name)}**{badge}")
-    st.caption(f"{plural(workspace.document_count, 'document')} · created {format_date(workspace.created_at)}")
+    # A file that failed is not a source of the workspace: it is counted apart.
+    sources = plural(workspace.document_count - workspace.failed_count, "document")
+    failed = f" · {workspace.failed_count} failed" if workspace.failed_count else ""
+    st.caption(f"{sources}{failed} · created {format_date(workspace.created_at)}")
 
 
 def _render_buttons(workspace: Workspace, *, is_current: bool, key: str) -> WorkspaceAction | None:

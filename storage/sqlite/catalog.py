@@ -222,10 +222,10 @@ class SqliteCatalog:
         """The stored guides of these documents made by `version`."""
         return self.guides.get_guides(document_ids, version)
 
-    def save_suggestions(self, workspace_id: str, sources_key: str, questions: Sequence[SuggestedQuestion]) -> None:
-        """Store the workspace's suggested questions for these sources."""
-        self.guides.save_suggestions(workspace_id, sources_key, questions)
+    def save_document_suggestions(self, document_id: str, check_key: str, questions: Sequence[SuggestedQuestion]) -> None:
+        """Store a document's checked suggestions under the key of what checked them."""
+        self.guides.save_document_suggestions(document_id, check_key, questions)
 
-    def get_suggestions(self, workspace_id: str, sources_key: str) -> list[SuggestedQuestion] | None:
-        """The stored suggestions checked against these same sources, else None."""
-        return self.guides.get_suggestions(workspace_id, sources_key)
+    def get_document_suggestions(self, check_keys: Mapping[str, str]) -> dict[str, list[SuggestedQuestion]]:
+        """The stored suggestions of these documents made under their keys."""
+        return self.guides.get_document_suggestions(check_keys)

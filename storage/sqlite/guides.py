@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from storage.sqlite.database import Database
 from storage.sqlite.workspaces import now_iso
@@ -11,7 +11,7 @@ from workspace_app.models.guides import SourceGuide, SuggestedQuestion
 
 
 class SqliteGuides:
-    """One guide per document (with the version of the code that made it), suggestions per workspace."""
+    """One guide per document (with the version of the code that made it), and its checked suggestions."""
 
     def __init__(self, database: Database) -> None:
         self._db = database
@@ -39,22 +39,26 @@ class SqliteGuides:
         )
         return {row[0]: SourceGuide.from_json(json.loads(row[1])) for row in rows}
 
-    def save_suggestions(self, workspace_id: str, sources_key: str, questions: Sequence[SuggestedQuestion]) -> None:
-        """Store the workspace's suggested questions, checked against the sources named by `sources_key`."""
+    def save_document_suggestions(self, document_id: str, check_key: str, questions: Sequence[SuggestedQuestion]) -> None:
+        """Store a document's checked suggestions under the key of what checked them; a removed document keeps none."""
         payload = json.dumps([q.to_json() for q in questions], ensure_ascii=False)
         with self._db.transaction() as db:
             db.execute(
-                "INSERT INTO workspace_suggestions (workspace_id, sources_key, questions, created_at) "
-                "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?) "
-                "ON CONFLICT (workspace_id) DO UPDATE SET sources_key = excluded.sources_key, "
-                "questions = excluded.questions, created_at = excluded.created_at",
-                (workspace_id, sources_key, payload, now_iso(), workspace_id),
+                "INSERT INTO document_suggestions (document_id, check_key, questions, created_at) "
+                "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?) "
+                "ON CONFLICT (document_id, check_key) DO UPDATE SET questions = excluded.questions, "
+                "created_at = excluded.created_at",
+                (document_id, check_key, payload, now_iso(), document_id),
             )
 
-    def get_suggestions(self, workspace_id: str, sources_key: str) -> list[SuggestedQuestion] | None:
-        """The stored suggestions when they were checked against these same sources, else None."""
-        rows = self._db.query(
-            "SELECT questions FROM workspace_suggestions WHERE workspace_id = ? AND sources_key = ?",
-            (workspace_id, sources_key),
-        )
-        return [SuggestedQuestion(**q) for q in json.loads(rows[0][0])] if rows else None
+    def get_document_suggestions(self, check_keys: Mapping[str, str]) -> dict[str, list[SuggestedQuestion]]:
+        """The stored suggestions of these documents (document id -> check key) made under that same key."""
+        found: dict[str, list[SuggestedQuestion]] = {}
+        for document_id, check_key in check_keys.items():
+            rows = self._db.query(
+                "SELECT questions FROM document_suggestions WHERE document_id = ? AND check_key = ?",
+                (document_id, check_key),
+            )
+            if rows:
+                found[document_id] = [SuggestedQuestion(**q) for q in json.loads(rows[0][0])]
+        return found

@@ -357,4 +357,16 @@ MIGRATIONS: list[list[Step]] = [
             lease_heartbeat REAL
         )""",
     ],
+    # 15: suggested questions per document (JSON), each checked against its own document only and kept under the
+    # key of what checked it (`check_key`: the code's version, the guide's, the query mode, the file's hash), so a
+    # change of a workspace's sources recomputes only the parts of the sources added.
+    [
+        """CREATE TABLE IF NOT EXISTS document_suggestions (
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            check_key TEXT NOT NULL,
+            questions TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (document_id, check_key)
+        ) WITHOUT ROWID""",
+    ],
 ]

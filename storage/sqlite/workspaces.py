@@ -11,7 +11,10 @@ from storage.sqlite.keywords import create_keyword_table, keyword_table
 from workspace_app.errors import WorkspaceExistsError, WorkspaceNotFoundError
 from workspace_app.models.documents import Workspace
 
-_SELECT = "SELECT w.*, (SELECT COUNT(*) FROM documents d WHERE d.workspace_id = w.id) AS n FROM workspaces w "
+_SELECT = (
+    "SELECT w.*, (SELECT COUNT(*) FROM documents d WHERE d.workspace_id = w.id) AS n, "
+    "(SELECT COUNT(*) FROM documents d WHERE d.workspace_id = w.id AND d.status = 'failed') AS failed FROM workspaces w "
+)
 
 
 def now_iso() -> str:
@@ -70,4 +73,4 @@ class SqliteWorkspaces:
 
 
 def _workspace(row: sqlite3.Row) -> Workspace:
-    return Workspace(row["id"], row["name"], row["created_at"], int(row["n"]))
+    return Workspace(row["id"], row["name"], row["created_at"], int(row["n"]), int(row["failed"]))

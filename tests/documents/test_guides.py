@@ -73,17 +73,75 @@ def test_suggested_questions_are_answered_citing_their_own_source(service: Any) 
         answer = service.answers.ask("Cardiology", question.question, mode="hybrid")
         assert not answer.refused, question
         assert question.document_id in {c.document_id for c in answer.citations}, question
+    checked = service.suggestions.parts_checked
     assert service.suggestions.suggest("Cardiology", "hybrid") == questions  # stored, not asked again
+    assert service.suggestions.parts_checked == checked
 
 
-def test_suggestions_follow_the_sources_ticked_for_chat(service: Any) -> None:
-    mosca = document(service, "mosca")
+def test_suggestions_follow_the_sources_ticked_for_chat_and_name_their_topics(service: Any) -> None:
+    """After a source is left out, the questions are the remaining source's, about topics of its own content (not
+    a section's name such as "intended use"), and nothing is checked again."""
+    mosca, syncope = document(service, "mosca"), document(service, "shen")
+    service.suggestions.suggest("Cardiology", "hybrid")
+    checked = service.suggestions.parts_checked
     service.documents.set_included("Cardiology", mosca.id, False)
     try:
         questions = service.suggestions.suggest("Cardiology", "hybrid")
-        assert questions and all(q.document_id != mosca.id for q in questions)
+        assert questions and all(q.document_id == syncope.id for q in questions)
+        assert service.suggestions.parts_checked == checked  # the remaining source's part was stored
+        topics = service.guides.guides("Cardiology", [syncope.id])[syncope.id].topics
+        chunks = service.catalog.get_chunks(service.catalog.document_chunk_ids(syncope.id)).values()
+        flat = " ".join(c.text for c in chunks).lower()
+        assert topics and all(topic.lower() in flat for topic in topics)  # written in the source itself
+        for question in questions:
+            if question.origin == "topic":
+                assert any(question.question == f"What do the sources say about {t}?" for t in topics), question
     finally:
         service.documents.set_included("Cardiology", mosca.id, True)
+
+
+def test_a_source_added_checks_only_its_own_questions(service: Any, excerpt: Callable[..., Path]) -> None:
+    before = service.suggestions.suggest("Cardiology", "hybrid")
+    checked = service.suggestions.parts_checked
+    added = service.documents.ingest("Cardiology", excerpt("kusumoto-2018-bradycardia.pdf", 20, 21))
+    assert added.status == "ready" and added.document_id
+    try:
+        after = service.suggestions.suggest("Cardiology", "hybrid")
+        assert service.suggestions.parts_checked == checked + 1  # the new source's part only
+        assert added.document_id in {q.document_id for q in after}
+        assert {q.question for q in before} & {q.question for q in after}  # the others' parts are kept
+    finally:
+        service.documents.remove("Cardiology", added.document_id)
+    assert service.suggestions.suggest("Cardiology", "hybrid") == before
+    assert service.suggestions.parts_checked == checked + 1  # removing checks nothing
+
+
+@pytest.mark.parametrize(("name", "first", "last"), [("shen-2017-syncope.pdf", 1, 4), ("zh-hfpef-consensus-2023.pdf", 1, 4)])
+def test_a_summary_is_whole_sentences_of_the_document_without_front_matter(
+    tmp_path: Path, build: Callable[..., Any], excerpt: Callable[..., Path], name: str, first: int, last: int
+) -> None:
+    """The opening pages: title, authors and their affiliations, copyright, the writing group, a disclaimer; the
+    Chinese consensus's header and grading lines ("推荐强度：GPS证据概述：共识制定工作组…") glue onto sentences."""
+    from workspace_app.text.sentences import split_sentences
+    from workspace_app.text.source_markers import without_source_markers
+
+    made = build(tmp_path / "data")
+    workspace = made.workspaces.create("Opening")
+    assert made.documents.ingest(workspace.id, excerpt(name, first, last)).status == "ready"
+    source = made.documents.list("Opening")[0]
+    summary = made.guides.guides("Opening", [source.id])[source.id].summary
+    chunks = made.catalog.get_chunks(made.catalog.document_chunk_ids(source.id)).values()
+    flat = "".join("".join(without_source_markers(span.text).split()) for c in chunks for span in split_sentences(c.text))
+    sentences = [span.text for span in split_sentences(summary)]
+    assert len(sentences) >= 2
+    for sentence in sentences:
+        assert "".join(sentence.split()) in flat, sentence  # the document's own
+        assert sentence[0].isupper() or not sentence[0].isascii(), sentence  # not started mid-sentence
+        assert sentence.endswith((".", "。", "；", "!", "?")), sentence  # nor cut off
+    for front_matter in ("©", "Copyright", "et al", "@", "Writing Committee", "Member", "推荐强度", "证据概述",
+                         "工作组"):
+        assert front_matter not in summary
+    made.close()
 
 
 @pytest.fixture
@@ -100,7 +158,7 @@ def test_with_a_language_model_the_guide_has_its_summary_made_once(
     with_llm.settings.llm.base_url = fake.url
     from workspace_app.adapters.wiring import build_guides
 
-    guides = build_guides(with_llm.settings, with_llm.catalog, with_llm.graph)
+    guides = build_guides(with_llm.settings, with_llm.catalog, with_llm.graph, with_llm.embedder)
     mosca = document(service, "mosca")
     guide = guides.guides("Cardiology", [mosca.id])[mosca.id]
     assert guide.llm_summary == fake.replies[0]
@@ -120,7 +178,7 @@ def test_a_failing_language_model_keeps_the_offline_guide(
     with_llm.settings.llm.model = "another-model"
     from workspace_app.adapters.wiring import build_guides
 
-    guides = build_guides(with_llm.settings, with_llm.catalog, with_llm.graph)
+    guides = build_guides(with_llm.settings, with_llm.catalog, with_llm.graph, with_llm.embedder)
     syncope = document(service, "shen")
     guide = guides.guides("Cardiology", [syncope.id])[syncope.id]
     assert guide.llm_summary is None and guide.summary

@@ -104,3 +104,19 @@ def test_a_non_clinical_pdf_is_answered_from_its_page(app: App, question: str, p
 def test_the_report_reads_no_grade_from_grade_like_words(app: App) -> None:
     assert any("Grade I B" in c.text for c in chunks(app, "Report"))
     assert not [c for c in chunks(app, "Report") if c.recommendation_class or c.evidence_level]
+
+
+def test_a_non_clinical_report_gets_a_guide_of_its_own_whole_sentences(app: App) -> None:
+    """The guide's summary is domain-neutral: the report's central sentences, whole, in reading order (the
+    titles and headings set apart are none of them)."""
+    from workspace_app.text.sentences import split_sentences
+
+    document = app.documents.list("Report")[0]
+    guide = app.guides.guides("Report", [document.id])[document.id]
+    written = [sentence for _, (_, _, body) in sorted(REPORT.items()) for sentence in body.split(". ")]
+    written = [s if s.endswith(".") else f"{s}." for s in written]
+    sentences = [span.text for span in split_sentences(guide.summary)]
+    assert 2 <= len(sentences) <= 3 and all(s in written for s in sentences), sentences
+    assert sorted(sentences, key=written.index) == sentences  # in the report's order
+    assert not any(title in guide.summary for title, _, _ in REPORT.values())
+    assert guide.recommendations == ()

@@ -13,7 +13,7 @@ from workspace_app.models.guides import GuideEntity, GuideRecommendation, Source
 GUIDE = SourceGuide(
     document_id="doc-ready", summary="Warfarin keeps the INR at 2.0 to 3.0 <b>in</b> women with AF.",
     recommendations=(GuideRecommendation("Warfarin should be used.", "I", "A", 11, "Warfarin: AF", "doc-ready-00001"),),
-    entities=(GuideEntity("warfarin", "drug", 12),), headings=("Warfarin: atrial fibrillation",), llm_summary=None,
+    entities=(GuideEntity("warfarin", "drug", 12),), topics=("warfarin", "atrial fibrillation"), llm_summary=None,
 )
 
 
@@ -62,16 +62,20 @@ def test_guides_are_stored_per_version_reread_and_go_with_their_document(tmp_pat
     reopened.close()
 
 
-def test_suggestions_are_kept_for_the_sources_they_were_checked_against(tmp_path: Path) -> None:
-    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
-    workspace = catalog.create_workspace("Cardiology")
-    questions = [SuggestedQuestion("What INR should warfarin target?", "doc", "mosca.pdf", "recommendation")]
-    catalog.save_suggestions(workspace.id, "sources-a", questions)
-    assert catalog.get_suggestions(workspace.id, "sources-a") == questions
-    assert catalog.get_suggestions(workspace.id, "sources-b") is None
-    catalog.save_suggestions(workspace.id, "sources-b", [])
-    assert catalog.get_suggestions(workspace.id, "sources-a") is None
-    assert catalog.get_suggestions(workspace.id, "sources-b") == []
-    catalog.delete_workspace(workspace.id)
-    assert catalog.get_suggestions(workspace.id, "sources-b") is None
+def test_suggestions_are_kept_per_document_under_the_key_that_checked_them(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite"
+    old_catalog(path)
+    catalog = SqliteCatalog(path)
+    questions = [SuggestedQuestion("What INR should warfarin target?", "doc-ready", "doc-ready.pdf", "recommendation")]
+    catalog.save_document_suggestions("doc-ready", "key-a", questions)
+    catalog.save_document_suggestions("doc-ready", "key-b", [])
+    catalog.save_document_suggestions("doc-gone", "key-a", questions)  # a removed document keeps none
     catalog.close()
+
+    reopened = SqliteCatalog(path)
+    assert reopened.get_document_suggestions({"doc-ready": "key-a", "doc-gone": "key-a"}) == {"doc-ready": questions}
+    assert reopened.get_document_suggestions({"doc-ready": "key-b"}) == {"doc-ready": []}
+    assert reopened.get_document_suggestions({"doc-ready": "key-c", "doc-failed": "key-a"}) == {}
+    reopened.delete_document("doc-ready")
+    assert reopened.get_document_suggestions({"doc-ready": "key-a"}) == {}
+    reopened.close()

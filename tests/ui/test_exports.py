@@ -113,6 +113,24 @@ def test_a_sources_own_bracketed_markers_are_not_escaped() -> None:
     assert escape("see [this](http://x)") == "see \\[this](http://x)"
 
 
+def test_what_forms_no_markdown_where_it_stands_is_not_escaped() -> None:
+    """A section title after a citation's document ("9. LIFESTYLE") or a heading's "## " forms no list, and a lone
+    asterisk after a word ("Guideline*") opens no emphasis: the plain-text reader sees them as printed."""
+    from workspace_app.answer.export import citation_line
+    from workspace_app.models.answers import Citation
+
+    assert escape("9. LIFESTYLE", inline=True) == "9. LIFESTYLE"
+    assert escape("9. LIFESTYLE") == "9\\. LIFESTYLE", "a line of its own would be a list"
+    assert escape("2014 AHA/ACC Guideline* for HCM") == "2014 AHA/ACC Guideline* for HCM"
+    assert escape("Guideline*, see *this*") == "Guideline*, see \\*this*", "only an asterisk that can open is escaped"
+    assert "<em>" not in MarkdownIt("commonmark").render(escape("Guideline*, see *this* and **that**"))
+    citation = Citation(1, "c", "eckel-2013-lifestyle.pdf", "d", 3, 3, "9. LIFESTYLE", "Guideline* text.", (), (), 1.0)
+    line = citation_line(citation)
+    assert line == "1. eckel-2013-lifestyle.pdf, p. 3, 9. LIFESTYLE: “Guideline* text.”"
+    shown = MarkdownIt("commonmark", {"html": True}).render(f"## 9. LIFESTYLE\n\n{line}")
+    assert "<h2>9. LIFESTYLE</h2>" in shown and "<em>" not in shown and "Guideline* text." in shown
+
+
 def test_file_names_are_readable_and_safe() -> None:
     assert safe_file_name("Cardiology <b>women</b> & AF", "graphml") == "Cardiology women & AF.graphml"
     assert safe_file_name("../../etc/passwd", "md") == "etc passwd.md"

@@ -375,3 +375,12 @@ def test_similar_patients_are_listed_with_reasons_and_one_opens_on_a_click(
     assert not at.exception, at.exception
     assert at.selectbox(key="patients-patient").value == "P-b"
     assert at.query_params["patient"] == "P-b"
+
+
+def test_an_import_message_writes_every_count_the_same_way() -> None:
+    """"235609 events, 235,609 newly embedded" was one message: every count has its thousands separator."""
+    from components.text import plural
+
+    assert plural(235609, "event") == "235,609 events" and plural(1, "patient") == "1 patient"
+    message = ", ".join([plural(235609, "event"), f"{235609:,} newly embedded"])  # components/patient_imports.py
+    assert "235609" not in message

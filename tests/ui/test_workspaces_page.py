@@ -130,3 +130,23 @@ def test_duplicate_name_is_refused_with_a_message(app: AppTest) -> None:
 
     assert not app.exception
     assert "already exists" in app.error[0].value
+
+
+def test_the_card_counts_a_failed_file_apart(app: AppTest, tmp_path: Path) -> None:
+    """A file that could not be ingested is not one of the workspace's documents: the card says it failed."""
+    from storage.sqlite.database import Database
+
+    workspace_id = create(app, "Cardiology")
+    database = Database(tmp_path / "data" / "catalog.sqlite")
+    with database.transaction() as db:
+        for document_id, status in (("doc-ready", "ready"), ("doc-failed", "failed")):
+            db.execute(
+                "INSERT INTO documents (id, workspace_id, name, sha256, size_bytes, media_type, status, stage, "
+                "added_at, updated_at) VALUES (?, ?, ?, ?, 10, 'application/pdf', ?, ?, '2026-11-27', '2026-11-27')",
+                (document_id, workspace_id, f"{document_id}.pdf", document_id, status, status),
+            )
+    database.close()
+    app.run()
+    assert not app.exception
+    captions = [caption.value for caption in app.caption]
+    assert any(c.startswith("1 document · 1 failed · created") for c in captions), captions

@@ -123,7 +123,7 @@ def build_app(
     domain = pack(settings.domain.pack)
     lexicon = load_lexicon(domain.lexicon)
     graph = build_graph(settings, catalog, lexicon)
-    guides = build_guides(settings, catalog, graph)
+    guides = build_guides(settings, catalog, graph, crosslingual.embedder if crosslingual else embedder)
     states = DocumentStates(catalog, catalog)
     stages: list[IndexStage] = [GraphStage(graph), GuideStage(guides)]
     if crosslingual:
@@ -192,11 +192,13 @@ def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddin
     return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-"))
 
 
-def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService) -> GuideService:
-    """Source guides on the catalog and the graph; with a language model configured, it writes their summaries."""
+def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService, embedder: Embedder) -> GuideService:
+    """Source guides on the catalog, the graph and an embedder whose cache holds the chunks' vectors (the
+    multilingual one when there is one: Chinese and English alike); with a language model configured, it writes
+    their summaries."""
     if not (settings.llm.api_key or settings.llm.base_url):
-        return GuideService(catalog, graph)
-    return GuideService(catalog, graph, LlmClient(settings.llm), settings.llm.model)
+        return GuideService(catalog, graph, embedder.embed_passages)
+    return GuideService(catalog, graph, embedder.embed_passages, LlmClient(settings.llm), settings.llm.model)
 
 
 def build_graph(settings: Settings, catalog: SqliteCatalog, lexicon: Lexicon | None = None) -> GraphService:

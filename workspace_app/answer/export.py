@@ -11,17 +11,17 @@ from workspace_app.text.grades import describe_class
 
 def chat_markdown(chat: Chat, messages: Sequence[ChatMessage]) -> str:
     """The whole chat; document text is quoted as text (what would form Markdown escaped)."""
-    parts = [f"# {escape(chat.title)}", ""]
+    parts = [f"# {escape(chat.title, inline=True)}", ""]
     for message in messages:
-        parts += [f"## {escape(message.question)}", "", answer_markdown(message.answer), ""]
+        parts += [f"## {escape(message.question, inline=True)}", "", answer_markdown(message.answer), ""]
     return "\n".join(parts).rstrip() + "\n"
 
 
 def notes_markdown(workspace_name: str, notes: Sequence[Note]) -> str:
     """All notes of a workspace: each saved answer with its citations, and each note's own Markdown as written."""
-    parts = [f"# Notes: {escape(workspace_name)}", ""]
+    parts = [f"# Notes: {escape(workspace_name, inline=True)}", ""]
     for note in notes:
-        parts += [f"## {escape(note.title)}", ""]
+        parts += [f"## {escape(note.title, inline=True)}", ""]
         if note.body:
             parts += [note.body, ""]
         if note.answer is not None:
@@ -40,7 +40,7 @@ def answer_markdown(answer: Answer) -> str:
         lines.append("")
     if answer.entities:
         named = ", ".join(
-            f"{escape(e.name)} ({escape(e.type)})" + "".join(f" [{n}]" for n in e.citations) for e in answer.entities
+            f"{escape(e.name, inline=True)} ({escape(e.type, inline=True)})" + "".join(f" [{n}]" for n in e.citations) for e in answer.entities
         )
         lines += [f"**Entities ({escape(answer.mode)} mode)**: {named}", ""]
     if answer.disclaimer:
@@ -55,9 +55,9 @@ def citation_line(citation: Citation) -> str:
     if citation.level != "guideline":
         pages = f"({citation.level})"
     grading = grading_text(citation)
-    tail = f" ({escape(grading)})" if grading else ""
-    section = f", {escape(citation.section)}" if citation.section else ""
-    return f"{citation.n}. {escape(citation.document)}, {pages}{section}: “{escape(citation.quote)}”{tail}"
+    tail = f" ({escape(grading, inline=True)})" if grading else ""
+    section = f", {escape(citation.section, inline=True)}" if citation.section else ""
+    return f"{citation.n}. {escape(citation.document, inline=True)}, {pages}{section}: “{escape(citation.quote, inline=True)}”{tail}"
 
 
 def grading_text(citation: Citation) -> str:
@@ -86,10 +86,30 @@ _INLINE = re.compile(
 _LINE_START = re.compile(r"^(\s*)(#|>|[-+=]|\d+(?=[.)]\s|[.)]$))", re.MULTILINE)
 
 
-def escape(text: str, keep_markers: bool = False) -> str:
-    """Text that Markdown shows as written, escaping only what would form Markdown; `[n]` markers kept when asked."""
-    out = _INLINE.sub(lambda m: "".join("\\" + ch for ch in m.group()), text)
-    out = _LINE_START.sub(lambda m: m.group(1) + ("\\" + m.group(2) if not m.group(2)[0].isdigit() else m.group(2) + "\\"), out)
+def escape(text: str, keep_markers: bool = False, inline: bool = False) -> str:
+    """Text that Markdown shows as written, escaping only what would form Markdown; `[n]` markers kept when asked.
+    `inline`: the text goes after something on its line (a heading's "## ", a citation's document), where its
+    start forms no block ("## 9. LIFESTYLE" is a heading, not a list)."""
+    out = _INLINE.sub(lambda m: m.group() if _cannot_open(m.group(), text, m.start()) else "".join("\\" + ch for ch in m.group()), text)
+    out = _LINE_START.sub(
+        lambda m: m.group() if inline and m.start() == 0
+        else m.group(1) + ("\\" + m.group(2) if not m.group(2)[0].isdigit() else m.group(2) + "\\"), out,
+    )
     if keep_markers:
         out = re.sub(r"\\\[(\d{1,3})\\\]", r"[\1]", out)
     return out
+
+
+def _cannot_open(mark: str, text: str, at: int) -> bool:
+    """An asterisk that cannot open emphasis ("Guideline*", "p*,"): not followed by text, or glued after a word and
+    before punctuation (CommonMark's left-flanking rule). Every one that can open is escaped, so none can close."""
+    if mark != "*":
+        return False
+    after, before = text[at + 1 : at + 2], text[at - 1 : at] if at else ""
+    if not after or after.isspace():
+        return True
+    return _punctuation(after) and bool(before) and not before.isspace() and not _punctuation(before)
+
+
+def _punctuation(char: str) -> bool:
+    return not char.isalnum() and not char.isspace()

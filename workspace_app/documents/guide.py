@@ -1,10 +1,12 @@
 """Source guides: what one document is about, computed offline from its stored chunks and graph mentions.
 
-    chunks (body passages) -> summary: the 3 sentences that best cover the document's own frequent terms
+    chunks (body passages) -> chunk centrality (LexRank over their vectors, documents/summary.py)
+                           -> summary: the most central whole sentences of the most central passages, unlike
+                              each other (MMR), in reading order
                            -> recommendations: graded statements (each sentence's own class / level, as a citation
                               of it reads them: `text.grades.grading_in`), strongest first
-    graph mentions         -> main entities
-    section titles         -> headings (what suggested questions are drawn from, documents/suggestions.py)
+    graph mentions         -> main entities (most mentioned), and key topics (the entities the central passages
+                              speak of, as the document writes them: what suggested questions ask about)
     an LLM (if configured) -> a written summary of the above, stored with the guide (so made once)
 
 The ingestion pipeline runs `GuideStage` after the graph stage; documents ingested before guides existed (or by
@@ -15,13 +17,13 @@ an older `GUIDE_VERSION`) get theirs on first read (`GuideService.guides`). Stor
 from __future__ import annotations
 
 import logging
-import math
 import re
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from storage.base import ChunkRepository, DocumentRepository, GuideRepository
+from workspace_app.documents.summary import Embed, chunk_centrality, extractive_summary, key_topics
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Chunk, Document
 from workspace_app.models.graph import Entity
@@ -29,28 +31,20 @@ from workspace_app.models.guides import GuideEntity, GuideRecommendation, Source
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
 from workspace_app.text.grades import ROW_CELLS, Recommendation, grading_in, states_grading
 from workspace_app.text.language import detect_language
+from workspace_app.text.quotable import is_table_title
 from workspace_app.text.sentences import is_caption, split_sentences
 from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import content_terms
 
 log = logging.getLogger(__name__)
 
-GUIDE_VERSION = "guide-v6"
-SUMMARY_SENTENCES = 3
-SUMMARY_MAX_CHARS = 700
+GUIDE_VERSION = "guide-v7"
 MAX_RECOMMENDATIONS = 5
 MAX_ENTITIES = 8
-MAX_HEADINGS = 24
+TOPIC_CANDIDATES = 30  # the most mentioned entities that compete to be key topics
 _CLASS_ORDER = {"I": 0, "Strong": 0, "III": 1, "III: Harm": 1, "III: No Benefit": 1, "IIa": 2, "Conditional": 2,
                 "IIb": 3, "GPS": 4}
 _LEVEL_ORDER = {"A": 0, "B": 1, "B-R": 1, "B-NR": 2, "C": 3, "C-LD": 3, "C-EO": 4, "D": 4}
-_OPENING = re.compile(r"abstract|summary|introduction|preamble|摘要|概述|前言|引言|背景", re.IGNORECASE)
-_BOILERPLATE = re.compile(
-    r"reference|acknowledg|disclosure|funding|author|copyright|appendix|table|figure|method|abbreviation|"
-    r"conflict|relationship|peer review|writing (group|committee)|参考文献|利益冲突|作者|附录|缩略语|表\s*\d|图\s*\d|"
-    r"推荐强度|证据质量|推荐级别|证据等级",
-    re.IGNORECASE,
-)
 _ADVICE = re.compile(
     r"\b(recommended|should|reasonable|indicated|may be considered|is not|are not|beneficial|harmful|useful|advise)\b|"
     r"推荐|建议|应|不宜|可考虑",
@@ -70,8 +64,9 @@ _ROW_END_CELLS = re.compile(rf"\s*(?:{ROW_CELLS})\s*$")
 # A Chinese consensus's statement label with what the page set before it ("1 mmHg=0.133 kPa陈述8：推荐…"); a caption
 # (a table of the grades themselves, or a caption run into a row); the sections that define the grades.
 _STATEMENT_LABEL = re.compile(r"^.{0,30}?陈述\s*\d{1,2}\s*[：:]\s*")
+# The sections that define the grades, and the back matter: neither gives advice nor says what a document is about.
 # (Not "reference": ACC/AHA table titles run on into "Referenced studies that support the recommendations…".)
-_NO_ADVICE_SECTION = re.compile(
+_BACK_MATTER = re.compile(
     r"method|abbreviation|(?:^|> )references\b|acknowledg|disclosure|appendix|conflicts? of interest|"
     r"relationships? with industry|peer review|writing (?:group|committee)|参考文献|利益冲突|附录|缩略语",
     re.IGNORECASE,
@@ -87,9 +82,11 @@ SUMMARY_PROMPT = (
 
 
 class EntitySource(Protocol):
-    """The graph's view of one document: the entities it mentions most, with their mention counts."""
+    """The graph's view of one document: the entities it mentions most, with their mentions per chunk."""
 
-    def document_entities(self, workspace_id: str, document_id: str, limit: int) -> list[tuple[Entity, int]]: ...
+    def document_entity_chunks(
+        self, workspace_id: str, document_id: str, limit: int
+    ) -> list[tuple[Entity, dict[str, int]]]: ...
 
 
 class GuideCatalog(ScopeCatalog, DocumentRepository, ChunkRepository, GuideRepository, Protocol):
@@ -97,53 +94,19 @@ class GuideCatalog(ScopeCatalog, DocumentRepository, ChunkRepository, GuideRepos
 
 
 def build_guide(
-    document: Document, chunks: Sequence[Chunk], entities: Sequence[tuple[Entity, int]]
+    document: Document, chunks: Sequence[Chunk], entities: Sequence[tuple[Entity, Mapping[str, int]]], embed: Embed
 ) -> SourceGuide:
-    """The offline guide of one document from its chunks (in reading order) and its most mentioned entities."""
-    body = [c for c in chunks if c.kind == "body"]
+    """The offline guide of one document from its chunks (in reading order), its most mentioned entities (with
+    their mentions per chunk) and the embedder that holds its chunks' vectors."""
+    body = [c for c in chunks if c.kind == "body" and not _BACK_MATTER.search(c.section)]
+    prose = [c for c in body if not is_table_title(c.section.split(" > ")[-1])]
+    centrality = chunk_centrality(prose, embed)
     return SourceGuide(
-        document_id=document.id, summary=extractive_summary(body), recommendations=key_recommendations(body),
-        entities=tuple(GuideEntity(e.name, e.type, count) for e, count in entities[:MAX_ENTITIES]),
-        headings=section_headings(body),
+        document_id=document.id, summary=extractive_summary(prose, centrality, embed, without_section_heading),
+        recommendations=key_recommendations(body),
+        entities=tuple(GuideEntity(e.name, e.type, sum(counts.values())) for e, counts in entities[:MAX_ENTITIES]),
+        topics=key_topics(prose, centrality, entities),
     )
-
-
-def extractive_summary(chunks: Sequence[Chunk]) -> str:
-    """The sentences (in reading order) that cover most of the document's frequent terms, opening sections first."""
-    if not chunks:
-        return ""
-    frequency: Counter[str] = Counter()
-    sentences: list[tuple[int, str, dict[str, str], bool]] = []
-    for chunk in chunks:
-        opening = bool(_OPENING.search(chunk.section)) and not _BOILERPLATE.search(chunk.section)
-        for span in split_sentences(chunk.text):
-            frequency.update(content_terms(span.text).keys())
-            sentence = without_section_heading(without_source_markers(span.text))
-            if sentence and _summary_candidate(sentence, chunk.section):
-                sentences.append((len(sentences), sentence, content_terms(sentence), opening))
-    if not sentences:
-        return ""
-    total = len(sentences)
-
-    def score(item: tuple[int, str, dict[str, str], bool]) -> float:
-        position, _text, terms, opening = item
-        weight = sum(math.log(1 + frequency[t]) for t in terms) / math.sqrt(max(len(terms), 1))
-        return weight * (1.6 if opening else 1.0) * (1.0 + 0.4 * (1 - position / total))
-
-    best: list[tuple[int, str, dict[str, str], bool]] = []
-    for item in sorted(sentences, key=score, reverse=True):
-        if not any(_overlap(item[2], other[2]) > 0.6 for other in best):  # no sentence twice in other words
-            best.append(item)
-        if len(best) == SUMMARY_SENTENCES:
-            break
-    best.sort()
-    text = ""
-    for _, sentence, _, _ in best:
-        joined = f"{text} {sentence}".strip() if not _is_cjk_text(sentence) else f"{text}{sentence}"
-        if len(joined) > SUMMARY_MAX_CHARS and text:
-            break
-        text = joined
-    return text
 
 
 def without_section_heading(sentence: str) -> str:
@@ -162,7 +125,7 @@ def key_recommendations(chunks: Sequence[Chunk], limit: int = MAX_RECOMMENDATION
     """Graded statements, strongest class and level first, one per section, each its own sentence and grading."""
     found: list[tuple[tuple[int, int, bool, int], GuideRecommendation]] = []
     for chunk in chunks:
-        if not (chunk.recommendation_class or chunk.evidence_level) or _NO_ADVICE_SECTION.search(chunk.section):
+        if not (chunk.recommendation_class or chunk.evidence_level) or _BACK_MATTER.search(chunk.section):
             continue  # no grading anywhere in its text, or the methods that define the grades
         for statement, grade in graded_statements(chunk.text):
             klass, level = grade.recommendation_class, grade.evidence_level
@@ -217,32 +180,14 @@ def recommendation_sentence(text: str) -> str:
     return next((s for s in sentences if _ADVICE.search(s)), sentences[0] if sentences else "")
 
 
-def section_headings(chunks: Sequence[Chunk], limit: int = MAX_HEADINGS) -> tuple[str, ...]:
-    """Distinct innermost section titles in reading order, without boilerplate (references, methods...)."""
-    seen: dict[str, None] = {}
-    document_title: str | None = None
-    for chunk in chunks:
-        title = " ".join(chunk.section.split(" > ")[-1].split()).strip(" .:：")
-        title = _LEAD_MARK.sub("", re.sub(r"^[\dIVX]+(\.\d+)*\.?\s+", "", title)).strip()
-        if document_title is None and title:
-            # The first title, on page 1, is the document's own (often cut: "AHA/ACC/HHS Strategies to Enhance").
-            document_title = title if chunk.page_start == 1 else ""
-        if title == document_title:
-            continue
-        if 4 <= len(title) <= 80 and not _BOILERPLATE.search(title) and not _OPENING.search(title):
-            seen.setdefault(title, None)
-        if len(seen) == limit:
-            break
-    return tuple(seen)
-
-
 class GuideService:
     """Guides of a workspace's documents: built at ingestion (`build`), or on first read for older documents."""
 
-    def __init__(self, catalog: GuideCatalog, entities: EntitySource, llm: LlmClient | None = None,
+    def __init__(self, catalog: GuideCatalog, entities: EntitySource, embed: Embed, llm: LlmClient | None = None,
                  llm_model: str = "") -> None:
         self._catalog = catalog
         self._entities = entities
+        self._embed = embed  # the workspace's embedder: its cache holds the chunks' vectors
         self._llm = llm
         self.version = GUIDE_VERSION + (f"|llm:{llm_model}" if llm is not None else "")
 
@@ -250,8 +195,8 @@ class GuideService:
         """Compute a document's guide from its chunks (read from the catalog when not given) and store it."""
         if chunks is None:
             chunks = self._document_chunks(document.id)
-        entities = self._entities.document_entities(document.workspace_id, document.id, MAX_ENTITIES)
-        guide = build_guide(document, chunks, entities)
+        entities = self._entities.document_entity_chunks(document.workspace_id, document.id, TOPIC_CANDIDATES)
+        guide = build_guide(document, chunks, entities, self._embed)
         if self._llm is not None:
             guide = _with_llm_summary(guide, document, self._llm)
         self._catalog.save_guide(document.workspace_id, guide, self.version)
@@ -294,7 +239,7 @@ def _with_llm_summary(guide: SourceGuide, document: Document, llm: LlmClient) ->
     """The guide with a summary written by the model from the extractive guide (unchanged when the model fails)."""
     lines = [f"Source: {document.name}", f"Summary: {guide.summary}"]
     lines += [f"Recommendation: {r.text}" for r in guide.recommendations]
-    lines += [f"Sections: {'; '.join(guide.headings[:12])}"] if guide.headings else []
+    lines += [f"Key topics: {'; '.join(guide.topics)}"] if guide.topics else []
     try:
         written = llm.complete([
             {"role": "system", "content": SUMMARY_PROMPT}, {"role": "user", "content": "\n".join(lines)[:6000]},
@@ -303,17 +248,7 @@ def _with_llm_summary(guide: SourceGuide, document: Document, llm: LlmClient) ->
         log.warning("the language model could not summarise %s; keeping the extractive summary", document.name,
                     exc_info=True)
         return guide
-    return SourceGuide(guide.document_id, guide.summary, guide.recommendations, guide.entities, guide.headings,
-                       written or None)
-
-
-def _summary_candidate(sentence: str, section: str) -> bool:
-    cjk = _is_cjk_text(sentence)
-    low, high = (20, 200) if cjk else (60, 400)
-    if not low <= len(sentence) <= high or _BOILERPLATE.search(section):
-        return False
-    digits = sum(ch.isdigit() for ch in sentence)
-    return digits / len(sentence) < 0.08 and not sentence.rstrip().endswith(("?", "？", ":", "："))
+    return replace(guide, llm_summary=written or None)
 
 
 def _overlap(a: dict[str, str], b: dict[str, str]) -> float:

@@ -254,14 +254,16 @@ class GraphService:
         self._fresh(workspace_id)
         return self.store.communities(workspace_id, level)
 
-    def document_entities(self, workspace_id: str, document_id: str, limit: int) -> list[tuple[Entity, int]]:
-        """The entities a document mentions most, with its number of mentions of each (most first)."""
-        counts: dict[str, int] = defaultdict(int)
+    def document_entity_chunks(
+        self, workspace_id: str, document_id: str, limit: int
+    ) -> list[tuple[Entity, dict[str, int]]]:
+        """The entities a document mentions most, each with its number of mentions per chunk (most first)."""
+        per_chunk: dict[str, dict[str, int]] = defaultdict(dict)
         for mention in self.store.mentions(workspace_id, None, [document_id]):
-            counts[mention.entity_id] += mention.count
-        top = sorted(counts, key=lambda e: (-counts[e], e))[:limit]
+            per_chunk[mention.entity_id][mention.chunk_id] = mention.count
+        top = sorted(per_chunk, key=lambda e: (-sum(per_chunk[e].values()), e))[:limit]
         rows = {e.id: e for e in self.store.entity_rows(workspace_id, entity_ids=top)} if top else {}
-        return [(rows[e], counts[e]) for e in top if e in rows]
+        return [(rows[e], per_chunk[e]) for e in top if e in rows]
 
     def document_summaries(self, workspace_id: str) -> list[DocumentSummary]:
         """A summary node per document: key sentences and key entities."""

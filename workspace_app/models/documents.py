@@ -31,12 +31,13 @@ class Rect:
 
 @dataclass(frozen=True)
 class Workspace:
-    """A project holding documents."""
+    """A project holding documents (`document_count` counts them all, `failed_count` those that failed)."""
 
     id: str
     name: str
     created_at: str
     document_count: int = 0
+    failed_count: int = 0
 
 
 @dataclass(frozen=True)

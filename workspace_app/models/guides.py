@@ -30,13 +30,13 @@ class GuideEntity:
 @dataclass(frozen=True)
 class SourceGuide:
     """What a source is about: a short extractive summary (and an LLM-written one when a model is configured),
-    its key recommendations, its main entities and the section headings questions are drawn from."""
+    its key recommendations, its main entities and its key topics (what suggested questions ask about)."""
 
     document_id: str
     summary: str
     recommendations: tuple[GuideRecommendation, ...]
     entities: tuple[GuideEntity, ...]
-    headings: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
     llm_summary: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -44,7 +44,7 @@ class SourceGuide:
         data = asdict(self)
         data["recommendations"] = [asdict(r) for r in self.recommendations]
         data["entities"] = [asdict(e) for e in self.entities]
-        data["headings"] = list(self.headings)
+        data["topics"] = list(self.topics)
         return data
 
     @classmethod
@@ -54,7 +54,7 @@ class SourceGuide:
             document_id=data["document_id"], summary=data["summary"],
             recommendations=tuple(GuideRecommendation(**r) for r in data.get("recommendations", [])),
             entities=tuple(GuideEntity(**e) for e in data.get("entities", [])),
-            headings=tuple(data.get("headings", [])), llm_summary=data.get("llm_summary"),
+            topics=tuple(data.get("topics", [])), llm_summary=data.get("llm_summary"),
         )
 
 
@@ -65,7 +65,7 @@ class SuggestedQuestion:
     question: str
     document_id: str
     document: str
-    origin: str  # "recommendation" or "heading"
+    origin: str  # "recommendation" or "topic"
 
     def to_json(self) -> dict[str, Any]:
         """The stored JSON shape."""
