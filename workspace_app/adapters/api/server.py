@@ -3,8 +3,9 @@
 Loopback by default. Another address lets other machines in, so it needs API keys (`WORKSPACE_API__KEYS`): without
 them the command refuses to start (exit code 2). The App is warmed before the port opens (`App.warm_up`: the
 embedding models loaded, and the warm-up questions answered in up to three workspaces, which loads what the first
-answer would otherwise pay for: the vector collections, jieba, the lexicon, the answerer's fitted models and word
-lists), so once `/health` answers the first ask is about as fast as the next ones (bench/streaming.py measures it).
+answer would otherwise pay for: vector collections, jieba, the lexicon, the answerer's fitted models and word lists,
+the graph), so once `/health` answers the first ask is about as fast as the next ones (bench/streaming.py measures
+it).
 """
 
 from __future__ import annotations
