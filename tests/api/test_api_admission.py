@@ -91,3 +91,20 @@ def test_the_wait_bound_follows_the_recent_ask_time() -> None:
     before, [(first, _), (queued, queued_s)] = asyncio.run(run())
     assert before == 5.0
     assert first == 200 and queued == 503 and 0.5 * ASK_S <= queued_s < ASK_S, (queued, queued_s)
+
+
+def test_asks_refused_by_the_app_do_not_set_the_wait_bound() -> None:
+    """An ask the app refuses at once (a 404 for an unknown workspace, say) is not an ask's cost: only answered
+    (200) asks count, so a run of quick errors cannot shrink the bound for everyone else."""
+    async def refusing(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def run() -> float:
+        admission = AskAdmission(refusing, limit=1, queue=1, retry_after_s=RETRY_AFTER_S, wait_s=5.0, wait_asks=0.5)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=admission), base_url="http://x") as client:
+            for _ in range(3):
+                assert (await client.post("/ask", json={})).status_code == 404
+        return admission.wait_bound_s()
+
+    assert asyncio.run(run()) == 5.0

@@ -7,7 +7,7 @@ Why a wait bound as well as a queue bound: an ask is CPU-bound, and on a small m
 holding the GIL) answering more at once barely raises throughput, so an ask admitted behind others takes about as
 many ask-times as there are before it. Under a burst the queue does not stay put: waiting asks that give up make
 room for requests the server reads later, so the queue bound alone does not cap how long an admitted ask took. The
-wait bound does: `wait_asks` times the median time of the last asks answered (from their place to their last byte;
+wait bound does: `wait_asks` times the median time of the last asks answered (200, from their place to their last byte;
 what an ask costs on this workspace and this machine now), and never more than `wait_s` (bench/hardening.py
 measured it: admitted asks' p95 17x the single client's with 4 at once and 16 waiting, 1.6x with a 1 s wait).
 
@@ -24,7 +24,7 @@ import statistics
 import time
 from collections import deque
 
-from workspace_app.adapters.api.access import ASGIApp, Receive, Scope, Send, send_error
+from workspace_app.adapters.api.access import ASGIApp, Message, Receive, Scope, Send, send_error
 from workspace_app.adapters.api.errors import TooBusyError
 
 RECENT_ASKS = 20  # answered asks whose median time sets the relative wait bound
@@ -75,10 +75,18 @@ class AskAdmission:
             return
         finally:
             self._waiting -= 1
-        began = time.monotonic()
+        began, status = time.monotonic(), 0
+
+        async def watched(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
-            self._recent.append(time.monotonic() - began)
+            await self.app(scope, receive, watched)
+            if status == 200:  # an ask refused at once (unknown workspace, invalid) says nothing of what answers cost
+                self._recent.append(time.monotonic() - began)
         finally:
             self._places.release()
 
