@@ -1,18 +1,27 @@
 """API hardening benchmark (issue 27, targets): memory under unauthenticated large bodies, and answers under a burst.
 
-    .venv/bin/python -m bench.hardening [--asks 200] [--queued N] [--label default]
+    .venv/bin/python -m bench.hardening [--asks 200] [--workspace dev|excerpt] [--concurrent C] [--queued Q]
+                                        [--wait S] [--wait-asks K] [--skip-bodies] [--threads] [--label default]
 
 A Chroma server (behind its gate), a worker and `workspace-app api` start on a temporary data dir as in the API
-tests (the stack of `tests/api/api_stack.py`), with the default admission bounds; one workspace holds a two-page
-guideline excerpt. Then:
+tests (the stack of `tests/api/api_stack.py`), with the default admission bounds unless `--concurrent`
+(WORKSPACE_API__MAX_CONCURRENT_ASKS), `--queued` (WORKSPACE_API__MAX_QUEUED_ASKS), `--wait`
+(WORKSPACE_API__MAX_ASK_WAIT_S) or `--wait-asks` (WORKSPACE_API__MAX_ASK_WAIT_ASKS) set them. The workspace (`--workspace`): `dev` (default) is a copy of the data dir
+bench.streaming prepares (the 5 dev PDFs, 1,320 chunks), its Chroma store served by the Chroma server, and every ask
+a different dev question (cycling through the 166); `excerpt` is the two-page guideline excerpt uploaded and
+ingested by the worker, every ask the same question (as measured before 2026-11-27). Then:
 
 1. bodies: the API (keys set) gets 4 parallel 150 MB `POST /ask` bodies as `multipart/form-data` without a key,
    once with the length declared and once chunked; the Chroma gate gets the same without its token. The RSS
    (VmRSS) of the receiving process before, at its peak (polled every 20 ms) and after. Target: growth < 20 MB.
-2. burst: the single-client ask latency (20 asks one after another), then `--asks` asks fired at once (a barrier)
-   while `/health/live` is polled every 50 ms from another process. Admitted asks' latency includes their wait in
-   the admission queue (WORKSPACE_API__MAX_QUEUED_ASKS, 16 by default; `--queued` sets it). Targets: every ask answered (200, 429 or 503) within 30 s,
-   /health/live p95 < 200 ms, admitted asks' p95 <= 3 x the single-client p95.
+2. burst: the single-client ask latency (20 asks one after another, after 5 warming ones), then `--asks` asks
+   sent at once while `/health/live` is polled every 50 ms from another process. The asks go from one event loop
+   on connections opened beforehand, their bytes made in advance, so that the measuring client spends next to no
+   CPU on the 2 cores it shares with the server (`--threads`: a thread and an httpx client per ask, behind a
+   barrier, as measured before). An admitted ask's latency is the client's: from sending it to the whole answer,
+   its wait in the admission queue and before the server read it included.
+   Targets: every ask answered (200, 429 or 503) within 30 s, /health/live p95 < 200 ms, admitted asks' p95 <= 3 x
+   the single-client p95.
 
 Results go to bench/results/hardening.json under the label.
 """
@@ -20,7 +29,10 @@ Results go to bench/results/hardening.json under the label.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -40,6 +52,7 @@ BODY_MB = 150
 PARALLEL = 4
 QUESTION = "What INR range should warfarin target in women with atrial fibrillation?"
 SINGLE_ASKS = 20
+WARM_ASKS = 5
 
 
 def rss_mb(pid: int) -> float:
@@ -88,20 +101,81 @@ def memory_under_bodies(url: str, pid: int, declared: bool) -> dict[str, Any]:
             "rss_peak_mb": round(peak, 1), "rss_after_mb": round(after, 1), "growth_mb": round(peak - before, 1)}
 
 
-def timed_ask(url: str, start: threading.Barrier | None = None) -> tuple[int, float]:
+class Asking:
+    """What the burst asks: the workspace, and the questions in turn (one question, or the dev questions)."""
+
+    def __init__(self, workspace: str, questions: list[str]) -> None:
+        self.workspace = workspace
+        self._next = itertools.cycle(questions)
+        self._lock = threading.Lock()
+
+    def question(self) -> str:
+        with self._lock:
+            return next(self._next)
+
+
+def timed_ask(url: str, asking: Asking, start: threading.Barrier | None = None) -> tuple[int, float]:
     """(status, seconds) of one ask with the key; the client is made before the start (its SSL context costs ~10 ms
     of CPU, which 200 threads would otherwise spend inside the measured window)."""
     import httpx
 
+    question = asking.question()
     with httpx.Client(timeout=120, headers={"Authorization": f"Bearer {KEY}"}, trust_env=False) as client:
         if start is not None:
             start.wait()
         began = time.monotonic()
         try:
-            status = client.post(f"{url}/ask", json={"question": QUESTION, "workspace": "Bench"}).status_code
+            status = client.post(f"{url}/ask", json={"question": question, "workspace": asking.workspace}).status_code
         except Exception:  # noqa: BLE001 - counted as unanswered
             status = 0
         return status, time.monotonic() - began
+
+
+def raw_request(host: str, question: str, workspace: str) -> bytes:
+    """One `POST /ask` with the key, as bytes on the wire."""
+    body = json.dumps({"question": question, "workspace": workspace}).encode()
+    head = (f"POST /ask HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {KEY}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    return head.encode() + body
+
+
+async def raw_ask(host: str, port: int, request: bytes, start: Any) -> tuple[int, float]:
+    """(status, seconds) of one ask on a connection opened before `start` is set: the request is written whole
+    (bytes made in advance) and the response read to its end, so the client spends next to no CPU in the window."""
+    import asyncio
+
+    reader, writer = await asyncio.open_connection(host, port)
+    await start.wait()
+    began = time.monotonic()
+    try:
+        writer.write(request)
+        await writer.drain()
+        response = await reader.read()  # Connection: close: until the server closes
+        status = int(response.split(b" ", 2)[1]) if response else 0
+    except (OSError, ValueError, IndexError):
+        status = 0
+    elapsed = time.monotonic() - began
+    writer.close()
+    return status, elapsed
+
+
+def raw_burst(url: str, asks: int, asking: Asking) -> list[tuple[int, float]]:
+    """`asks` asks sent at once from one event loop, their connections opened first."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    requests = [raw_request(f"{host}:{port}", asking.question(), asking.workspace) for _ in range(asks)]
+
+    async def run() -> list[tuple[int, float]]:
+        start = asyncio.Event()
+        tasks = [asyncio.create_task(raw_ask(host, port, request, start)) for request in requests]
+        await asyncio.sleep(1.0)  # every connection open and idle
+        start.set()
+        return list(await asyncio.gather(*tasks))
+
+    return asyncio.run(run())
 
 
 POLLER = """
@@ -118,26 +192,34 @@ print(json.dumps(seconds))
 """
 
 
-def burst(url: str, asks: int, folder: Path) -> dict[str, Any]:
+def burst(url: str, asks: int, folder: Path, asking: Asking, raw: bool = True) -> dict[str, Any]:
     """Single-client latency, then `asks` at once with /health/live polled beside them (from a process of its own,
-    so that the 200 client threads here do not slow the poller down)."""
+    so that the clients here do not slow the poller down): from one event loop on connections opened beforehand
+    (`raw`), or from as many threads with an httpx client each (as measured before 2026-11-27)."""
     import subprocess
 
-    single = [timed_ask(url)[1] for _ in range(SINGLE_ASKS)]
-    start = threading.Barrier(asks)
+    for _ in range(WARM_ASKS):
+        timed_ask(url, asking)
+    single = [timed_ask(url, asking)[1] for _ in range(SINGLE_ASKS)]
+    load_single = [round(x, 2) for x in os.getloadavg()]
     stop = folder / "stop-polling"
     poller = subprocess.Popen([sys.executable, "-c", POLLER, f"{url}/health/live", str(stop)], stdout=subprocess.PIPE)
     began = time.monotonic()
-    with ThreadPoolExecutor(asks) as pool:
-        futures = [pool.submit(timed_ask, url, start) for _ in range(asks)]
-        results = [f.result() for f in futures]
+    if raw:
+        results = raw_burst(url, asks, asking)
+    else:
+        start = threading.Barrier(asks)
+        with ThreadPoolExecutor(asks) as pool:
+            futures = [pool.submit(timed_ask, url, asking, start) for _ in range(asks)]
+            results = [f.result() for f in futures]
     wall = time.monotonic() - began
     stop.touch()
     live_s: list[float] = json.loads(poller.communicate(timeout=60)[0])
     admitted = [s for status, s in results if status == 200]
     single_p95 = percentile(single, 95)
     return {
-        "asks": asks, "statuses": dict(Counter(str(status) for status, _ in results)), "wall_s": round(wall, 1),
+        "loadavg_before_single": load_single, "loadavg_after_burst": [round(x, 2) for x in os.getloadavg()],
+        "clients": "raw" if raw else "threads", "asks": asks, "statuses": dict(Counter(str(status) for status, _ in results)), "wall_s": round(wall, 1),
         "slowest_answer_s": round(max(s for _, s in results), 2),
         "answered_within_30s": sum(1 for status, s in results if status in (200, 429, 503) and s <= 30),
         "single_client": {"asks": SINGLE_ASKS, "p50_ms": round(percentile(single, 50) * 1000),
@@ -150,33 +232,64 @@ def burst(url: str, asks: int, folder: Path) -> dict[str, Any]:
     }
 
 
-def run(asks: int, queued: int | None) -> dict[str, Any]:
+def admission_environ(admission: dict[str, Any]) -> dict[str, str]:
+    """The API's admission settings from the options given (the defaults for the others)."""
+    names = {"concurrent": "MAX_CONCURRENT_ASKS", "queued": "MAX_QUEUED_ASKS", "wait_s": "MAX_ASK_WAIT_S",
+             "wait_asks": "MAX_ASK_WAIT_ASKS"}
+    return {f"WORKSPACE_API__{names[k]}": str(v) for k, v in admission.items() if v is not None}
+
+
+def seeded_dev(root: Path) -> tuple[Path, Asking]:
+    """A copy of bench.streaming's prepared data dir (the 5 dev PDFs) as the stack's data dir."""
+    from bench import streaming
+
+    prepared = streaming.CACHE_DIR / "streaming"
+    streaming.prepare(prepared, 5)
+    data = root / "data"
+    shutil.copytree(prepared, data, ignore=shutil.ignore_patterns("run"))
+    return data, Asking(streaming.WORKSPACE, list(streaming.questions()))
+
+
+def seed_excerpt(client: Any, pdf: Path) -> None:
+    """The two-page excerpt uploaded and ingested by the worker."""
+    from api_stack import wait_settled
+
+    assert client.post("/workspaces", json={"name": "Bench"}).status_code == 201
+    with pdf.open("rb") as stream:
+        sent = client.post("/workspaces/Bench/documents", files={"file": (pdf.name, stream, "application/pdf")})
+    assert sent.status_code == 202, sent.text
+    assert [d["status"] for d in wait_settled(client, "Bench", 300)] == ["ready"]
+
+
+def run(asks: int, workspace: str, admission: dict[str, Any], bodies_too: bool, raw: bool) -> dict[str, Any]:
     """Start the stack, seed it, measure."""
     sys.path[:0] = [str(REPO / "tests" / "api"), str(REPO / "tests")]  # the test helpers (api_stack, fake_openai)
     import httpx
-    from api_stack import Api, Process, environ, start_chroma, start_worker, wait_settled
+    from api_stack import Api, Process, environ, start_chroma, start_worker
 
     with tempfile.TemporaryDirectory(prefix="bench-hardening-") as folder:
         root = Path(folder)
-        pdf = excerpt(root)
-        chroma, chroma_url, token = start_chroma(root)
+        if workspace == "dev":
+            data, asking = seeded_dev(root)
+            chroma, chroma_url, token = start_chroma(data)  # it serves the copied store (data/chroma)
+        else:
+            data, asking = root / "data", Asking("Bench", [QUESTION])
+            chroma, chroma_url, token = start_chroma(root)
         env = environ(WORKSPACE_CHROMA_URL=chroma_url, WORKSPACE_STORAGE__CHROMA_TOKEN=token,
-                      WORKSPACE_QUEUE__POLL_MAX_DELAY_S="0.1", WORKSPACE_API__KEYS=KEY,
-                      **({} if queued is None else {"WORKSPACE_API__MAX_QUEUED_ASKS": str(queued)}))
+                      WORKSPACE_QUEUE__POLL_MAX_DELAY_S="0.1", WORKSPACE_API__KEYS=KEY, **admission_environ(admission))
         children: list[Process | Api] = [chroma]
         try:
-            children.append(start_worker(root / "data", env))
-            api = Api(root / "data", env, "api-bench")
+            children.append(start_worker(data, env))
+            api = Api(data, env, "api-bench")
             children.append(api)
             api.wait_ready()
-            headers = {"Authorization": f"Bearer {KEY}"}
-            with httpx.Client(base_url=api.url, headers=headers, timeout=120, trust_env=False) as client:
-                assert client.post("/workspaces", json={"name": "Bench"}).status_code == 201
-                with pdf.open("rb") as stream:
-                    sent = client.post("/workspaces/Bench/documents", files={"file": (pdf.name, stream, "application/pdf")})
-                assert sent.status_code == 202, sent.text
-                assert [d["status"] for d in wait_settled(client, "Bench", 300)] == ["ready"]
-                timed_ask(api.url)  # warm
+            if workspace == "excerpt":
+                headers = {"Authorization": f"Bearer {KEY}"}
+                with httpx.Client(base_url=api.url, headers=headers, timeout=120, trust_env=False) as client:
+                    seed_excerpt(client, excerpt(root))
+            if not bodies_too:
+                log(f"burst of {asks} asks ...")
+                return {"burst": burst(api.url, asks, root, asking, raw)}
             log("bodies ...")
             bodies = {
                 "api_declared": memory_under_bodies(f"{api.url}/ask", api.child.process.pid, True),
@@ -185,7 +298,7 @@ def run(asks: int, queued: int | None) -> dict[str, Any]:
                 "chroma_gate_declared": memory_under_bodies(f"{chroma_url}/api/v2/tenants", chroma.process.pid, True),
             }
             log(f"burst of {asks} asks ...")
-            return {"bodies": bodies, "burst": burst(api.url, asks, root)}
+            return {"bodies": bodies, "burst": burst(api.url, asks, root, asking, raw)}
         finally:
             for child in reversed(children):
                 child.stop()
@@ -194,12 +307,29 @@ def run(asks: int, queued: int | None) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--asks", type=int, default=200, help="asks fired at once (default 200)")
-    parser.add_argument("--queued", type=int, help="WORKSPACE_API__MAX_QUEUED_ASKS (default: the setting's, 16)")
+    parser.add_argument("--workspace", choices=("dev", "excerpt"), default="dev", help="what is asked (default dev)")
+    parser.add_argument("--concurrent", type=int, help="WORKSPACE_API__MAX_CONCURRENT_ASKS (default: the setting's)")
+    parser.add_argument("--queued", type=int, help="WORKSPACE_API__MAX_QUEUED_ASKS (default: the setting's)")
+    parser.add_argument("--wait", type=float, help="WORKSPACE_API__MAX_ASK_WAIT_S (default: the setting's)")
+    parser.add_argument("--wait-asks", type=float, help="WORKSPACE_API__MAX_ASK_WAIT_ASKS (default: the setting's)")
+    parser.add_argument("--skip-bodies", action="store_true", help="only the burst")
+    parser.add_argument("--threads", action="store_true",
+                        help="burst from a thread per ask with an httpx client each (the client's CPU then competes "
+                        "with the server's on the same cores), not from one event loop")
     parser.add_argument("--label", default="default")
     args = parser.parse_args()
-    figures = {"max_queued_asks": args.queued, **run(args.asks, args.queued)}
+    from workspace_app.config import ApiSettings
+
+    defaults = ApiSettings()
+    admission = {"concurrent": args.concurrent, "queued": args.queued, "wait_s": args.wait, "wait_asks": args.wait_asks}
+    used = {"concurrent": defaults.max_concurrent_asks, "queued": defaults.max_queued_asks,
+            "wait_s": defaults.max_ask_wait_s, "wait_asks": defaults.max_ask_wait_asks} | {
+        k: v for k, v in admission.items() if v is not None}
+    machine = machine_info()
+    figures = {"workspace": args.workspace, "admission": used,
+               **run(args.asks, args.workspace, admission, not args.skip_bodies, not args.threads)}
     results = json.loads(OUT.read_text()) if OUT.exists() else {}
-    results[args.label] = {"when": now_iso(), "git": git_info(), "machine": machine_info(), **figures}
+    results[args.label] = {"when": now_iso(), "git": git_info(), "machine": machine, **figures}
     OUT.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     log(json.dumps(figures, indent=1))
 

@@ -219,8 +219,9 @@ def _answer(app: App, workspace: Workspace, chat: Chat | None, question: str) ->
             for event in app.answers.ask_stream(workspace.id, question, history, mode=selected_mode()):
                 if isinstance(event, Answer):
                     return event
-                written += event
-                placeholder.markdown(escape_answer(written) + " ▌")
+                if isinstance(event, str):  # a language model's tokens (answer lines are not asked for)
+                    written += event
+                    placeholder.markdown(escape_answer(written) + " ▌")
     except WorkspaceError as exc:
         placeholder.empty()
         st.error(exc.user_message, icon=":material/error:")

@@ -82,11 +82,11 @@ class App:
     translator: Translator = field(default_factory=NoTranslator)
     domain: DomainPack = CLINICAL  # the pack chosen in settings (the wiring gives it): its warm-up questions are asked
 
-    def warm_up(self, mode: str = "hybrid") -> dict[str, float]:
+    def warm_up(self, mode: str = "hybrid", suggestions: bool = True) -> dict[str, float]:
         """Load now what the first answer would otherwise load (the embedding model, a reranker, jieba, the
         lexicon, the answerer's word lists, a stale graph's refresh) by answering in each workspace that has
-        sources (searching only, when a language model answers); also make sure each has its suggested questions.
-        Returns the seconds each step took."""
+        sources (searching only, when a language model answers); also make sure each has its suggested questions
+        (unless `suggestions` is False: the API serves none). Returns the seconds each step took."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
         questions = self.domain.warm_questions
@@ -105,7 +105,7 @@ class App:
                     self.search.search(workspace.id, question)
                 else:
                     self.answers.ask(workspace.id, question, mode=mode)
-            if self.answers.answerer_name != "llm":  # with a model, the worker finds them after ingestion
+            if suggestions and self.answers.answerer_name != "llm":  # with a model, the worker finds them after ingestion
                 self.suggestions.suggest(workspace.id, mode)
             timings[f"workspace {workspace.name}"] = time.perf_counter() - began
         return timings

@@ -332,14 +332,25 @@ class ApiSettings(_Group):
         "a larger one gets 413 before it is read. Uploads may be as large as WORKSPACE_INGEST__MAX_FILE_MB.",
     )
     max_concurrent_asks: int = Field(
-        4, ge=1, le=256,
+        2, ge=1, le=256,
         description="Questions (/ask, /v1/chat/completions, /api/chat, /api/generate, a patient's ask) one API process "
         "answers at once; more wait in a queue.",
     )
     max_queued_asks: int = Field(
-        16, ge=0, le=10_000,
+        4, ge=0, le=10_000,
         description="Questions that may wait for a free place beyond WORKSPACE_API__MAX_CONCURRENT_ASKS; any more get "
         "429 at once, with Retry-After.",
+    )
+    max_ask_wait_s: float = Field(
+        10.0, gt=0, le=600,
+        description="Longest time in seconds a queued question waits for a free place; one still waiting then gets "
+        "503 with Retry-After.",
+    )
+    max_ask_wait_asks: float = Field(
+        2.0, ge=0, le=100,
+        description="A queued question waits for a free place at most this many times the median time of the last 20 "
+        "questions answered (within WORKSPACE_API__MAX_ASK_WAIT_S), then gets 503 with Retry-After: this keeps an "
+        "admitted question's time near a lone one's under load; 0 leaves only WORKSPACE_API__MAX_ASK_WAIT_S.",
     )
     busy_retry_after_s: int = Field(
         2, ge=1, le=3600, description="Seconds a client refused with 429 (too busy) is told to wait (Retry-After).",

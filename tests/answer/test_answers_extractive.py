@@ -16,6 +16,7 @@ from workspace_app.answer.plan import Planner
 from workspace_app.answer.quotes import clean_quote
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
+from workspace_app.models.answers import Answer, AnswerLine
 from workspace_app.models.documents import Workspace
 from workspace_app.retrieval.scope import Scope, answer_scope
 
@@ -74,6 +75,40 @@ def test_answers_quote_the_gold_pages_and_every_sentence_is_cited(app: App) -> N
     assert refused <= 2, f"false refusals (the benchmark holds the 0.05 target on the five dev PDFs): {misses}"
     # The targets are held by `python -m bench.answers`; here: a sane floor.
     assert first / len(rows) >= 0.7 and any_hit / len(rows) >= 0.75, (first, any_hit, misses)
+
+
+def test_a_streamed_answer_gives_each_line_before_its_citations_are_located(app: App) -> None:
+    """`ask_stream(lines=True)`: the lines of a quoted answer, then the same Answer `ask` gives; the first line is out
+    while nothing has been located in a document yet (the generator stops there until the client reads on)."""
+    source = app.answers.source
+    located: list[str] = []
+
+    class Recorded:
+        def locate(self, *args: Any) -> Any:
+            located.append(args[2])
+            return source.locate(*args)
+
+    rows = [r for r in dev_questions({ARNETT, CHINESE})][:4]
+    app.answers.source = Recorded()  # type: ignore[assignment]
+    try:
+        for row in rows:
+            located.clear()
+            events = app.answers.ask_stream("Dev", row["question"], mode="hybrid", lines=True)
+            first = next(events)
+            if isinstance(first, Answer):  # a refusal has no lines
+                assert first.refused
+                continue
+            assert isinstance(first, AnswerLine) and first.index == 0 and located == []
+            rest = list(events)
+            answer = rest[-1]
+            assert isinstance(answer, Answer) and located
+            lines = [first, *rest[:-1]]
+            assert all(isinstance(line, AnswerLine) for line in lines)
+            assert first.joiner.join(line.text for line in lines) == answer.text  # type: ignore[union-attr]
+            assert {line.support_note for line in lines} == {answer.support_note}  # type: ignore[union-attr]
+            assert answer.text == app.answers.ask("Dev", row["question"], mode="hybrid").text
+    finally:
+        app.answers.source = source
 
 
 def test_a_question_naming_two_sources_cites_each(app: App) -> None:

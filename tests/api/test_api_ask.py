@@ -142,11 +142,26 @@ def test_openai_client_with_a_key(stack: Stack, ready: dict[str, Any]) -> None:
 
 
 def test_eight_asks_at_once_all_succeed(client: httpx.Client, ready: dict[str, Any]) -> None:
+    """Eight asks at once, each from a client that honours Retry-After (as the `openai` client does): the API admits
+    what its bounds allow (2 at once, 4 waiting, each waiting at most 2 recent ask times, by default) and tells
+    the others when to come back; every one is answered."""
     questions = [QUESTION, "Is aspirin recommended for women?", "warfarin", "atrial fibrillation in women"] * 2
+    refusals: list[httpx.Response] = []
+
+    def ask(question: str) -> httpx.Response:
+        for _ in range(10):
+            response = client.post("/ask", json={"question": question, "mode": "naive"})
+            if response.status_code not in (429, 503):
+                return response
+            refusals.append(response)
+            time.sleep(float(response.headers["retry-after"]))
+        return response
+
     with ThreadPoolExecutor(8) as pool:
-        responses = list(pool.map(lambda q: client.post("/ask", json={"question": q, "mode": "naive"}), questions))
+        responses = list(pool.map(ask, questions))
     assert [r.status_code for r in responses] == [200] * 8, [r.text[:200] for r in responses]
     assert all(r.json()["question"] == q for r, q in zip(responses, questions, strict=True))
+    assert all(r.json()["error"]["code"] == "too_busy" for r in refusals), [r.text[:200] for r in refusals]
 
 
 def test_a_slow_upload_does_not_hold_up_asks(stack: Stack, client: httpx.Client, ready: dict[str, Any], pdf: Any) -> None:

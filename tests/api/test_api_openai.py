@@ -3,6 +3,7 @@ data, and a language model's tokens streamed as it writes them (before its last 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -83,3 +84,18 @@ def test_language_model_tokens_stream_before_the_model_has_finished(stack: Stack
     draft, verified = "".join(pieces).split("\n\n---\n\n", 1)
     assert draft.strip().endswith("[1]")  # the model's draft as it wrote it
     assert verified.rstrip().endswith("Check each citation against its source.")  # then the verified answer
+
+
+def test_an_offline_answer_streams_line_by_line_and_says_what_the_whole_reply_says(
+    model: openai.OpenAI, ready: dict[str, Any]
+) -> None:
+    whole = model.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": QUESTION}])
+    reply = whole.choices[0].message.content or ""
+    chunks = list(model.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": QUESTION}],
+                                                stream=True))
+    texts = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    assert "".join(texts) == reply  # streamed or not, the same words
+    # The answer's lines come one a chunk, each as it is final (before the citations are located), then the rest
+    # (sources, disclaimer): the first chunk is already a cited line of the answer, not the whole reply.
+    assert len(texts) > 2 and reply.startswith(texts[0]) and "Sources:" not in texts[0]
+    assert re.search(r"\[\d+\]", texts[0]), texts[0]

@@ -1,5 +1,5 @@
-"""An API under strain, as real processes: more asks than it admits get 429 with Retry-After while the admitted
-ones are answered and /health/live stays fast; a hung Chroma server (SIGSTOP) makes /ask and /health answer 503
+"""An API under strain, as real processes: more asks than it admits get 429 (503 after waiting too long) with
+Retry-After while the admitted ones are answered and /health/live stays fast; a hung Chroma server (SIGSTOP) makes /ask and /health answer 503
 within a few seconds instead of hanging, and the API recovers once Chroma runs again (SIGCONT)."""
 
 from __future__ import annotations
@@ -79,13 +79,14 @@ def test_asks_beyond_the_bounds_get_429_while_admitted_ones_are_answered(straine
             time.sleep(0.05)
         replies = [f.result() for f in futures]
     statuses = sorted(r.status_code for r in replies)
-    assert set(statuses) <= {200, 429}, [r.text[:300] for r in replies]
+    # 503: the queued ask waited WORKSPACE_API__MAX_ASK_WAIT_S without a place (a loaded machine)
+    assert set(statuses) <= {200, 429, 503}, [r.text[:300] for r in replies]
     assert 200 in statuses and 429 in statuses, statuses
     for reply in replies:
-        if reply.status_code == 429:
+        if reply.status_code in (429, 503):
             assert reply.headers["retry-after"] == str(RETRY_AFTER_S)
             assert reply.json()["error"]["code"] == "too_busy"
-            assert "WORKSPACE_API__MAX_CONCURRENT_ASKS" in reply.json()["error"]["message"]
+            assert "WORKSPACE_API__MAX_" in reply.json()["error"]["message"]
         else:
             assert reply.json()["citations"], reply.text[:500]
     assert live_s and max(live_s) < LIVE_BOUND_S, f"/health/live took up to {max(live_s):.2f} s during the burst"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import Protocol
 
 from storage.base import ChunkRepository, DocumentRepository
@@ -45,7 +45,7 @@ from workspace_app.config import Settings
 from workspace_app.domain import DomainPack
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import WorkspaceError
-from workspace_app.models.answers import Answer, Citation, EvidenceBlock, Turn
+from workspace_app.models.answers import Answer, AnswerLine, Citation, EvidenceBlock, Turn
 from workspace_app.models.documents import Workspace
 from workspace_app.models.graph import Entity
 from workspace_app.retrieval.bilingual import Translator
@@ -115,9 +115,11 @@ class AnswerService:
 
     def ask_stream(
         self, workspace: str, question: str, history: Sequence[Turn] = (), documents: Sequence[str] | None = None,
-        mode: str = "naive",
-    ) -> Iterator[str | Answer]:
-        """Pieces of text while a language model writes, then the verified `Answer` (always last)."""
+        mode: str = "naive", lines: bool = False,
+    ) -> Iterator[str | AnswerLine | Answer]:
+        """Pieces of text while a language model writes, then the verified `Answer` (always last). With `lines`, a
+        quoted answer's lines come first, each as soon as it is final (`AnswerLine`: before the citations are
+        located in the documents and the answer's entities found)."""
         started = time.perf_counter()
         question = _clean_question(question)
         if mode not in MODES:
@@ -127,7 +129,7 @@ class AnswerService:
         plan = self.planner.plan(question, scope, mode, self._standalone(question, history, timings))
         evidence = self.evidence.gather(plan, timings)
         draft = yield from self.answerer.answer(plan, evidence, timings)
-        answer = self._verified(plan, draft, timings)
+        answer = yield from self._verified(plan, draft, timings, lines)
         answer.standalone_question = plan.standalone if plan.standalone != question else None
         answer.mode = mode
         answer.documents = scope.document_ids
@@ -161,8 +163,11 @@ class AnswerService:
 
     # Verifying a draft
 
-    def _verified(self, plan: QuestionPlan, draft: Draft, timings: dict[str, float]) -> Answer:
-        """The draft's citations checked against its blocks, and the answer built from what holds."""
+    def _verified(
+        self, plan: QuestionPlan, draft: Draft, timings: dict[str, float], lines: bool = False
+    ) -> Generator[AnswerLine, None, Answer]:
+        """The draft's citations checked against its blocks, and the answer built from what holds (a quoted one's
+        lines yielded as they are final, with `lines`)."""
         question, language = plan.question, plan.language
         if draft.refused or (draft.text is not None and (not draft.text.strip() or is_refusal(draft.text))):
             return self._refusal(question, language, draft.confidence, self.answerer.name)
@@ -170,14 +175,15 @@ class AnswerService:
         if draft.quoting:
             verification = verify_sentences(draft.sentences, draft.blocks, None, language)
             timings["verify"] = _ms(started)
-            return self._assemble(question, verification, draft.blocks, language, draft.confidence, timings, "\n\n", True)
+            return (yield from self._assemble(question, verification, draft.blocks, language, draft.confidence, timings,
+                                              "\n\n", quoting=True, lines=lines))
         verification = verify_citations(normalize_markers(draft.text or ""), draft.blocks, self.embedder, language)
         timings["verify"] = _ms(started)
         supported = [max(s.score for s in c.supports) for c in verification.sentences if c.supports]
         share = len(supported) / max(1, sum(1 for c in verification.sentences if c.needs_citation))
         confidence = share * (sum(supported) / len(supported)) if supported else 0.0
         joiner = " " if language != "zh" else ""
-        answer = self._assemble(question, verification, draft.blocks, language, confidence, timings, joiner)
+        answer = yield from self._assemble(question, verification, draft.blocks, language, confidence, timings, joiner)
         answer.answerer = self.answerer.name
         # A written answer's confidence is its citations' support, not the fitted probability: it is confident when
         # every sentence needing a citation has a verified one.
@@ -189,44 +195,46 @@ class AnswerService:
 
     def _assemble(
         self, question: str, verification: Verification, blocks: list[EvidenceBlock], language: str,
-        confidence: float, timings: dict[str, float], joiner: str, quoting: bool = False,
-    ) -> Answer:
+        confidence: float, timings: dict[str, float], joiner: str, quoting: bool = False, lines: bool = False,
+    ) -> Generator[AnswerLine, None, Answer]:
+        """The answer's lines (each yielded once final, with `lines`), then its citations, numbered in order of
+        appearance and located in their documents (the slow part, after the lines)."""
         started = time.perf_counter()
         by_n = {block.n: block for block in blocks}
+        confident = confidence >= self.confident_threshold and verification.grounded
+        note = "" if confident else partial_text(language)
+        foreign = _first_foreign_quote(verification, language) if quoting else None
         numbers: dict[tuple[str, int], int] = {}
-        citations: list[Citation] = []
-        lines = []
-        for sentence in verification.sentences:
+        cited: list[tuple[EvidenceBlock, str, int, float]] = []
+        texts = []
+        for i, sentence in enumerate(verification.sentences):
             marks = []
             for support in sentence.supports:
                 key = (by_n[support.n].chunk.id, support.quote.start)
                 if key not in numbers:
-                    numbers[key] = len(citations) + 1
-                    citations.append(self._citation(numbers[key], by_n[support.n], support.quote.text, support.quote.start, support.score))
+                    numbers[key] = len(cited) + 1
+                    cited.append((by_n[support.n], support.quote.text, support.quote.start, support.score))
                 marks.append(numbers[key])
             text = clean_quote(sentence.text)
             if quoting and sentence.supports:
-                note = stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, sentence.text, language, self.grades)
-                text = text[:-1] + note + text[-1] if note and text[-1:] in ".。" else text + note
+                note_of = stated_grading(by_n[sentence.supports[0].n], sentence.supports[0].quote.start, sentence.text, language, self.grades)
+                text = text[:-1] + note_of + text[-1] if note_of and text[-1:] in ".。" else text + note_of
             line = with_markers(text, [f"[{m}]" for m in dict.fromkeys(marks)], language)
             if not sentence.supported:
                 line += " " + UNSUPPORTED_NOTES.get(language, UNSUPPORTED_NOTES["en"])
-            lines.append(line)
+            if foreign is not None and foreign[0] == i:
+                # An offline answer quotes: say so before the first quote in another language than the question's.
+                line = f"{quoted_in_text(language, foreign[1])} {line}"
+            texts.append(line)
+            if lines:
+                yield AnswerLine(line, i, joiner, note)
+        citations = [self._citation(n, *quoted) for n, quoted in enumerate(cited, 1)]
         timings["locate"] = _ms(started)
-        if quoting:
-            # An offline answer quotes: say so when the quotes are in another language than the question.
-            # The line goes before the first such quote (a cross-document answer may quote both languages).
-            quoted = [(i, detect_language(s.text)) for i, s in enumerate(verification.sentences) if s.supports]
-            first = next(((i, lang) for i, lang in quoted if lang != language), None)
-            if first is not None:
-                i, other = first
-                lines[i] = f"{quoted_in_text(language, other)} {lines[i]}"
-        confident = confidence >= self.confident_threshold and verification.grounded
         return Answer(
-            question=question, text=joiner.join(lines), citations=citations, grounded=verification.grounded,
+            question=question, text=joiner.join(texts), citations=citations, grounded=verification.grounded,
             refused=False, confidence=round(confidence, 4), language=language, disclaimer=disclaimer_text(language),
             unsupported=verification.unsupported,
-            support="confident" if confident else "partial", support_note="" if confident else partial_text(language),
+            support="confident" if confident else "partial", support_note=note,
         )
 
     def _citation(self, n: int, block: EvidenceBlock, quote: str, start: int, score: float) -> Citation:
@@ -276,6 +284,13 @@ def _weights(settings: Settings) -> ExtractiveWeights:
         answerable_threshold=answers.answerable_threshold,
         answerable_across_threshold=answers.answerable_across_threshold,
     )
+
+
+def _first_foreign_quote(verification: Verification, language: str) -> tuple[int, str] | None:
+    """(index, language) of the first quoted sentence in another language than the question's (a cross-document
+    answer may quote both languages), or None."""
+    quoted = [(i, detect_language(s.text)) for i, s in enumerate(verification.sentences) if s.supports]
+    return next(((i, lang) for i, lang in quoted if lang != language), None)
 
 
 def _clean_question(question: str) -> str:

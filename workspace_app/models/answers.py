@@ -180,6 +180,18 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class AnswerLine:
+    """One line of a quoted (offline) answer's text, final, sent as soon as its citations are verified and before
+    their places in the documents are located. The lines joined with `joiner` are the `Answer.text` that follows;
+    `support_note` is that answer's (the same on every line)."""
+
+    text: str
+    index: int
+    joiner: str
+    support_note: str
+
+
+@dataclass(frozen=True)
 class Turn:
     """A past question and the answer text given (what follow-up rewriting and the LLM see)."""
 

@@ -60,7 +60,7 @@ def create_api(app: App, settings: Settings, host: str = HOST) -> FastAPI:
     limits = settings.api
     api.add_middleware(
         AskAdmission, limit=limits.max_concurrent_asks, queue=limits.max_queued_asks,
-        retry_after_s=limits.busy_retry_after_s,
+        retry_after_s=limits.busy_retry_after_s, wait_s=limits.max_ask_wait_s, wait_asks=limits.max_ask_wait_asks,
     )
     api.add_middleware(KeyCheck, keys=api.state.keys)
     origins = [o.strip() for o in settings.api.cors_origins.split(",") if o.strip()]

@@ -39,10 +39,15 @@ class BodyTooLargeError(WorkspaceError):
 
 
 class TooBusyError(WorkspaceError):
-    """Every place for questions and the queue before them are taken: try again after `Retry-After`."""
+    """Every place for questions and the queue before them are taken (429), or an ask waited its longest for a
+    place (503): try again after `Retry-After`."""
 
     status = 429
     retryable = True
+
+    def __init__(self, user_message: str, status: int = 429) -> None:
+        super().__init__(user_message)
+        self.status = status
 
 
 def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, Note
+from workspace_app.models.answers import Answer, AnswerLine, Chat, ChatMessage, Citation, Note
 from workspace_app.models.documents import Workspace
 from workspace_app.models.events import Admission
 
@@ -59,6 +59,14 @@ def chat_reply_text(answer: Answer) -> str:
     """The whole reply of the OpenAI-compatible endpoint: the answer with its `[n]`, sources, disclaimer."""
     parts = [answer.support_note, answer.text, sources_text(answer), answer.disclaimer]
     return "\n\n".join(part for part in parts if part)
+
+
+def chat_reply_line(line: AnswerLine) -> str:
+    """What one line of a quoted answer adds to its `chat_reply_text`, sent before the rest is known: the support
+    note before the first line, the joiner before the others (the lines' pieces are a prefix of the reply)."""
+    if line.index == 0:
+        return f"{line.support_note}\n\n{line.text}" if line.support_note else line.text
+    return line.joiner + line.text
 
 
 def workspace_payload(workspace: Workspace) -> dict[str, Any]:

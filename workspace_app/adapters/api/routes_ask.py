@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -23,11 +23,12 @@ from workspace_app.adapters.api.errors import error_body, error_code, log
 from workspace_app.adapters.api.payloads import answer_payload
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
-from workspace_app.models.answers import Answer, Turn
+from workspace_app.models.answers import Answer, AnswerLine, Turn
 
 router = APIRouter(tags=["answers"])
 Mode = Literal["naive", "local", "global", "hybrid"]
 DEFAULT_MODE: Mode = "hybrid"  # the Chat page's recommended way ("Balanced")
+Event = TypeVar("Event")  # what an answer's stream yields (text, answer lines, the answer)
 
 
 class HistoryTurn(BaseModel):
@@ -79,7 +80,7 @@ async def ask(body: AskRequest, request: Request, app: AppDep) -> Response:
     )
 
 
-def last_answer(events: Iterator[str | Answer]) -> Answer:
+def last_answer(events: Iterator[Event]) -> Answer:
     """The answer that ends the answer service's events."""
     answer = None
     for event in events:
@@ -89,7 +90,7 @@ def last_answer(events: Iterator[str | Answer]) -> Answer:
     return answer
 
 
-def until_failed(events: Iterator[str | Answer], what: str) -> Iterator[str | Answer | dict[str, Any]]:
+def until_failed(events: Iterator[Event], what: str) -> Iterator[Event | dict[str, Any]]:
     """The events of a reply whose stream has started, then, if it fails, the error body the client gets instead
     of a status (the log gets the rest): every streaming route writes it in its own protocol."""
     try:
@@ -102,7 +103,7 @@ def until_failed(events: Iterator[str | Answer], what: str) -> Iterator[str | An
 
 
 def _sse(
-    app: App, workspace: str, body: AskRequest, first: str | Answer, events: Iterator[str | Answer]
+    app: App, workspace: str, body: AskRequest, first: str | AnswerLine | Answer, events: Iterator[str | AnswerLine | Answer]
 ) -> Iterator[str]:
     """Server-sent events of one ask (a sync generator: Starlette runs it in the thread pool)."""
     for event in until_failed(chain_events(first, events), "streamed ask"):
@@ -110,11 +111,11 @@ def _sse(
             yield sse_event("answer", _kept(app, workspace, body, event))
         elif isinstance(event, dict):
             yield sse_event("error", event)
-        else:
+        elif isinstance(event, str):  # answer lines are not asked for here: the answer event has the text
             yield sse_event("token", {"text": event})
 
 
-def chain_events(first: str | Answer, events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+def chain_events(first: Event, events: Iterator[Event]) -> Iterator[Event]:
     """The first event (read before the response started) and the rest."""
     yield first
     yield from events

@@ -35,7 +35,7 @@ from workspace_app.adapters.api.routes_openai import (
     workspace_of,
 )
 from workspace_app.app import App
-from workspace_app.models.answers import Answer, Turn
+from workspace_app.models.answers import Answer, AnswerLine, Turn
 
 router = APIRouter(tags=["ollama"])
 
@@ -91,7 +91,7 @@ def _answered(
     """The reply of a chat (`field` "message") or a generate (`field` "response"), whole or as NDJSON."""
     started = time.perf_counter_ns()
     workspace = app.workspaces.get(workspace_of(model))
-    events = app.answers.ask_stream(workspace.id, question, history, mode=mode)
+    events = app.answers.ask_stream(workspace.id, question, history, mode=mode, lines=True)
     first = next(events)  # errors before the first event are plain error responses
     lines = _lines(app, model, field, chain_events(first, events), count_tokens(app, prompt), started)
     if stream:
@@ -104,7 +104,7 @@ def _answered(
 
 
 def _lines(
-    app: App, model: str, field: str, events: Iterator[str | Answer], prompt_tokens: int, started: int
+    app: App, model: str, field: str, events: Iterator[str | AnswerLine | Answer], prompt_tokens: int, started: int
 ) -> Iterator[str]:
     """NDJSON objects: a piece of text each, then the last with `done: true`, the counts and `citations`."""
     sent: list[str] = []

@@ -7,8 +7,9 @@ embedder's tokenizer (the prompt is the request's messages, the completion the r
 
 Streaming sends text as it is made: with a language model its tokens as it writes them (its draft: markers name
 evidence blocks), then, after a `---` rule, the verified answer (citations renumbered by verification, so raw
-tokens cannot be its text); the offline answerer writes no tokens, so its verified answer is sent sentence by
-sentence. The chunk with `finish_reason` carries `citations`; `stream_options.include_usage` adds a usage chunk.
+tokens cannot be its text); the offline answerer writes no tokens: its answer's lines are sent one by one as each is
+final (before its citations are located in the documents), then the rest of the reply (sources, disclaimer) sentence
+by sentence. The chunk with `finish_reason` carries `citations`; `stream_options.include_usage` adds a usage chunk.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from workspace_app.adapters.api.context import AppDep
-from workspace_app.adapters.api.errors import error_body
-from workspace_app.adapters.api.payloads import chat_reply_text
+from workspace_app.adapters.api.errors import error_body, log
+from workspace_app.adapters.api.payloads import chat_reply_line, chat_reply_text
 from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode, chain_events, last_answer, until_failed
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError, WorkspaceNotFoundError
-from workspace_app.models.answers import Answer, Citation, Turn
+from workspace_app.models.answers import Answer, AnswerLine, Citation, Turn
 
 router = APIRouter(tags=["openai"])
 MODEL_PREFIX = "workspace:"
@@ -155,7 +156,7 @@ def chat_completions(body: ChatCompletionRequest, app: AppDep) -> Response:
     question, history = question_and_history(body.messages)
     workspace = app.workspaces.get(workspace_of(body.model))
     completion = Completion(body.model, count_tokens(app, [m.text() for m in body.messages]))
-    events = app.answers.ask_stream(workspace.id, question, history, mode=body.mode)
+    events = app.answers.ask_stream(workspace.id, question, history, mode=body.mode, lines=True)
     first = next(events)  # errors before the first event are plain error responses
     if body.stream:
         usage = body.stream_options is not None and body.stream_options.include_usage
@@ -171,7 +172,9 @@ def chat_completions(body: ChatCompletionRequest, app: AppDep) -> Response:
     })
 
 
-def _chunks(app: App, completion: Completion, events: Iterator[str | Answer], include_usage: bool) -> Iterator[str]:
+def _chunks(
+    app: App, completion: Completion, events: Iterator[str | AnswerLine | Answer], include_usage: bool
+) -> Iterator[str]:
     """`chat.completion.chunk` events: the role, text as it is made, the finish with `citations`, the usage if asked
     for, then `[DONE]` (a sync generator: Starlette runs it in the thread pool)."""
     yield completion.chunk({"role": "assistant", "content": ""})
@@ -196,14 +199,23 @@ def _chunks(app: App, completion: Completion, events: Iterator[str | Answer], in
     yield "data: [DONE]\n\n"
 
 
-def streamed_reply(events: Iterator[str | Answer]) -> Iterator[str | Answer]:
+def streamed_reply(events: Iterator[str | AnswerLine | Answer]) -> Iterator[str | Answer]:
     """The reply's text in pieces as it is made: a language model's tokens, then the verified reply (after a rule
-    when a draft was sent) sentence by sentence; the `Answer` itself last."""
-    drafted = False
+    when a draft was sent) sentence by sentence; or a quoted answer's lines as each is final, then the rest of the
+    reply; the `Answer` itself last."""
+    drafted, sent = False, ""
     for event in events:
         if isinstance(event, Answer):
-            yield from sentences((VERIFIED_RULE if drafted else "") + chat_reply_text(event))
+            reply = (VERIFIED_RULE if drafted else "") + chat_reply_text(event)
+            if not reply.startswith(sent):  # never expected: the client then gets the whole reply after a rule
+                log.error("streamed lines are not the start of the reply; sending it whole after a rule")
+                reply, sent = VERIFIED_RULE + reply, ""
+            yield from sentences(reply[len(sent):])
             yield event
+        elif isinstance(event, AnswerLine):
+            piece = chat_reply_line(event)
+            sent += piece
+            yield piece
         else:
             drafted = True
             yield event

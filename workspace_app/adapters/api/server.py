@@ -1,8 +1,11 @@
 """`workspace-app api`: build the App, load the embedding model, serve the API with uvicorn until stopped.
 
 Loopback by default. Another address lets other machines in, so it needs API keys (`WORKSPACE_API__KEYS`): without
-them the command refuses to start (exit code 2). The model is loaded before the port opens, so once `/health`
-answers the first ask is as fast as the next ones.
+them the command refuses to start (exit code 2). The App is warmed before the port opens (`App.warm_up`: the
+embedding models loaded, and the warm-up questions answered in up to three workspaces, which loads what the first
+answer would otherwise pay for: vector collections, jieba, the lexicon, the answerer's fitted models and word lists,
+the graph), so once `/health` answers the first ask is about as fast as the next ones (bench/streaming.py measures
+it).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import logging
 import sys
 
 from workspace_app.adapters.api.access import ApiKeys
+from workspace_app.adapters.api.routes_ask import DEFAULT_MODE
 from workspace_app.config import Settings
 from workspace_app.errors import WorkspaceError
 
@@ -53,10 +57,11 @@ def run_api(settings: Settings, host: str = HOST, port: int | None = None) -> in
     # Requests must not wait on a hung Chroma server: the API's client gives up after a few seconds (the worker's waits).
     app = build_app(settings, role="workspace-app api", chroma_timeout_s=settings.storage.chroma_timeout_s)
     try:
-        app.embedder.embed_query("warm up")  # load the model before the port opens
+        warmed = app.warm_up(DEFAULT_MODE, suggestions=False)  # before the port opens: see the module's docstring
     except WorkspaceError as exc:
         print(f"workspace-app api: {exc.user_message}", file=sys.stderr, flush=True)
         return 1
+    log.info("warm in %s", ", ".join(f"{step} {s:.2f} s" for step, s in warmed.items()))
     chosen = port or settings.api.port
     print(f"Workspace API at {listen_url(host, chosen)}  (routes: /docs)", flush=True)
     config = uvicorn.Config(
