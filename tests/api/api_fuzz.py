@@ -191,7 +191,8 @@ def changes(before: dict[str, Any], after: dict[str, Any], new_workspaces: set[s
 
 
 CHAT_TABLES = {"chat_messages"}  # answers kept in a chat a question named (allowed when such a question was answered)
-DERIVED_TABLES = {"workspace_suggestions"}  # suggested questions, computed from the sources on first read and kept
+# Suggested questions, computed from the sources on first read and kept (per workspace before, per source now).
+DERIVED_TABLES = {"workspace_suggestions", "document_suggestions"}
 
 
 def operations(url: str) -> list[Any]:
