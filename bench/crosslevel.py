@@ -19,6 +19,7 @@ from typing import Any
 
 from bench.common import (
     CORPUS_DIR,
+    DEMO_DIR,
     RESULTS_DIR,
     CachedWorkspace,
     compact_json,
@@ -30,7 +31,6 @@ from bench.common import (
     now_iso,
 )
 
-DEMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "clinical" / "mimic-iv-demo"
 QUESTIONS = Path(__file__).with_name("crosslevel_questions.jsonl")
 # The corpus PDFs on the diagnoses asked about: AF (HCM guideline §8.4, Chinese acute AF guideline), heart failure
 # (Chinese HFpEF consensus), hypertension and statins/aspirin (2019 primary prevention), coronary disease (DAPT).
@@ -72,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="ingest the guideline workspace again")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "crosslevel.json")
     args = parser.parse_args(argv)
-    if not (DEMO / "hosp" / "admissions.csv.gz").is_file():
-        log(f"the MIMIC-IV demo is not at {DEMO}")
+    if not (DEMO_DIR / "hosp" / "admissions.csv.gz").is_file():
+        log(f"the MIMIC-IV demo is not at {DEMO_DIR}")
         return 2
     rows = load_jsonl(QUESTIONS)
     inputs = [CORPUS_DIR / name for name in PDFS]
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     app = cached.open(lambda a: ingest_sources(a, cached.WORKSPACE, [(p, p.name) for p in inputs], "crosslevel"),
                       args.fresh)
     patients = sorted({row["patient_id"] for row in rows})
-    report = app.patients.import_path(DEMO, patients)
+    report = app.patients.import_path(DEMO_DIR, patients)
     log(f"{len(patients)} patients: {report.events} events ({report.embedded} embedded) in {report.seconds:.0f} s")
     details, seconds = [], []
     for row in rows:

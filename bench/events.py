@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
+    DEMO_DIR,
     RESULTS_DIR,
     bench_settings,
     compact_json,
@@ -45,7 +46,6 @@ from bench.common import (
     percentile,
 )
 
-DEMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "clinical" / "mimic-iv-demo"
 KS = (5, 10, 20)
 ABLATIONS = {"no_sim_vec": "sim_vec", "no_time_score": "time_score", "no_concept_overlap": "concept_overlap",
              "no_rule_boost": "rule_boost"}
@@ -207,10 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=120, help="query events per link type (sampled, seed 0)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "events.json")
     args = parser.parse_args(argv)
-    if not (DEMO / "hosp" / "admissions.csv.gz").is_file():
-        log(f"the MIMIC-IV demo is not at {DEMO}")
+    if not (DEMO_DIR / "hosp" / "admissions.csv.gz").is_file():
+        log(f"the MIMIC-IV demo is not at {DEMO_DIR}")
         return 2
-    sizes = patient_sizes(DEMO)
+    sizes = patient_sizes(DEMO_DIR)
     if args.all:
         patients = sorted(sizes)
     else:
@@ -219,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = Path(tempfile.mkdtemp(prefix="bench-events-"))
     try:
         app = open_app(bench_settings(data_dir / "data"))
-        first = app.patients.import_path(DEMO, patients, lambda table, n: log(f"  {table}: {n} events"))
-        second = app.patients.import_path(DEMO, patients)
+        first = app.patients.import_path(DEMO_DIR, patients, lambda table, n: log(f"  {table}: {n} events"))
+        second = app.patients.import_path(DEMO_DIR, patients)
         log(f"import {first.events} events in {first.seconds:.0f} s; re-import {second.seconds:.0f} s")
         rng = random.Random(0)
         pooled: dict[str, list[tuple[str, str, set[str]]]] = defaultdict(list)
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             "subset_note": "" if args.all else "a subset of the demo's patients (--all imports every one)",
             "import": {**first.to_json(), "events_per_s": round(first.events / first.seconds, 1), "errors": len(first.errors)},
             "reimport": {**second.to_json(), "errors": len(second.errors)},
-            "parse_whole_demo": parse_throughput(DEMO),
+            "parse_whole_demo": parse_throughput(DEMO_DIR),
             "recall": recall,
             "rules": rule_statistics(app, patients),
             "latency_ms": {"related_p50": round(percentile(latencies, 50), 1), "related_p95": round(percentile(latencies, 95), 1),

@@ -19,12 +19,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pymupdf
 
-from bench.common import CORPUS_DIR, RESULTS_DIR, git_info, log, now_iso
+from bench.common import CORPUS_DIR, DEMO_DIR, RESULTS_DIR, git_info, log, now_iso
 from workspace_app.graph.build import entity_id
 from workspace_app.graph.entities import LexiconEntityExtractor
 from workspace_app.models.documents import Chunk
@@ -32,7 +31,6 @@ from workspace_app.patients.concepts import extract_concepts
 from workspace_app.patients.links import event_entity_ids, lexicon_coverage
 from workspace_app.patients.mimic import MimicReader
 
-DEMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "clinical" / "mimic-iv-demo"
 KINDS = ("icd", "drug", "class", "disease", "lab", "abnormal")
 
 
@@ -54,7 +52,7 @@ def corpus_entity_ids() -> set[str]:
 
 def demo_concepts() -> dict[tuple[str, str], set[str]]:
     """(patient, concept) -> the graph entity ids it maps to, over the demo's coded events."""
-    reader = MimicReader(DEMO, None)
+    reader = MimicReader(DEMO_DIR, None)
     pairs: dict[tuple[str, str], set[str]] = {}
     for read in (reader.diagnoses, reader.procedures, reader.prescriptions, reader.labs):
         for event in read():

@@ -23,12 +23,10 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, compact_json, git_info, log, machine_info, now_iso, percentile
+from bench.common import DEMO_DIR, RESULTS_DIR, compact_json, git_info, log, machine_info, now_iso, percentile
 
-DEMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "clinical" / "mimic-iv-demo"
 TOP_K = 5
 
 
@@ -38,7 +36,7 @@ def read_demo() -> tuple[dict[str, Any], dict[str, list[Any]]]:
     from workspace_app.patients.mimic import MimicReader
     from workspace_app.patients.service import _prepared
 
-    reader = MimicReader(DEMO, None)
+    reader = MimicReader(DEMO_DIR, None)
     patients = {p.patient_id: p for p in reader.read_patients()}
     lexicon = load_lexicon()
     events: dict[str, list[Any]] = defaultdict(list)

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
+    DEMO_DIR,
     REPO,
     RESULTS_DIR,
     bench_settings,
@@ -58,7 +59,6 @@ from bench.common import (
     percentile,
 )
 
-DEMO = REPO / ".." / "shared" / "clinical" / "mimic-iv-demo"
 QUESTIONS = REPO / "bench" / "timeline_questions.jsonl"
 TEST_PERCENT = 40
 MAX_GROUPS = 10
@@ -127,7 +127,7 @@ def read_record(patients: set[str] | None) -> dict[str, list[Any]]:
     from workspace_app.patients.mimic import MimicReader
 
     lexicon = load_lexicon()
-    reader = MimicReader(DEMO, patients)
+    reader = MimicReader(DEMO_DIR, patients)
     reader.read_patients()
     _, admissions = reader.read_admissions()
     events: dict[str, list[Any]] = defaultdict(list)
@@ -293,7 +293,7 @@ def store_record(app: Any, patients: set[str]) -> int:
     """The patients' events stored as the importer prepares them, without vectors."""
     from workspace_app.patients.mimic import MimicReader
 
-    reader = MimicReader(DEMO, patients)
+    reader = MimicReader(DEMO_DIR, patients)
     app.catalog.patients.upsert_patients(reader.read_patients())
     admissions, _ = reader.read_admissions()
     app.catalog.patients.upsert_admissions(admissions)
@@ -328,8 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("test", "dev"), default="test")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "timeline_questions.json")
     args = parser.parse_args(argv)
-    if not (DEMO / "hosp" / "admissions.csv.gz").is_file():
-        log(f"the MIMIC-IV demo is not at {DEMO}")
+    if not (DEMO_DIR / "hosp" / "admissions.csv.gz").is_file():
+        log(f"the MIMIC-IV demo is not at {DEMO_DIR}")
         return 2
     if args.rebuild or not QUESTIONS.is_file():
         rows = rebuild()

@@ -47,6 +47,7 @@ from typing import Any
 
 from bench.common import (
     CACHE_DIR,
+    DEMO_DIR,
     REPO,
     RESULTS_DIR,
     bench_settings,
@@ -59,7 +60,6 @@ from bench.common import (
     percentile,
 )
 
-DEMO = REPO / ".." / "shared" / "clinical" / "mimic-iv-demo"
 GOLD = REPO / "bench" / "treatment_links_gold.jsonl"
 WINDOW_H = 24.0
 TOP_K = 10
@@ -220,7 +220,7 @@ def _with_model(patients: list[str], test: list[dict[str, Any]], rule_sets: dict
     try:
         app = open_app(bench_settings(data_dir / "data"),
                        embedding_cache=CACHE_DIR / f"embeddings-{embedding_fingerprint()}.sqlite")
-        report = app.patients.import_path(DEMO, patients, lambda table, n: log(f"  {table}: {n} events"))
+        report = app.patients.import_path(DEMO_DIR, patients, lambda table, n: log(f"  {table}: {n} events"))
         log(f"imported {report.events} events of {len(patients)} patients in {report.seconds:.0f} s")
         recall = evaluate(app.patients, test, rule_sets)
         started = time.perf_counter()
@@ -249,12 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "treatment_links.json")
     args = parser.parse_args(argv)
     if args.rebuild_gold or not GOLD.is_file():
-        rows = build_gold(DEMO)
+        rows = build_gold(DEMO_DIR)
         GOLD.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         log(f"gold: {len(rows)} rows written to {GOLD}")
     rows = [json.loads(line) for line in GOLD.read_text(encoding="utf-8").splitlines() if line.strip()]
     test = [r for r in rows if r["split"] == args.split]
-    busiest = busiest_patient(DEMO)
+    busiest = busiest_patient(DEMO_DIR)
     patients = sorted({r["patient"] for r in test} | {busiest})
     log(f"{len(test)} {args.split} queries over {len({r['patient'] for r in test})} patients; busiest demo patient {busiest}")
     hand = load_rules()
@@ -262,9 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     after = hand.with_links(mined)
     rule_sets = {"before": hand, "after": after, "mined_only": RuleSet(type_prior=hand.type_prior).with_links(mined)}
     if args.vectors == "none":
-        memories = RecordMemories(DEMO, {r["patient"] for r in test})
+        memories = RecordMemories(DEMO_DIR, {r["patient"] for r in test})
         recall = evaluate(memories, test, rule_sets)
-        busy = RecordMemories(DEMO, {busiest}, dimension=384)
+        busy = RecordMemories(DEMO_DIR, {busiest}, dimension=384)
         started = time.perf_counter()
         memory = busy.memory(busiest)
         build_ms = (time.perf_counter() - started) * 1000

@@ -12,6 +12,7 @@ from bench.common.app import BenchApp, bench_settings, open_app, query_embedders
 from bench.common.paths import (
     CACHE_DIR,
     CORPUS_DIR,
+    DEMO_DIR,
     DEV_DOCS,
     EVAL_DIR,
     REPO,
@@ -37,6 +38,7 @@ from bench.common.workspaces import (
 __all__ = [
     "CACHE_DIR",
     "CORPUS_DIR",
+    "DEMO_DIR",
     "DEV_DOCS",
     "EVAL_DIR",
     "REPO",

@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
 CORPUS_DIR = SHARED / "corpus" / "guidelines"
 EVAL_DIR = SHARED / "eval"
+DEMO_DIR = SHARED / "clinical" / "mimic-iv-demo"  # the MIMIC-IV Clinical Database Demo (read only)
 CACHE_DIR = REPO / "bench" / ".cache"
 RESULTS_DIR = REPO / "bench" / "results"
 
