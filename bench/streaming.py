@@ -48,7 +48,7 @@ from bench.common import (
     open_app,
     percentile,
 )
-from bench.common.serving import free_port
+from bench.common.serving import free_port, stop
 
 OUT = RESULTS_DIR / "streaming.json"
 WORKSPACE = "Bench streaming"
@@ -121,13 +121,7 @@ class ApiProcess:
         raise SystemExit(f"the API did not become ready; see {self.log_path}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop(self.process)
 
 
 def timed_ask(client: Any, question: str, stages: dict[str, list[float]] | None = None) -> float:

@@ -34,7 +34,7 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
 
 
 def stop(process: subprocess.Popen[bytes], timeout_s: float = 30.0) -> None:
-    """Stop `serve` (or a worker) as a user does (Ctrl-C), killing it if it has not stopped after `timeout_s`."""
+    """Stop `serve`, `api` or a worker as a user does (Ctrl-C), killing it if it has not stopped after `timeout_s`."""
     if process.poll() is not None:
         return
     process.send_signal(signal.SIGINT)
