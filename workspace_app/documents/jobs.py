@@ -25,7 +25,7 @@ from workspace_app.config import QueueSettings
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.errors import WorkspaceError
 from workspace_app.ingest.pipeline import ProgressCallback, StopCheck
-from workspace_app.jobs.engine import run_leased
+from workspace_app.jobs.engine import Unfinished, recover_unfinished, run_leased
 from workspace_app.jobs.entries import JobEntry
 from workspace_app.jobs.leases import lease_is_dead
 from workspace_app.models.documents import Document, JobAttempt, JobState
@@ -108,23 +108,22 @@ class Jobs:
 
     def recover(self) -> list[str]:
         """Queue again every unfinished document that nobody runs; returns their ids."""
-        catalog, queue = self.catalog, self.queue()
-        pending = set(queue.pending_document_ids())
-        requeued = []
-        for job in catalog.list_jobs():
-            if job.lease_owner is not None:
-                if not _lease_is_dead(job, self.settings.lease_timeout_s):
-                    continue
-                if not self.states.release_to_queue(job.document_id, job.lease_owner, reset_progress=False):
-                    continue
-                log.warning("job %s of %s died; queueing it again", job.document_id, job.lease_owner)
-            if job.cancel_requested:
-                catalog.request_cancel(job.document_id)
-                self.discard_outputs(job.document_id, job.workspace_id)
-            elif job.document_id not in pending:
-                queue.enqueue(str(JobEntry.document(job.document_id)))
-                requeued.append(job.document_id)
-        return requeued
+        unfinished = [
+            Unfinished(JobEntry.document(j.document_id), j.lease_owner, j.lease_age_s, j.cancel_requested)
+            for j in self.catalog.list_jobs()
+        ]
+        return recover_unfinished(self, unfinished, self.queue(), self.settings.lease_timeout_s)
+
+    def release_dead(self, job: Unfinished) -> bool:
+        """Recovery: free a dead holder's lease, the document queued again with its progress kept."""
+        return self.states.release_to_queue(job.entry.job_id, job.holder or "", reset_progress=False)
+
+    def settle_cancelled(self, job: Unfinished) -> None:
+        """Recovery: a document whose cancel was asked ends cancelled, with nothing half-built left."""
+        self.catalog.request_cancel(job.entry.job_id)
+        document = self.catalog.get_document(job.entry.job_id)
+        if document is not None:  # a removed one took its outputs with it
+            self.discard_outputs(document.id, document.workspace_id)
 
     def discard_outputs(self, document_id: str, workspace_id: str) -> None:
         """Drop a document's chunks, keyword rows and vectors (a cancelled run leaves nothing half-built)."""

@@ -25,7 +25,7 @@ from pathlib import Path
 from storage.base import ImportStore, JobQueue
 from workspace_app.config import QueueSettings
 from workspace_app.errors import ImportNotFoundError, ImportSourceError, WorkspaceError
-from workspace_app.jobs.engine import run_leased
+from workspace_app.jobs.engine import Unfinished, recover_unfinished, run_leased
 from workspace_app.jobs.entries import JobEntry
 from workspace_app.jobs.leases import lease_is_dead
 from workspace_app.models.events import PatientImport
@@ -161,22 +161,21 @@ class PatientImports:
 
     def recover(self) -> list[str]:
         """Queue again every unfinished import that nobody runs; returns their ids."""
-        queue = self._job_queue()
-        pending = set(queue.pending_document_ids())
-        requeued = []
-        for job in self._store.active_imports():
-            if job.held_by is not None:
-                if not _lease_is_dead(job, self.settings.lease_timeout_s):
-                    continue
-                if not self._store.release_to_queue(job.import_id, job.held_by):
-                    continue
-                log.warning("import %s of %s died; queueing it again", job.import_id, job.held_by)
-            if self._store.cancel_requested(job.import_id):
-                self._store.request_cancel(job.import_id)
-            elif str(JobEntry.patient_import(job.import_id)) not in pending:
-                queue.enqueue(str(JobEntry.patient_import(job.import_id)))
-                requeued.append(job.import_id)
-        return requeued
+        store = self._store
+        unfinished = [
+            Unfinished(JobEntry.patient_import(j.import_id), j.held_by, j.heartbeat_age_s,
+                       store.cancel_requested(j.import_id))
+            for j in store.active_imports()
+        ]
+        return recover_unfinished(self, unfinished, self._job_queue(), self.settings.lease_timeout_s)
+
+    def release_dead(self, job: Unfinished) -> bool:
+        """Recovery: free a dead holder's lease, the import queued again."""
+        return self._store.release_to_queue(job.entry.job_id, job.holder or "")
+
+    def settle_cancelled(self, job: Unfinished) -> None:
+        """Recovery: an import whose cancel was asked ends cancelled (what it stored stays)."""
+        self._store.request_cancel(job.entry.job_id)
 
     def _settle_interrupted(self, import_id: str, owner: str, reason: str) -> str:
         if reason == "cancel":
