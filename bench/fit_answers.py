@@ -27,11 +27,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import CACHE_DIR, DEV_DOCS, EVAL_DIR, RESULTS_DIR, CachedWorkspace, load_jsonl, log
+from bench.common import CACHE_DIR, DEV_DOCS, EVAL_DIR, RESULTS_DIR, CachedWorkspace, git_info, load_jsonl, log
 from bench.common.questions import is_held_back
 from bench.large_sets import SETS, materialise, workspace
 
 FEATURES = CACHE_DIR / "fit-features.json"
+TRANSFER = RESULTS_DIR / "fit_answers_transfer.json"  # the leave-one-set-out figures (--leave-one-out)
 CROSS_LANGUAGE_SETS = frozenset({"xquad"})  # every question asked in the other language than its source's
 MIN_REGIME_ROWS = 10  # a set with fewer rows of a regime does not take part in fitting its model
 
@@ -207,7 +208,8 @@ def balanced(groups: dict[str, list[Any]]) -> list[Any]:
     return [item for group in groups.values() if group for item in group * max(1, round(largest / len(group)))]
 
 
-def main() -> None:
+def fit_models(fit: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> Any:
+    """The scoring models fitted on collected fit rows (by set)."""
     from workspace_app.answer.scoring import (
         ANSWERABLE_FEATURES,
         SENTENCE_FEATURES,
@@ -216,6 +218,69 @@ def main() -> None:
         fit_ranking,
     )
 
+    # A cross-language set's source is always in the other language: ranking on it would teach the model to
+    # prefer the other language everywhere. Its rows teach the cross-language answerability model only.
+    pools = [
+        ([f for f, _, _ in q["pool"]], [label for _, label, _ in q["pool"]], 1.0 / len(qs))
+        for n, qs in fit.items() if n not in CROSS_LANGUAGE_SETS for q in qs if q["answerable"]
+    ]
+    sentence = fit_ranking(pools, [f for f in SENTENCE_FEATURES if f not in args.without], args.l2)
+    by_set = {n: answerable_rows(sentence, qs) for n, qs in fit.items()}
+    questions = balanced(by_set)
+    question_features = [f for f in ANSWERABLE_FEATURES if f not in args.without]
+
+    def regime(across: bool) -> list[tuple[dict[str, float], int, int]]:
+        """The fit rows judged by one answerability model (balanced over sets): those whose best candidate
+        is in the question's language (not from a cross-language set, where such a lead is the wrong
+        article), or those whose best candidate is in the other language."""
+        return balanced({
+            n: kept for n, rows in by_set.items()
+            if across or n not in CROSS_LANGUAGE_SETS
+            for kept in [[r for r in rows if bool(r[0]["lead_other_language"]) == across]] if len(kept) >= MIN_REGIME_ROWS
+        })
+
+    def answerability(rows: list[tuple[dict[str, float], int, int]], cap: float) -> tuple[Any, float]:
+        model = fit_logistic([f for f, _, _ in rows], [a for _, a, _ in rows], question_features)
+        return model, refusal_threshold([(model.probability(f), a, r) for f, a, r in rows], cap)
+
+    answerable, refuse = answerability(regime(False), args.max_false_refusals)
+    across_rows = regime(True)
+    across, refuse_across = answerability(across_rows, args.max_false_refusals_across) if across_rows else (None, 0.5)
+    correct = fit_logistic([f for f, _, _ in questions], [right for _, _, right in questions], question_features)
+    confident = confident_threshold(
+        {n: [(correct.probability(f), r) for f, _, r in rows] for n, rows in by_set.items()}, args.precision
+    )
+    return ScoringModels(sentence, answerable, correct, refuse, confident, across, refuse_across)
+
+
+def search_rank1(questions: list[dict[str, Any]]) -> float:
+    """Share of the answerable questions whose search rank-1 passage holds the answer (what citing search's first
+    passage alone would score; its best-covering sentence when several candidates come from it)."""
+    answerable = [q for q in questions if q["answerable"]]
+    right = sum(
+        max(q["pool"], key=lambda c: (c[0]["fused_rank"], c[0]["coverage"]))[2] for q in answerable if q["pool"]
+    )
+    return round(right / max(1, len(answerable)), 3)
+
+
+def leave_one_set_out(read: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> dict[str, Any]:
+    """How the fitting transfers to a kind of document it has never seen: for each same-language set, the models
+    fitted on the other sets' fit parts, simulated on every row of the set left out, beside citing search's rank 1.
+    (Cross-language sets are left in: only they teach the cross-language model.) The held-back figures above
+    measure new questions on known kinds of document; these measure a new kind of document, as a user's own PDFs
+    are."""
+    figures = {}
+    for left_out in (n for n in read if n not in CROSS_LANGUAGE_SETS):
+        log(f"[{left_out}] fitting without it")
+        models = fit_models({n: [q for q in qs if q["split"] == "fit"] for n, qs in read.items() if n != left_out}, args)
+        figures[left_out] = {
+            **simulate(models, read[left_out]), "search_rank1": search_rank1(read[left_out]),
+            "answerable_threshold": models.answerable_threshold,
+        }
+    return figures
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default=",".join((*SETS, "dev")))
     parser.add_argument("--report-only", action="store_true")
@@ -230,6 +295,8 @@ def main() -> None:
                         help="the same for the cross-language model (the issue's false-refusal target: its evidence "
                         "scores lower whether it answers or not, so a tighter cap refuses almost nothing)")
     parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
+    parser.add_argument("--leave-one-out", action="store_true",
+                        help="also fit without each same-language set in turn and simulate on it (transfer to a new kind of document)")
     parser.add_argument("--without", type=lambda text: set(text.split(",")), default=set(),
                         help="features left out of both models (an ablation: does a rule-made feature earn its place?)")
     args = parser.parse_args()
@@ -261,50 +328,27 @@ def main() -> None:
             FEATURES.write_text(json.dumps({**stored, **read}), encoding="utf-8")
         fit = {name: [q for q in qs if q["split"] == "fit"] for name, qs in read.items()}
         held = {name: [q for q in qs if q["split"] == "held"] for name, qs in read.items()}
-        # A cross-language set's source is always in the other language: ranking on it would teach the model to
-        # prefer the other language everywhere. Its rows teach the cross-language answerability model only.
-        pools = [
-            ([f for f, _, _ in q["pool"]], [label for _, label, _ in q["pool"]], 1.0 / len(qs))
-            for n, qs in fit.items() if n not in CROSS_LANGUAGE_SETS for q in qs if q["answerable"]
-        ]
-        sentence = fit_ranking(pools, [f for f in SENTENCE_FEATURES if f not in args.without], args.l2)
-        by_set = {n: answerable_rows(sentence, qs) for n, qs in fit.items()}
-        questions = balanced(by_set)
-        question_features = [f for f in ANSWERABLE_FEATURES if f not in args.without]
-
-        def regime(across: bool) -> list[tuple[dict[str, float], int, int]]:
-            """The fit rows judged by one answerability model (balanced over sets): those whose best candidate
-            is in the question's language (not from a cross-language set, where such a lead is the wrong
-            article), or those whose best candidate is in the other language."""
-            return balanced({
-                n: kept for n, rows in by_set.items()
-                if across or n not in CROSS_LANGUAGE_SETS
-                for kept in [[r for r in rows if bool(r[0]["lead_other_language"]) == across]] if len(kept) >= MIN_REGIME_ROWS
-            })
-
-        def answerability(rows: list[tuple[dict[str, float], int, int]], cap: float) -> tuple[Any, float]:
-            model = fit_logistic([f for f, _, _ in rows], [a for _, a, _ in rows], question_features)
-            return model, refusal_threshold([(model.probability(f), a, r) for f, a, r in rows], cap)
-
-        answerable, refuse = answerability(regime(False), args.max_false_refusals)
-        across_rows = regime(True)
-        across, refuse_across = answerability(across_rows, args.max_false_refusals_across) if across_rows else (None, 0.5)
-        correct = fit_logistic([f for f, _, _ in questions], [right for _, _, right in questions], question_features)
-        confident = confident_threshold(
-            {n: [(correct.probability(f), r) for f, _, r in rows] for n, rows in by_set.items()}, args.precision
-        )
-        models = ScoringModels(sentence, answerable, correct, refuse, confident, across, refuse_across)
+        models = fit_models(fit, args)
         if not args.dry_run:
             models.save()
         results.update(
             without=sorted(args.without),
-            thresholds={"answerable": refuse, "answerable_across": refuse_across, "confident": confident},
+            thresholds={"answerable": models.answerable_threshold, "answerable_across": models.across_threshold,
+                        "confident": models.confident_threshold},
             fit_rows={n: {"questions": len(qs), "candidates": sum(len(q["pool"]) for q in qs)} for n, qs in fit.items()},
             simulated={"fit": {n: simulate(models, qs) for n, qs in fit.items()},
                        "held": {n: simulate(models, qs) for n, qs in held.items()}},
-            models={"sentence": sentence.to_json(), "answerable": answerable.to_json(), "correct": correct.to_json(),
-                    "answerable_across": across.to_json() if across else None},
+            models={"sentence": models.sentence.to_json(), "answerable": models.answerable.to_json(),
+                    "correct": models.correct.to_json(),
+                    "answerable_across": models.across.to_json() if models.across else None},
         )
+        if args.leave_one_out:
+            results["leave_one_set_out"] = leave_one_set_out(read, args)
+            TRANSFER.write_text(json.dumps({
+                "command": "python -m bench.fit_answers --reuse-features --dry-run --leave-one-out", "git": git_info(),
+                "without": sorted(args.without), "leave_one_set_out": results["leave_one_set_out"],
+            }, indent=1) + "\n", encoding="utf-8")
+            print(json.dumps({"leave_one_set_out": results["leave_one_set_out"]}, indent=1))
         print(json.dumps({"thresholds": results["thresholds"], "simulated": results["simulated"]}, indent=1))
         if args.dry_run or args.skip_report:
             return
@@ -313,7 +357,7 @@ def main() -> None:
             app.answers.extractive.weights = replace(
                 app.answers.extractive.weights, answerable_threshold=None, answerable_across_threshold=None
             )
-            app.answers.confident_threshold = confident
+            app.answers.confident_threshold = models.confident_threshold
     results["held_back"] = {}
     for name, app, rows in open_sets():
         log(f"[{name}] asking the held-back part")
