@@ -75,7 +75,7 @@ def close_note_editor(*, key: str) -> None:
 
 def _render_content(note: Note, *, key: str) -> NoteAction | None:
     edited = f" · edited {format_date(note.updated_at)}" if note.updated_at and note.updated_at != note.created_at else ""
-    kind = "Saved from chat" if note.answer is not None else "Written"
+    kind = "Written" if note.answer is None else "Built in the studio" if note.answer.answerer == "studio" else "Saved from chat"
     st.caption(f"{kind} {format_date(note.created_at)}{edited}")
     if note.body:
         # The user's own Markdown, rendered as Markdown (raw HTML stays off: Streamlit's default).

@@ -1,5 +1,6 @@
-"""Notes page: answers saved from chat (with their citations) and notes of one's own in Markdown; edit them,
-delete them (after a confirmation), or export them all to Markdown."""
+"""Notes page: answers saved from chat (with their citations), studio outputs (FAQ, briefing, study guide built
+from the sources) and notes of one's own in Markdown; edit them, delete them (after a confirmation), or export
+them all to Markdown."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.notes import NoteAction, close_note_editor, render_new_note, render_note
 from components.source_viewer import render_citation_viewer, sticky_viewer_style
+from components.studio import render_studio
 from components.workspace_gate import render_workspace_gate
 from workspace_app.app import App, NoteService, safe_file_name
 from workspace_app.models.answers import Citation, Note
@@ -42,6 +44,7 @@ def render_page(app: App, notes: NoteService) -> None:
     if workspace is None:
         return
     show_flash()
+    render_studio(app, workspace)
     created = render_new_note(key="new-note")
     if created:
         apply_note_action(notes, workspace, created)
@@ -51,7 +54,8 @@ def render_page(app: App, notes: NoteService) -> None:
     if listed is None:
         return
     if not listed:
-        st.info("No notes yet. Write one above, or use “Save to notes” under an answer in Chat.", icon=":material/bookmark:")
+        st.info("No notes yet. Build one in the studio, write one above, or use “Save to notes” under an answer in Chat.",
+                icon=":material/bookmark:")
         return
     st.download_button(
         "Export notes to Markdown", notes.export_notes(workspace.id).encode("utf-8"),

@@ -6,6 +6,7 @@
     app.answers     grounded answers with verified citations, entity passages
     app.chats       a workspace's chats: questions with their answers, in order; which chats and notes cite a source
     app.notes       saved answers and notes of one's own
+    app.studio      FAQ, briefing and study guide built from the sources, cited, saved as notes
     app.graph       the entity graph: entities, relations, communities, GraphML
     app.translator  English <-> Chinese names of the lexicon concepts a text mentions (cross-language matching)
     app.guides      each source's guide: summary, key recommendations, main entities (made at ingestion)
@@ -46,6 +47,8 @@ from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES
 from workspace_app.retrieval.search import SearchService
+from workspace_app.studio.service import KINDS as STUDIO_KINDS
+from workspace_app.studio.service import StudioService
 from workspace_app.text.file_names import safe_file_name
 from workspace_app.text.terms import content_terms
 from workspace_app.workspaces import WorkspaceService
@@ -53,8 +56,8 @@ from workspace_app.workspaces import WorkspaceService
 WARM_WORKSPACES = 3
 
 __all__ = [
-    "MODES", "AnswerService", "App", "ChatService", "EntityPassage", "NoteService", "answer_markdown", "escape",
-    "grading_text", "safe_file_name",
+    "MODES", "STUDIO_KINDS", "AnswerService", "App", "ChatService", "EntityPassage", "NoteService", "answer_markdown",
+    "escape", "grading_text", "safe_file_name",
 ]
 
 
@@ -79,6 +82,7 @@ class App:
     patient_links: PatientLinkService
     chats: ChatService
     notes: NoteService
+    studio: StudioService
     translator: Translator = field(default_factory=NoTranslator)
     domain: DomainPack = CLINICAL  # the pack chosen in settings (the wiring gives it): its warm-up questions are asked
 

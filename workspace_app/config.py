@@ -265,6 +265,12 @@ class AnswersSettings(_Group):
         12, ge=1, le=100, description="Evidence sentences (lexically best) scored by the embedders and the fitted model."
     )
     max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in an offline answer.")
+    studio_faq_questions: int = Field(
+        8, ge=1, le=30, description="Suggested questions a studio FAQ asks (each answered from its source; ~1 s each)."
+    )
+    studio_topics_per_source: int = Field(
+        3, ge=1, le=10, description="Key topics per source a studio study guide defines (each asked; ~1 s each)."
+    )
 
 
 class LlmSettings(_Group):

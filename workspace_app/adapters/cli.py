@@ -1,4 +1,4 @@
-"""Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, eval, documents, cancel, retry, remove,
+"""Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, eval, studio, documents, cancel, retry, remove,
 worker, api, serve; patients, events and related for patient records).
 
 JSON printed here is a public contract (benchmarks and scripts rely on it): keys are only ever added.
@@ -66,6 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     _add_eval_command(commands)
+
+    studio = commands.add_parser(
+        "studio", help="build a FAQ, a briefing or a study guide from a workspace's sources, every statement cited"
+    )
+    studio.add_argument("kind", choices=("faq", "briefing", "study-guide"))
+    studio.add_argument("--workspace", "-w", required=True)
+    studio.add_argument("--mode", choices=("naive", "local", "global", "hybrid"), default="hybrid")
+    studio.add_argument("--save", action="store_true", help="also keep it as a note of the workspace")
+    studio.add_argument("--json", action="store_true", help="print one JSON object instead of Markdown")
 
     documents = commands.add_parser("documents", help="list a workspace's documents")
     documents.add_argument("--workspace", "-w", required=True)
@@ -542,12 +551,34 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     return serve(settings, ui_port=args.port, chroma_port=args.chroma_port, host=args.host)
 
 
+def _studio(args: argparse.Namespace, settings: Settings) -> int:
+    """Print a studio output as Markdown (or JSON), progress on stderr; keep it as a note with --save."""
+    app = _app(settings)
+
+    def show(done: int, total: int) -> None:
+        print(f"\r{args.kind}: {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    output = app.studio.build(args.workspace, args.kind, args.mode, show)
+    print(file=sys.stderr)
+    note = app.studio.save(args.workspace, output) if args.save else None
+    if args.json:
+        print(json.dumps({
+            "kind": output.kind, "title": output.title, "markdown": app.studio.markdown(output), "items": output.items,
+            "left_out": output.left_out, "citations": [c.to_json() for c in output.answer.citations],
+            "note_id": note.id if note else None,
+        }, ensure_ascii=False))
+    else:
+        print(terminal_safe(app.studio.markdown(output)), end="")
+    return 0
+
+
 _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "workspace": _workspace,
     "ingest": _ingest,
     "search": _search,
     "ask": _ask,
     "eval": _eval,
+    "studio": _studio,
     "documents": _documents,
     "remove": _remove,
     "cancel": _cancel,

@@ -49,6 +49,7 @@ from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
+from workspace_app.studio.service import StudioService
 from workspace_app.workspaces import WorkspaceService
 
 RUN_FILE = "run/serve.json"
@@ -159,12 +160,18 @@ def build_app(
     roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
     imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports", roots)
     links = PatientLinkService(graph, patients, workspaces.get)
+    suggestions = SuggestionService(catalog, guides, answers, domain.recommendation_question)
+    notes = NoteService(catalog, catalog)
+    studio = StudioService(
+        catalog, answers, guides, suggestions, StoredDocumentSource(documents), notes,
+        settings.answers.studio_faq_questions, settings.answers.studio_topics_per_source,
+    )
     return App(
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
-        guides=guides, suggestions=SuggestionService(catalog, guides, answers, domain.recommendation_question),
+        guides=guides, suggestions=suggestions,
         patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients), links),
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
-        notes=NoteService(catalog, catalog), translator=translator, domain=domain,
+        notes=notes, studio=studio, translator=translator, domain=domain,
     )
 
 

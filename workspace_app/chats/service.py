@@ -101,13 +101,14 @@ class NoteService:
         self.notes = notes
 
     def save_note(
-        self, workspace: str, answer: Answer, title: str | None = None, message_id: str | None = None
+        self, workspace: str, answer: Answer, title: str | None = None, message_id: str | None = None, body: str = ""
     ) -> Note:
         """Save an answer to the workspace's notes, titled by the question it answered (a follow-up's standalone
-        form); saving the answer of one chat message again returns the note already saved."""
+        form), with Markdown `body` above it (a studio output's text); saving the answer of one chat message again
+        returns the note already saved."""
         ws = self._workspace(workspace)
         heading = title or answer.standalone_question or answer.question
-        return self.notes.add_note(ws.id, _note_title(heading), answer, message_id=message_id)
+        return self.notes.add_note(ws.id, _note_title(heading), answer, _clean_body(body) if body else "", message_id=message_id)
 
     def add_note(self, workspace: str, title: str, body: str) -> Note:
         """A note of one's own: a title and Markdown text."""

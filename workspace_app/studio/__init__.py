@@ -1,0 +1,1 @@
+"""Studio outputs: documents built from a workspace's sources, every statement cited (FAQ, briefing, study guide)."""
