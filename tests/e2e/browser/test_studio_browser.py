@@ -1,0 +1,65 @@
+"""A user in Chromium builds a briefing in the Notes page's studio (issue 29 item 5), against `workspace-app serve`
+on a data dir holding pages 10-11 of the women's prevention guideline: progress shows while it is built, it is kept
+as a note ("Built in the studio") listing the recommendations with their class, level and page, its chips open the
+cited page in the panel, and the Markdown download is offered. Screenshots at 1366×768 go to tmp_path and, for a
+person to look at, to /tmp/workspace-screenshots/studio-*.png."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from served import CHROMIUM_ARGS, CLI, open_page, require_chromium, serving
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WORKSPACE = "Women's prevention"
+SHOTS = Path("/tmp/workspace-screenshots")
+
+
+def test_a_briefing_is_built_kept_as_a_note_and_its_chips_open_the_cited_page(
+    tmp_path: Path, excerpt: Callable[..., Path]
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    require_chromium()
+    data = tmp_path / "data"
+    cli = [str(CLI), "--data-dir", str(data)]
+    subprocess.run([*cli, "workspace", "create", WORKSPACE], check=True, capture_output=True, cwd=tmp_path)
+    source = excerpt("mosca-2011-women-cvd.pdf", 10, 11)
+    subprocess.run([*cli, "ingest", "-w", WORKSPACE, str(source)], check=True, capture_output=True, cwd=tmp_path)
+    with serving(data, tmp_path) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.goto(url)
+        expect(page.get_by_test_id("stTopNav")).to_be_visible(timeout=90_000)
+        open_page(page, "Notes", "Notes", timeout_ms=90_000)
+        expect(page.get_by_text("No notes yet. Build one in the studio")).to_be_visible()
+        page.locator(".st-key-studio-briefing button").click()
+        expect(page.get_by_text("Briefing: Women's prevention” saved to your notes.")).to_be_visible(timeout=180_000)
+        note = page.locator("[class*='st-key-note-']").filter(has_text="Built in the studio").first
+        expect(note).to_be_visible()
+        expect(note.get_by_text("mosca-2011-women-cvd.pdf").first).to_be_visible()
+        expect(note.get_by_text("(Class I, LOE A; p. 10)").first).to_be_visible()
+        expect(page.locator(".st-key-studio-download button")).to_be_visible()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "studio-briefing.png"), full_page=False)
+
+        note.get_by_role("button", name="[1]", exact=True).click()
+        expect(page.locator(".st-key-notes-viewer iframe").first).to_be_visible(timeout=60_000)
+        expect(page.locator(".st-key-notes-viewer").get_by_text("p. 10").first).to_be_visible()
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(tmp_path / "studio-cited.png"), full_page=False)
+        browser.close()
+
+    with sqlite3.connect(data / "catalog.sqlite") as db:
+        title, body = db.execute("SELECT title, body FROM notes").fetchone()
+    assert title == f"Briefing: {WORKSPACE}" and "(Class I, LOE A; p. 10) [1]" in body
+    SHOTS.mkdir(exist_ok=True)
+    for name in ("studio-briefing.png", "studio-cited.png"):
+        assert (tmp_path / name).stat().st_size > 20_000
+        shutil.copy(tmp_path / name, SHOTS / name)
