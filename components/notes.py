@@ -16,13 +16,13 @@ from components.citations import render_answer
 from components.text import escape_markdown, format_date
 from workspace_app.models.answers import Note
 
-NoteActionKind = Literal["create", "update", "delete", "cite"]
+NoteActionKind = Literal["create", "update", "delete", "cite", "source"]
 
 
 @dataclass(frozen=True)
 class NoteAction:
-    """What the user asked for: the kind, the note (by id) and the title and Markdown text typed, or the chip
-    (`cite`, its number `n`) clicked in the note's saved answer."""
+    """What the user asked for: the kind, the note (by id) and the title and Markdown text typed, the chip
+    (`cite`, its number `n`) clicked in the note's saved answer, or the note added as a source (`source`)."""
 
     kind: NoteActionKind
     note_id: str | None = None
@@ -47,8 +47,11 @@ def render_note(note: Note, *, key: str) -> NoteAction | None:
     """A note's title, date, own text, saved answer (with its chips) and its edit and delete actions."""
     action = None
     with st.container(border=True, key=f"{key}-{note.id}"):
-        title_col, edit_col, delete_col = st.columns([6, 1, 1], vertical_alignment="center")
+        title_col, source_col, edit_col, delete_col = st.columns([5, 2, 1, 1], vertical_alignment="center")
         title_col.markdown(f"**{escape_markdown(note.title)}**")
+        if source_col.button("Add as source", key=f"{key}-source-{note.id}", icon=":material/upload_file:",
+                             type="tertiary", help="Add this note to the workspace's sources, so chat can answer from it"):
+            action = NoteAction("source", note.id)
         edit_col.button("Edit", key=f"{key}-edit-{note.id}", icon=":material/edit:", type="tertiary",
                         on_click=_open_editor, args=(key, "edit", note.id))
         delete_col.button("Delete", key=f"{key}-delete-{note.id}", icon=":material/delete:", type="tertiary",

@@ -21,10 +21,12 @@ CITED = "notes-cited"
 VIEWER_KEY = "notes-viewer"
 
 
-def apply_note_action(notes: NoteService, workspace: Workspace, action: NoteAction) -> None:
-    """Add, edit or delete a note, then rerun so the list shows the result."""
+def apply_note_action(app: App, notes: NoteService, workspace: Workspace, action: NoteAction) -> None:
+    """Add, edit, delete a note or add it to the sources, then rerun so the page shows the result."""
     with report_errors():
-        if action.kind == "create":
+        if action.kind == "source":
+            add_as_source(app, notes, workspace, action.note_id or "")
+        elif action.kind == "create":
             notes.add_note(workspace.id, action.title or "", action.body or "")
             flash("Note added.")
         elif action.kind == "update":
@@ -37,6 +39,17 @@ def apply_note_action(notes: NoteService, workspace: Workspace, action: NoteActi
         st.rerun()
 
 
+def add_as_source(app: App, notes: NoteService, workspace: Workspace, note_id: str) -> None:
+    """Queue the note as a Markdown source of the workspace (its title, text and citations), and say so."""
+    note = notes.get_note(workspace.id, note_id)
+    markdown = notes.note_markdown(workspace.id, note_id)
+    report = app.documents.submit(workspace.id, markdown.encode("utf-8"), safe_file_name(note.title, "md", "note"))
+    if report.status in ("failed", "duplicate"):
+        flash(report.error or "The note could not be added as a source.", icon=":material/info:")
+    else:
+        flash(f"“{report.document}” added to the sources; it is being read (see Sources).")
+
+
 def render_page(app: App, notes: NoteService) -> None:
     """Header, a new note, export, one card per note."""
     st.title("Notes")
@@ -47,7 +60,7 @@ def render_page(app: App, notes: NoteService) -> None:
     render_studio(app, workspace)
     created = render_new_note(key="new-note")
     if created:
-        apply_note_action(notes, workspace, created)
+        apply_note_action(app, notes, workspace, created)
     listed = None
     with report_errors():
         listed = notes.list_notes(workspace.id)
@@ -69,7 +82,7 @@ def render_page(app: App, notes: NoteService) -> None:
             if action and action.kind == "cite":
                 st.session_state[CITED] = (note.id, action.n)
             elif action:
-                apply_note_action(notes, workspace, action)
+                apply_note_action(app, notes, workspace, action)
     with panel:
         sticky_viewer_style(VIEWER_KEY)
         cited, marks = _cited(listed)

@@ -95,6 +95,18 @@ def test_an_output_is_kept_as_a_note_and_exported_with_its_citations(app: Any) -
     assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n### ") and "**Citations**" in markdown
 
 
+def test_a_note_added_as_a_source_is_read_back_into_the_workspace(app: Any, tmp_path: Path) -> None:
+    output = app.studio.build(WORKSPACE, "briefing")
+    note = app.studio.save(WORKSPACE, output)
+    markdown = app.notes.note_markdown(WORKSPACE, note.id)
+    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n### ") and "**Citations**" in markdown
+    report = app.documents.submit(WORKSPACE, markdown.encode("utf-8"), "briefing-note.md")
+    assert report.status == "queued", report.error
+    again = app.documents.submit(WORKSPACE, markdown.encode("utf-8"), "briefing-note.md")
+    assert again.status == "duplicate" and "already in this workspace" in (again.error or "")
+    app.documents.remove(WORKSPACE, report.document_id)
+
+
 def test_an_unknown_output_or_workspace_is_a_clear_error(app: Any) -> None:
     with pytest.raises(WorkspaceError, match="no studio output 'poster'"):
         app.studio.build(WORKSPACE, "poster")

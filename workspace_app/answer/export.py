@@ -20,12 +20,17 @@ def chat_markdown(chat: Chat, messages: Sequence[ChatMessage]) -> str:
 def notes_markdown(workspace_name: str, notes: Sequence[Note]) -> str:
     """All notes of a workspace: each saved answer with its citations, and each note's own Markdown as written."""
     parts = [f"# Notes: {escape(workspace_name, inline=True)}", ""]
-    for note in notes:
-        parts += [f"## {escape(note.title, inline=True)}", ""]
-        if note.body:
-            parts += [note.body, ""]
-        if note.answer is not None:
-            parts += [answer_markdown(note.answer), ""]
+    parts += [note_markdown(note, "##") for note in notes]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def note_markdown(note: Note, heading: str = "#") -> str:
+    """One note under its title: its own Markdown as written, then its saved answer with the citations."""
+    parts = [f"{heading} {escape(note.title, inline=True)}", ""]
+    if note.body:
+        parts += [note.body, ""]
+    if note.answer is not None:
+        parts += [answer_markdown(note.answer), ""]
     return "\n".join(parts).rstrip() + "\n"
 
 

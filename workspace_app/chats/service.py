@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from storage.base import ChatRepository, NoteRepository
-from workspace_app.answer.export import chat_markdown, notes_markdown
+from workspace_app.answer.export import chat_markdown, note_markdown, notes_markdown
 from workspace_app.errors import ChatNotFoundError, NoteNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note, SourceUses, Turn
 from workspace_app.models.documents import Workspace
@@ -137,6 +137,11 @@ class NoteService:
         """All notes of the workspace as one Markdown document."""
         ws = self._workspace(workspace)
         return notes_markdown(ws.name, self.notes.list_notes(ws.id))
+
+    def note_markdown(self, workspace: str, note_id: str) -> str:
+        """One note as a Markdown file: its title, its own text and its saved answer with the citation list (what
+        the workspace reads back when the note is added as a source)."""
+        return note_markdown(self.get_note(workspace, note_id))
 
     def get_note(self, workspace: str, note_id: str) -> Note:
         """A note of this workspace, or a clear error."""

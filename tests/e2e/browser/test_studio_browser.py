@@ -1,7 +1,7 @@
 """A user in Chromium builds a briefing in the Notes page's studio (issue 29 item 5), against `workspace-app serve`
 on a data dir holding pages 10-11 of the women's prevention guideline: progress shows while it is built, it is kept
 as a note ("Built in the studio") listing the recommendations with their class, level and page, its chips open the
-cited page in the panel, and the Markdown download is offered. Screenshots at 1366×768 go to tmp_path and, for a
+cited page in the panel, the Markdown download is offered, and "Add as source" makes the note a ready source. Screenshots at 1366×768 go to tmp_path and, for a
 person to look at, to /tmp/workspace-screenshots/studio-*.png."""
 
 from __future__ import annotations
@@ -54,6 +54,12 @@ def test_a_briefing_is_built_kept_as_a_note_and_its_chips_open_the_cited_page(
         expect(page.locator(".st-key-notes-viewer").get_by_text("p. 10").first).to_be_visible()
         page.wait_for_timeout(1500)
         page.screenshot(path=str(tmp_path / "studio-cited.png"), full_page=False)
+
+        note.get_by_role("button", name="Add as source").click()
+        expect(page.get_by_text("added to the sources; it is being read")).to_be_visible(timeout=60_000)
+        open_page(page, "Sources", "Sources", timeout_ms=60_000)
+        expect(page.get_by_text("2 sources ·")).to_contain_text("2 ready", timeout=180_000)
+        expect(page.get_by_text("Briefing Women's prevention.md").first).to_be_visible()
         browser.close()
 
     with sqlite3.connect(data / "catalog.sqlite") as db:
