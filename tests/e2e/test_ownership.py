@@ -31,7 +31,7 @@ def started(data_dir: Path, *args: str, ready: Path, log: Path) -> subprocess.Po
     """`workspace-app ARGS` in the background, once `ready` exists."""
     with log.open("ab") as out:
         process = subprocess.Popen([*CLI, "--data-dir", str(data_dir), *args], stdout=out, stderr=out, cwd=data_dir.parent)
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300  # a running process may start slowly beside a loaded run; one that exits fails at once
     while not ready.exists():
         assert process.poll() is None, log.read_text()
         assert time.monotonic() < deadline, "timed out"

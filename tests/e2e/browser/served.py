@@ -18,6 +18,7 @@ import pytest
 from offline_browser import CHROMIUM_ARGS  # noqa: F401 - the browser tests import it from here too
 
 CLI = Path(sys.executable).parent / "workspace-app"
+STARTUP_S = 300  # longest wait for `serve` to answer its health check
 LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
@@ -52,10 +53,13 @@ def serving(data_dir: Path, log_dir: Path) -> Iterator[str]:
             cwd=log_dir, stdout=log, stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 90
+        # serve starts Chroma, the worker, the API (warmed up before it opens its port) and the UI in turn: quiet,
+        # ~20-30 s; beside a loaded test run (load 10 on 2 cores) it took 60-100 s. Waiting longer for a serve that
+        # is still running costs nothing; one that exits fails at once with its log.
+        deadline = time.monotonic() + STARTUP_S
         while not healthy(url):
             assert process.poll() is None, log_path.read_text()
-            assert time.monotonic() < deadline, "serve did not become healthy"
+            assert time.monotonic() < deadline, f"serve did not become healthy in {STARTUP_S} s: {log_path.read_text()}"
             time.sleep(0.3)
         yield url
     finally:
