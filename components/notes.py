@@ -47,7 +47,7 @@ def render_note(note: Note, *, key: str) -> NoteAction | None:
     """A note's title, date, own text, saved answer (with its chips) and its edit and delete actions."""
     action = None
     with st.container(border=True, key=f"{key}-{note.id}"):
-        title_col, source_col, edit_col, delete_col = st.columns([5, 2, 1, 1], vertical_alignment="center")
+        title_col, source_col, edit_col, delete_col = st.columns([4, 2, 1.2, 1.5], vertical_alignment="center")
         title_col.markdown(f"**{escape_markdown(note.title)}**")
         if source_col.button("Add as source", key=f"{key}-source-{note.id}", icon=":material/upload_file:",
                              type="tertiary", help="Add this note to the workspace's sources, so chat can answer from it"):

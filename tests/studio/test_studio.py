@@ -63,7 +63,7 @@ def test_briefing_quotes_each_key_recommendation_with_its_grade_page_and_citatio
         chunk = app.catalog.get_chunks([citation.chunk_id])[citation.chunk_id]
         assert loose(citation.quote)[:40] in loose(chunk.text)
     for document in app.documents.list(WORKSPACE):
-        assert f"### {note_text(document.name)}" in output.body
+        assert f"#### {note_text(document.name)}" in output.body
 
 
 def test_faq_answers_the_suggested_questions_from_their_source(app: Any) -> None:
@@ -92,14 +92,14 @@ def test_an_output_is_kept_as_a_note_and_exported_with_its_citations(app: Any) -
     cited = output.answer.citations[0].document_id
     assert app.chats.source_uses(WORKSPACE, cited).notes >= 1, "removing a cited source warns about the note"
     markdown = app.studio.markdown(output)
-    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n### ") and "**Citations**" in markdown
+    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n#### ") and "**Citations**" in markdown
 
 
 def test_a_note_added_as_a_source_is_read_back_into_the_workspace(app: Any, tmp_path: Path) -> None:
     output = app.studio.build(WORKSPACE, "briefing")
     note = app.studio.save(WORKSPACE, output)
     markdown = app.notes.note_markdown(WORKSPACE, note.id)
-    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n### ") and "**Citations**" in markdown
+    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n#### ") and "**Citations**" in markdown
     report = app.documents.submit(WORKSPACE, markdown.encode("utf-8"), "briefing-note.md")
     assert report.status == "queued", report.error
     again = app.documents.submit(WORKSPACE, markdown.encode("utf-8"), "briefing-note.md")

@@ -182,7 +182,7 @@ class StudioService:
             guide = guides.get(document.id)
             if guide is None:
                 continue
-            draft.lines += [f"### {note_text(document.name)}", ""]
+            draft.lines += [f"#### {note_text(document.name)}", ""]
             if guide.recommendations:
                 draft.lines += [self._recommendation_line(draft, document, r) for r in guide.recommendations]
             else:
@@ -211,7 +211,7 @@ class StudioService:
                     continue
                 entries += [f"- **{note_text(topic)}**: {draft.answer_text(answer)}"]
             if entries:
-                draft.lines += [f"### {note_text(document.name)}", "", *entries, ""]
+                draft.lines += [f"#### {note_text(document.name)}", "", *entries, ""]
         return self._output("study-guide", ws.name, draft, sources)
 
     def _recommendation_line(self, draft: _Draft, document: Document, recommendation: GuideRecommendation) -> str:

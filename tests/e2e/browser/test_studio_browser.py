@@ -6,6 +6,7 @@ person to look at, to /tmp/workspace-screenshots/studio-*.png."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -39,19 +40,19 @@ def test_a_briefing_is_built_kept_as_a_note_and_its_chips_open_the_cited_page(
         expect(page.get_by_test_id("stTopNav")).to_be_visible(timeout=90_000)
         open_page(page, "Notes", "Notes", timeout_ms=90_000)
         expect(page.get_by_text("No notes yet. Build one in the studio")).to_be_visible()
-        page.locator(".st-key-studio-briefing button").click()
+        page.locator(".st-key-studio").get_by_role("button", name="Briefing", exact=True).click()
         expect(page.get_by_text("Briefing: Women's prevention” saved to your notes.")).to_be_visible(timeout=180_000)
         note = page.locator("[class*='st-key-note-']").filter(has_text="Built in the studio").first
         expect(note).to_be_visible()
-        expect(note.get_by_text("mosca-2011-women-cvd.pdf").first).to_be_visible()
-        expect(note.get_by_text("(Class I, LOE A; p. 10)").first).to_be_visible()
-        expect(page.locator(".st-key-studio-download button")).to_be_visible()
+        expect(note.get_by_text(source.name).first).to_be_visible()  # the heading of its section
+        expect(note.get_by_text(re.compile(r"\(Class I, LOE A; p\. [12]\)")).first).to_be_visible()  # the excerpt's pages
+        expect(page.get_by_role("button", name="Download “Briefing: Women's prevention” (Markdown)")).to_be_visible()
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "studio-briefing.png"), full_page=False)
 
         note.get_by_role("button", name="[1]", exact=True).click()
         expect(page.locator(".st-key-notes-viewer iframe").first).to_be_visible(timeout=60_000)
-        expect(page.locator(".st-key-notes-viewer").get_by_text("p. 10").first).to_be_visible()
+        expect(page.locator(".st-key-notes-viewer").get_by_text(re.compile(r"p\. [12]\b")).first).to_be_visible()
         page.wait_for_timeout(1500)
         page.screenshot(path=str(tmp_path / "studio-cited.png"), full_page=False)
 
@@ -59,13 +60,16 @@ def test_a_briefing_is_built_kept_as_a_note_and_its_chips_open_the_cited_page(
         expect(page.get_by_text("added to the sources; it is being read")).to_be_visible(timeout=60_000)
         open_page(page, "Sources", "Sources", timeout_ms=60_000)
         expect(page.get_by_text("2 sources ·")).to_contain_text("2 ready", timeout=180_000)
-        expect(page.get_by_text("Briefing Women's prevention.md").first).to_be_visible()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / "studio-note-as-source.png"), full_page=False)
         browser.close()
 
     with sqlite3.connect(data / "catalog.sqlite") as db:
         title, body = db.execute("SELECT title, body FROM notes").fetchone()
-    assert title == f"Briefing: {WORKSPACE}" and "(Class I, LOE A; p. 10) [1]" in body
+        status = db.execute("SELECT status FROM documents WHERE name = ?", ("Briefing Women's prevention.md",)).fetchone()
+    assert status == ("ready",), "the note is a ready source of the workspace"
+    assert title == f"Briefing: {WORKSPACE}" and re.search(r"\(Class I, LOE A; p\. [12]\) \[1\]", body)
     SHOTS.mkdir(exist_ok=True)
-    for name in ("studio-briefing.png", "studio-cited.png"):
+    for name in ("studio-briefing.png", "studio-cited.png", "studio-note-as-source.png"):
         assert (tmp_path / name).stat().st_size > 20_000
         shutil.copy(tmp_path / name, SHOTS / name)
