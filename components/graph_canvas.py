@@ -3,8 +3,9 @@
 - `canvas_script(...)`: the script added to the vis-network page. Once the layout settles it fits the graph to
   the frame and sizes the names to read at LABEL_PX whatever the fitted scale. The first `always` entities of
   `ranked` (the centre, then the best-connected) are always named: one whose name would cover another name or a
-  dot is moved to the nearest free spot within the frame. The others are named where their names fit (a name
-  that would cover another or a dot is left off; the dot keeps its tooltip). Clicking a dot opens a small menu
+  dot is moved to the nearest free spot within the frame (or, in a crowd, to the one covering fewest dots). The
+  others are named where their names fit (a name that would cover another name or a dot, or run out of the
+  frame, is left off; the dot keeps its tooltip). Clicking a dot opens a small menu
   on the canvas: "Ask about X in chat" and "Centre on X", posted to the parent page as a message.
 - `render_node_menu_bridge(...)`: a Streamlit v2 component (no iframe, no UI) in the parent page that takes
   those messages, from the graph's own frame only, and hands them to Python as a `NodeAction`.
@@ -45,9 +46,9 @@ _SCRIPT = """<script>
     return a.x >= 0 && a.y >= 0 && b.x <= frame.clientWidth && b.y <= frame.clientHeight;
   }
   // Where an always-named entity's name and dot fit: where they are, else the nearest spot (rings around it)
-  // clear of the names kept and of every dot; failing that, one clear of the names at least.
+  // clear of the names kept and of every dot; failing that, the one clear of the names that covers fewest dots.
   function freeSpot(id, label, dot, kept, dots, step) {
-    var fallback = null;
+    var best = null;
     for (var ring = 0; ring <= 12; ring++) {
       var turns = ring === 0 ? 1 : 8 + 4 * ring;
       for (var k = 0; k < turns; k++) {
@@ -55,12 +56,12 @@ _SCRIPT = """<script>
         var box = shift(label, dx, dy), moved = shift(dot, dx, dy);
         if (!inFrame(box) || !inFrame(moved)) { continue; }
         if (kept.some(function (k2) { return overlaps(box, k2) || overlaps(moved, k2); })) { continue; }
-        var spot = {dx: dx, dy: dy, box: box};
-        if (!dots.some(function (d) { return d.id !== id && (overlaps(box, d) || overlaps(moved, d)); })) { return spot; }
-        fallback = fallback || spot;
+        var covered = dots.filter(function (d) { return d.id !== id && (overlaps(box, d) || overlaps(moved, d)); }).length;
+        if (covered === 0) { return {dx: dx, dy: dy, box: box}; }
+        if (best === null || covered < best.covered) { best = {dx: dx, dy: dy, box: box, covered: covered}; }
       }
     }
-    return fallback || {dx: 0, dy: 0, box: label};
+    return best || {dx: 0, dy: 0, box: label};
   }
   function placeLabels() {
     var scale = network.getScale(), size = %(px)d / scale;
@@ -82,7 +83,7 @@ _SCRIPT = """<script>
             dots = dots.map(function (d) { return d.id === id ? shift(dot, spot.dx, spot.dy) : d; });
           }
           kept.push(spot.box); named.push(id);
-        } else if (kept.some(function (k) { return overlaps(box, k); }) ||
+        } else if (!inFrame(box) || kept.some(function (k) { return overlaps(box, k); }) ||
                    dots.some(function (d) { return d.id !== id && overlaps(box, d); })) {
           hidden.push(id);
         } else {

@@ -289,6 +289,9 @@ def _entity_side(
 
 def _passage_list(passages: list[EntityPassage]) -> EntityPassage | None:
     """One row per passage (document, page, the naming sentence) with a button opening it; the opened one."""
+    if not passages:
+        st.caption("No passage of the chosen sources mentions it.")
+        return None
     st.markdown(f"**Mentioned in {plural(len(passages), 'passage')}**" + (f" (first {PASSAGES})" if len(passages) == PASSAGES else ""))
     with st.container(height=320, key="graph-passages"):
         for i, passage in enumerate(passages):

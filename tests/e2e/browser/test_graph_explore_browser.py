@@ -34,7 +34,13 @@ LABELS = """() => {
     boxes.push([s.left, s.top, s.left + s.width, s.top + s.height]);
     names[node.id] = node.label;
   }
-  return {px: Number(document.body.dataset.labelPx), always: JSON.parse(document.body.dataset.always), boxes, names};
+  const frame = document.getElementById("mynetwork"), outside = [];
+  for (const [l, t, r, b] of boxes) {
+    const a = network.canvasToDOM({x: l, y: t}), z = network.canvasToDOM({x: r, y: b});
+    if (a.x < 0 || a.y < 0 || z.x > frame.clientWidth || z.y > frame.clientHeight) outside.push([l, t, r, b]);
+  }
+  return {px: Number(document.body.dataset.labelPx), always: JSON.parse(document.body.dataset.always), boxes, names,
+          outside};
 }"""
 
 # Where a node's dot is, relative to the canvas element.
@@ -138,6 +144,7 @@ def test_the_best_connected_entities_are_always_named_and_readable(page: Any, tm
     boxes = placed["boxes"]
     assert len(boxes) >= ALWAYS
     assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if overlap(a, b)], "names overlap"
+    assert placed["outside"] == [], "names run out of the frame"
     settled(page)
     page.screenshot(path=str(tmp_path / "graph-labels.png"))
 
@@ -174,9 +181,10 @@ def test_a_source_filter_composes_with_the_centre(page: Any, tmp_path: Path) -> 
     expect(page.get_by_text(re.compile(r"^mavacamten is not mentioned in the chosen sources"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"-1 neighbour"))).to_have_count(0)
     expect(page.get_by_text(re.compile(r"^\d+ entities, |^Showing the \d+ best-connected"))).to_be_visible()
-    expect(page.get_by_text("Mentioned in 0 passages")).to_be_visible()
+    expect(page.get_by_text("No passage of the chosen sources mentions it.")).to_be_visible()
     placed = settled(page)
     assert len(placed["names"]) >= ALWAYS, "the syncope source's graph is drawn, not an empty canvas"
+    assert placed["outside"] == [], "names run out of the frame"
     page.screenshot(path=str(tmp_path / "graph-filtered.png"))
     # Only the HCM excerpt: centred again, on mavacamten's neighbours within that source.
     page.locator(".st-key-graph-documents input").click()
