@@ -150,7 +150,9 @@ _SCRIPT = """<script>
     centreOn.style.display = id === centre ? "none" : "block";
     var frame = document.getElementById("mynetwork").getBoundingClientRect();
     menu.style.display = "block";
-    var x = frame.left + params.pointer.DOM.x + 12, y = frame.top + params.pointer.DOM.y + 12;
+    // Beside the dot, on the side with more room (below it in the upper half of the frame, above it lower down).
+    var x = frame.left + params.pointer.DOM.x + 12, y = frame.top + params.pointer.DOM.y;
+    y = params.pointer.DOM.y < frame.height / 2 ? y + 12 : y - menu.offsetHeight - 12;
     menu.style.left = Math.max(4, Math.min(x, window.innerWidth - menu.offsetWidth - 4)) + "px";
     menu.style.top = Math.max(4, Math.min(y, window.innerHeight - menu.offsetHeight - 4)) + "px";
   });

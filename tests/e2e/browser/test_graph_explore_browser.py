@@ -198,9 +198,10 @@ def test_a_source_filter_composes_with_the_centre(page: Any, tmp_path: Path) -> 
 def test_a_dot_offers_to_ask_about_its_entity_in_chat(page: Any, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    menu = click_dot(page, wait_for_labels(page)["always"][0])
+    wait_for_labels(page)
+    menu = click_dot(page, "drug:mavacamten")  # named or not, its dot has the menu
     name = menu.locator("div").first.inner_text()
-    assert name.strip()
+    assert name == "mavacamten"
     expect(menu.locator("button[data-action='ask']")).to_have_text(f"Ask about {name} in chat")
     page.screenshot(path=str(tmp_path / "graph-menu.png"))
     menu.locator("button[data-action='ask']").click()
@@ -210,7 +211,8 @@ def test_a_dot_offers_to_ask_about_its_entity_in_chat(page: Any, tmp_path: Path)
     expect(messages.filter(has_text=question)).to_have_count(1, timeout=60_000)
     # Answered in the chat: the message after the question has the answer's words.
     expect(messages).to_have_count(2, timeout=120_000)
-    expect(messages.nth(1)).to_contain_text(re.compile(r"\w+ \w+ \w+ \w+"), timeout=120_000)
+    expect(messages.nth(1)).to_contain_text(re.compile(r"[Mm]avacamten \w+ \w+"), timeout=120_000)
+    expect(messages.nth(1).get_by_role("button", name="[1]")).to_be_visible()  # answered from the sources, cited
     page.wait_for_timeout(1000)
     page.screenshot(path=str(tmp_path / "graph-asked.png"))
 
