@@ -1,4 +1,5 @@
-"""Widgets of the Chat page: the chat picker (new, open, rename, delete, export) and the source scope line."""
+"""Widgets of the Chat page: the chat picker (new, open, rename, delete, export) and the source scope line; and
+`ask_in_chat`, how another page puts a question to the chat."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from workspace_app.models.answers import Chat
 from workspace_app.models.documents import Document
 
 ChatActionKind = Literal["new", "open", "rename", "delete"]
+# The questions asked but not yet answered, as (workspace id, question): the Chat page answers them in order.
+PENDING = "chat-pending"
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,11 @@ def render_chat_picker(chats: list[Chat], current: Chat | None, export: str | No
     if current is not None:
         _render_manage(current, export, key=key)
     return action
+
+
+def ask_in_chat(workspace_id: str, question: str) -> None:
+    """Leave a question for the Chat page, which asks it when it next runs (another page, then st.switch_page)."""
+    st.session_state[PENDING] = [*st.session_state.get(PENDING, []), (workspace_id, question)]
 
 
 def chat_labels(chats: list[Chat]) -> dict[str, str]:

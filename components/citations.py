@@ -55,8 +55,20 @@ def citation_tooltip(citation: Citation) -> str:
     return "\n\n".join(lines)
 
 
-def render_answer(answer: Answer, *, key: str, can_save: bool = True) -> AnswerAction | None:
-    """The answer text, chips, the citation list in an expander, the disclaimer and 'Save to notes'."""
+REMOVED_HINT = "**Source removed** from the workspace: a click shows the quote saved with the answer."
+
+
+def removed_documents(citations: list[Citation], present: set[str]) -> frozenset[str]:
+    """The ids of the cited documents no longer in the workspace (`present`: the ids of those that are); patient
+    events and definitions are not documents of the workspace."""
+    return frozenset(c.document_id for c in citations if c.level not in LEVEL_NAMES and c.document_id not in present)
+
+
+def render_answer(
+    answer: Answer, *, key: str, can_save: bool = True, removed: frozenset[str] = frozenset()
+) -> AnswerAction | None:
+    """The answer text, chips, the citation list in an expander, the disclaimer and 'Save to notes'. Citations of
+    the `removed` documents are marked as such before anyone clicks them."""
     if answer.support_note:
         st.info(escape_markdown(answer.support_note), icon=":material/rule:")
     st.markdown(escape_answer(answer.text))
@@ -65,9 +77,9 @@ def render_answer(answer: Answer, *, key: str, can_save: bool = True) -> AnswerA
             "Some sentences could not be verified against the cited sources; they are marked as such.",
             icon=":material/report:",
         )
-    action = render_chips(answer.citations, key=key)
+    action = render_chips(answer.citations, key=key, removed=removed)
     if answer.citations:
-        render_citation_list(answer.citations, key=f"{key}-list")
+        render_citation_list(answer.citations, key=f"{key}-list", removed=removed)
     render_entities(answer.entities, answer.mode, crossed=any(c.level == "patient" for c in answer.citations))
     st.caption(escape_markdown(answer.disclaimer))
     if can_save and not answer.refused and st.button(
@@ -77,15 +89,19 @@ def render_answer(answer: Answer, *, key: str, can_save: bool = True) -> AnswerA
     return action
 
 
-def render_chips(citations: list[Citation], *, key: str) -> AnswerAction | None:
-    """One small button per citation, labelled exactly [n]; hovering shows the quote."""
+def render_chips(citations: list[Citation], *, key: str, removed: frozenset[str] = frozenset()) -> AnswerAction | None:
+    """One small button per citation, labelled exactly [n]; hovering shows the quote. A chip whose source was
+    removed carries a broken-link icon and says so first in its hover text."""
     if not citations:
         return None
     action = None
     with st.container(horizontal=True, key=f"{key}-chips", gap="small"):
         for citation in citations:
+            gone = citation.document_id in removed
+            tooltip = citation_tooltip(citation)
             if st.button(
-                f"\\[{citation.n}\\]", key=f"{key}-chip-{citation.n}", help=citation_tooltip(citation), type="secondary"
+                f"\\[{citation.n}\\]", key=f"{key}-chip-{citation.n}", type="secondary",
+                help=f"{REMOVED_HINT}\n\n{tooltip}" if gone else tooltip, icon=":material/link_off:" if gone else None,
             ):
                 action = AnswerAction("cite", citation.n)
     return action
@@ -109,14 +125,16 @@ def render_entities(entities: list[EntityRef], mode: str, crossed: bool = False)
         st.caption(f"Entities used ({escape_markdown(mode)} mode): {entities_line(entities)}")
 
 
-def render_citation_list(citations: list[Citation], *, key: str) -> None:
-    """Every citation with its document, page, section, grading and quote."""
+def render_citation_list(citations: list[Citation], *, key: str, removed: frozenset[str] = frozenset()) -> None:
+    """Every citation with its document, page, section, grading and quote (and whether the source was removed)."""
     with st.expander(f"Sources of this answer ({len(citations)})", key=key, icon=":material/format_quote:"):
         for citation in citations:
             grading = grading_text(citation)
             facts = [f"**\\[{citation.n}\\] {escape_markdown(citation.document)}**", pages_label(citation)]
             if grading:
                 facts.append(escape_markdown(grading))
+            if citation.document_id in removed:
+                facts.append("source removed")
             st.markdown(" · ".join(facts))
             if citation.section:
                 st.caption(escape_markdown(citation.section))

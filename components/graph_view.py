@@ -9,8 +9,9 @@ Pure functions turn a `networkx.Graph` of entities (node attributes `name`, `typ
 - entity names come from documents: the data reaches the page through Jinja's `tojson` (`<`, `>`, `&` and `'`
   become `\\u003c`...), labels are drawn on the canvas as text, tooltips are HTML-escaped (pyvis switches to an
   innerHTML popup when a title contains "href"), and the legend (drawn by Streamlit above the frame) is escaped;
-- the best-connected entities are named on the canvas, every colour has a legend entry, and once the layout
-  settles the graph is fitted to the frame.
+- the best-connected entities are named on the canvas (the first `always` of them whatever the crowding, see
+  `graph_canvas`), every colour has a legend entry, and once the layout settles the graph is fitted to the frame;
+- a click on a dot offers "Ask about X in chat" and "Centre on X" (`graph_canvas.render_node_menu_bridge`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import networkx as nx
 import streamlit as st
 from pyvis.network import Network
 
+from components.graph_canvas import canvas_script
 from components.patient_links import PATIENT_COLOUR, PATIENT_LEGEND, PatientOverlay, add_patient
 
 ColourBy = Literal["type", "community"]
@@ -49,6 +51,7 @@ OTHER_COLOUR = "#9ca3af"
 # 150 nodes is unreadable, and vis-network hides labels drawn under ~5 px when the view is fitted; the named ones
 # are drawn large so they stay legible at the fitted scale.
 LABELLED = 25
+ALWAYS_LABELLED = 10  # the default of Settings.ui.graph_labels
 SMALL_VIEW = 40
 LABEL_SIZE = 26
 _REMOTE_TAG = re.compile(
@@ -56,57 +59,6 @@ _REMOTE_TAG = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>")
-# Marks when vis-network first drew and when its layout settled (the browser test and bench.graph read them); once
-# settled, physics stops and the whole graph is fitted to the frame (it drifted past the edges before), and again
-# whenever the frame is resized. After each fit the named entities' labels are sized to read at LABEL_PX on screen
-# whatever the fitted scale (they were ~7 px with 150 nodes), and a label that would overlap a better-connected
-# one's label or dot is left off (its dot keeps the tooltip), except the centre's; zooming in enlarges them.
-_DRAWN_MARKER = """<script>
-(function () {
-  if (typeof network === "undefined") { return; }
-  var ranked = %(ranked)s, centred = %(centred)s, texts = {};
-  ranked.forEach(function (id) { var node = nodes.get(id); if (node) { texts[id] = node.label; } });
-  function overlaps(a, b) { return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b; }
-  function placeLabels() {
-    var scale = network.getScale(), size = %(px)d / scale;
-    nodes.update(ranked.map(function (id) {
-      return {id: id, label: texts[id], font: {size: size, strokeWidth: 4, strokeColor: "#ffffff"}};
-    }));
-    network.once("afterDrawing", function () {
-      var kept = [], hidden = [], gap = 3 / scale, all = network.body.nodes;
-      // The named entities' dots too, so that a label is not drawn across one of them.
-      var dots = ranked.filter(function (id) { return all[id] && all[id].shape && all[id].shape.radius; }).map(function (id) {
-        var n = all[id], r = n.shape.radius;
-        return {id: id, l: n.x - r, t: n.y - r, r: n.x + r, b: n.y + r};
-      });
-      ranked.forEach(function (id) {
-        var node = all[id];
-        if (!node || !node.labelModule) { return; }
-        var s = node.labelModule.size;
-        var box = {l: s.left - gap, t: s.top - gap, r: s.left + s.width + gap, b: s.top + s.height + gap};
-        var blocked = kept.some(function (k) { return overlaps(box, k); }) ||
-          dots.some(function (d) { return d.id !== id && overlaps(box, d); });
-        if (blocked && !(centred && id === ranked[0])) { hidden.push(id); } else { kept.push(box); }
-      });
-      nodes.update(hidden.map(function (id) { return {id: id, label: " "}; }));
-      document.body.dataset.labels = String(kept.length);
-      document.body.dataset.labelPx = String(Math.round(size * scale));
-    });
-    network.redraw();
-  }
-  network.once("afterDrawing", function () { document.body.dataset.drawnMs = String(performance.now()); });
-  network.once("stabilizationIterationsDone", function () {
-    network.setOptions({ physics: false });
-    network.fit({ animation: false });
-    placeLabels();
-    document.body.dataset.fitted = "1";
-    document.body.dataset.stableMs = String(performance.now());
-  });
-  window.addEventListener("resize", function () { network.fit({ animation: false }); placeLabels(); });
-})();
-</script>
-"""
-LABEL_PX = 13
 
 
 @dataclass(frozen=True)
@@ -120,6 +72,7 @@ class GraphView:
     total_edges: int = 0
     legend: list[tuple[str, str]] = field(default_factory=list)
     labelled: int = 0
+    always: int = 0  # how many of the best-connected are always named (the centre is named too)
 
     @property
     def capped(self) -> bool:
@@ -205,12 +158,24 @@ def node_colour(data: Mapping[str, Any], colour_by: ColourBy, palette: Mapping[i
     return TYPE_COLOURS.get(str(data.get("type")), OTHER_COLOUR)
 
 
+def ranked_nodes(graph: nx.Graph) -> list[str]:
+    """The entities from best- to least-connected (then by mentions, then id)."""
+    ranked = sorted(graph.nodes, key=lambda n: (-graph.degree(n), -int(graph.nodes[n].get("mentions", 0)), str(n)))
+    return [str(node) for node in ranked]
+
+
 def labelled_nodes(graph: nx.Graph, centre: str | None = None, limit: int = LABELLED) -> set[str]:
     """The entities named on the canvas: all of a small view, else the `limit` best-connected and the centre."""
     if graph.number_of_nodes() <= SMALL_VIEW:
         return {str(node) for node in graph.nodes}
-    ranked = sorted(graph.nodes, key=lambda n: (-graph.degree(n), -int(graph.nodes[n].get("mentions", 0)), str(n)))
-    return {str(node) for node in ranked[:limit]} | ({centre} if centre else set())
+    return set(ranked_nodes(graph)[:limit]) | ({centre} if centre else set())
+
+
+def always_named(graph: nx.Graph, centre: str | None, always: int) -> list[str]:
+    """The entities always named, in the order their names are placed: the centre, then the `always`
+    best-connected."""
+    first = [centre] if centre is not None and centre in graph else []
+    return list(dict.fromkeys([*first, *ranked_nodes(graph)[:always]]))
 
 
 def node_size(degree: int, max_degree: int) -> float:
@@ -239,11 +204,12 @@ def node_label(data: Mapping[str, Any], limit: int = 32) -> str:
 def build_network_html(
     graph: nx.Graph, *, colour_by: ColourBy = "type", max_nodes: int = MAX_NODES, centre: str | None = None,
     height: int = HEIGHT, community_titles: Mapping[int, str] | None = None, max_edges: int = MAX_EDGES,
-    patient: PatientOverlay | None = None,
+    patient: PatientOverlay | None = None, always: int = ALWAYS_LABELLED,
 ) -> GraphView:
     """The graph (capped to max_nodes by degree, keeping the centre and a patient's linked entities, and to its
     max_edges strongest relations) as a self-contained HTML page; nodes are sized by their degree among the shown
-    entities. A patient is drawn as one more node with its LINKS_TO edges."""
+    entities, the centre and the `always` best-connected are always named. A patient is drawn as one more node
+    with its LINKS_TO edges."""
     kept = cap_graph(graph, max_nodes, [*([centre] if centre else []), *(patient.entity_ids() if patient else [])])
     degrees = dict(kept.degree())
     shown = cap_edges(kept, max_edges)
@@ -251,7 +217,8 @@ def build_network_html(
     net.set_options(json.dumps(_options(shown.number_of_nodes())))
     top = max(degrees.values(), default=0)
     palette = community_palette(shown)
-    named = labelled_nodes(kept, centre)
+    must = always_named(kept, centre, always)
+    named = labelled_nodes(kept, centre) | set(must)
     for node, data in shown.nodes(data=True):
         colour = node_colour(data, colour_by, palette)
         options: dict[str, Any] = {"title": node_title(data, degrees[node]), "size": node_size(degrees[node], top)}
@@ -268,18 +235,17 @@ def build_network_html(
     if patient is not None:
         add_patient(net, patient, {str(n) for n in shown.nodes}, {"size": LABEL_SIZE, "strokeWidth": 4, "strokeColor": "#ffffff"})
     page = strip_remote_resources(net.generate_html())
-    # Placed in this order: the centre's label first, then by degree (a label overlapping an earlier one is left off).
-    ranked = [str(n) for n in sorted(kept.nodes, key=lambda n: (n != centre, -degrees[n])) if str(n) in named]
-    marker = _DRAWN_MARKER % {
-        "ranked": json.dumps(ranked).replace("</", "<\\/"), "px": LABEL_PX, "centred": json.dumps(centre in kept),
-    }
+    # Placed in this order: the always-named (centre first), then by degree (a name that would overlap is left off).
+    ranked = list(dict.fromkeys([*must, *(n for n in ranked_nodes(kept) if n in named)]))
+    names = {str(n): " ".join(str(d.get("name", "")).split()) for n, d in shown.nodes(data=True)}
+    marker = canvas_script(ranked, len(must), centre if centre in kept else None, names)
     page = page.replace("</body>", marker + "</body>", 1)
     legend = legend_items(shown, colour_by, community_titles or {}, palette, centre is not None)
     if patient is not None:
         legend.append((PATIENT_COLOUR, PATIENT_LEGEND))
     return GraphView(
         page, shown.number_of_nodes(), shown.number_of_edges(), graph.number_of_nodes(), kept.number_of_edges(),
-        legend, len(named & {str(n) for n in shown.nodes}),
+        legend, len(named & {str(n) for n in shown.nodes}), min(always, kept.number_of_nodes()),
     )
 
 
@@ -349,4 +315,9 @@ def render_graph_view(view: GraphView, *, key: str) -> None:
     with st.container(key=key):
         st.iframe(view.html, height=HEIGHT)
     if view.labelled < view.shown_nodes:
-        st.caption(f"The {view.labelled} best-connected entities are named; hover over a dot for the others.")
+        st.caption(
+            f"The {view.always} best-connected {'entity is' if view.always == 1 else 'entities are'} always named, "
+            "others where their names fit; hover over a dot for its name, click it to ask about it in chat or centre on it."
+        )
+    else:
+        st.caption("Click a dot to ask about its entity in chat or centre the graph on it.")

@@ -12,7 +12,7 @@ from typing import Literal
 
 import streamlit as st
 
-from components.citations import render_answer
+from components.citations import removed_documents, render_answer
 from components.text import escape_markdown, format_date
 from workspace_app.models.answers import Note
 
@@ -43,7 +43,7 @@ def render_new_note(*, key: str) -> NoteAction | None:
     return NoteAction("create", title=title, body=body) if added else None
 
 
-def render_note(note: Note, *, key: str) -> NoteAction | None:
+def render_note(note: Note, *, key: str, present: set[str] | None = None) -> NoteAction | None:
     """A note's title, date, own text, saved answer (with its chips) and its edit and delete actions."""
     action = None
     with st.container(border=True, key=f"{key}-{note.id}"):
@@ -67,7 +67,7 @@ def render_note(note: Note, *, key: str) -> NoteAction | None:
         if editing == ("edit", note.id):
             action = _render_edit(note, key=key) or action
         else:
-            action = _render_content(note, key=key) or action
+            action = _render_content(note, key=key, present=present) or action
     return action
 
 
@@ -76,7 +76,7 @@ def close_note_editor(*, key: str) -> None:
     st.session_state.pop(_editor_key(key), None)
 
 
-def _render_content(note: Note, *, key: str) -> NoteAction | None:
+def _render_content(note: Note, *, key: str, present: set[str] | None = None) -> NoteAction | None:
     edited = f" · edited {format_date(note.updated_at)}" if note.updated_at and note.updated_at != note.created_at else ""
     kind = "Written" if note.answer is None else "Built in the studio" if note.answer.answerer == "studio" else "Saved from chat"
     st.caption(f"{kind} {format_date(note.created_at)}{edited}")
@@ -84,7 +84,9 @@ def _render_content(note: Note, *, key: str) -> NoteAction | None:
         # The user's own Markdown, rendered as Markdown (raw HTML stays off: Streamlit's default).
         st.markdown(note.body)
     if note.answer is not None:
-        clicked = render_answer(note.answer, key=f"{key}-answer-{note.id}", can_save=False)
+        # `present`: the workspace's document ids, so that citations of removed sources are marked (None: unknown).
+        removed = frozenset() if present is None else removed_documents(note.answer.citations, present)
+        clicked = render_answer(note.answer, key=f"{key}-answer-{note.id}", can_save=False, removed=removed)
         if clicked is not None and clicked.kind == "cite":
             return NoteAction("cite", note.id, n=clicked.n)
     return None

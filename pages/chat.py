@@ -13,14 +13,16 @@ import streamlit as st
 
 from components.application import current_app
 from components.chats import (
+    PENDING,
     ChatAction,
+    ask_in_chat,
     render_chat_picker,
     render_patient_choice,
     render_query_mode,
     render_save_to_notes,
     render_scope,
 )
-from components.citations import AnswerAction, escape_answer, render_answer
+from components.citations import AnswerAction, escape_answer, removed_documents, render_answer
 from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.guide import render_chat_greeting
 from components.source_viewer import render_citation_viewer, sticky_viewer_style
@@ -36,7 +38,6 @@ log = logging.getLogger("workspace_app.ui")
 CHAT = "chat"
 CHAT_PARAM = "chat"
 CITED = "cited"
-PENDING = "chat-pending"
 INPUT_KEY = "chat-input"
 VIEWER_KEY = "source-viewer"
 MODE_KEY = "chat-mode"
@@ -58,7 +59,8 @@ def render_page(app: App) -> None:
         st.subheader("Chats")
         export = chats.export_chat(workspace.id, current.id) if current else None
         action = render_chat_picker(listed, current, export, key="chats")
-        render_scope(app.documents.list(workspace.id))
+        documents = app.documents.list(workspace.id)
+        render_scope(documents)
         render_patient_choice(_patient_ids(app), key=PATIENT_KEY)
         render_query_mode(MODES, DEFAULT_MODE, key=MODE_KEY)
         st.caption(f"Answers by the {'language model' if app.answers.answerer_name == 'llm' else 'offline extractive'} answerer.")
@@ -76,7 +78,7 @@ def render_page(app: App) -> None:
             picked = _render_greeting(app, workspace)
         saved = app.notes.saved_messages(workspace.id) if messages else {}
         for message in messages:
-            _render_exchange(app.notes, workspace, message, message.id in saved)
+            _render_exchange(app.notes, workspace, message, message.id in saved, {d.id for d in documents})
     queue_question(workspace, typed or picked)
     if pending_questions(workspace):
         with talk:
@@ -102,11 +104,15 @@ def _render_greeting(app: App, workspace: Workspace) -> str | None:
     return render_chat_greeting(guides, questions, key="greeting")
 
 
-def _render_exchange(notes: NoteService, workspace: Workspace, message: ChatMessage, saved: bool) -> None:
+def _render_exchange(
+    notes: NoteService, workspace: Workspace, message: ChatMessage, saved: bool, present: set[str]
+) -> None:
+    """A question and its answer (citations of sources no longer in the workspace, `present`, marked removed)."""
     with st.chat_message("user"):
         st.markdown(escape_markdown(message.question))
     with st.chat_message("assistant"):
-        action = render_answer(message.answer, key=f"answer-{message.id}", can_save=False)
+        removed = removed_documents(message.answer.citations, present)
+        action = render_answer(message.answer, key=f"answer-{message.id}", can_save=False, removed=removed)
         if not message.answer.refused and render_save_to_notes(saved, key=f"answer-{message.id}-save"):
             action = AnswerAction("save")
     if action:
@@ -158,7 +164,7 @@ def queue_question(workspace: Workspace, question: str | None) -> None:
     """Keep a question until its answer is in the chat: a question typed while another answer streams reruns the
     page and stops that answer, which is then given again before the new one (not lost)."""
     if question:
-        st.session_state[PENDING] = [*st.session_state.get(PENDING, []), (workspace.id, question)]
+        ask_in_chat(workspace.id, question)
 
 
 def pending_questions(workspace: Workspace) -> list[str]:

@@ -1,8 +1,10 @@
 """Graph page: the current workspace's entity graph, to explore and to trace back to the PDFs.
 
 Filters (sources, types, communities, minimum degree) and the colour toggle sit in the sidebar with the GraphML
-download. Finding an entity centres the network on its neighbourhood and lists the passages that mention it;
-opening one shows the PDF page with the passage outlined and the sentence naming the entity drawn strongly.
+download. Finding an entity (Enter picks the best match) or clicking its dot centres the network on its
+neighbourhood among the filtered entities and lists the passages that mention it; "Back to the whole graph" undoes
+it. Opening a passage shows the PDF page with the passage outlined and the sentence naming the entity drawn
+strongly. A dot's menu, and the centred entity's panel, ask about the entity in chat (the Chat page answers it).
 Linking a patient draws it as one more node, joined by LINKS_TO edges to the entities its coded diagnoses, drugs
 and lab items link to.
 """
@@ -15,7 +17,9 @@ import networkx as nx
 import streamlit as st
 
 from components.application import current_app
+from components.chats import ask_in_chat
 from components.feedback import report_errors
+from components.graph_canvas import NodeAction, render_node_menu_bridge
 from components.graph_view import (
     ColourBy,
     build_network_html,
@@ -35,7 +39,12 @@ ENTITY = "graph-entity"
 OPENED = "graph-opened"
 SEARCH_KEY = "graph-search"
 PICK_KEY = "graph-pick"
+BACK_KEY = "graph-back"
+# The question "Ask about X" puts to the chat. The offline answerer finds passages for this wording where "What do
+# the sources say about X?" was refused (mavacamten, syncope, diltiazem on the HCM and syncope guideline excerpts).
+ASK_ABOUT = "Tell me about {name}."
 PATIENT_KEY = "graph-patient"
+VIEW_KEY = "graph-view"
 MAX_NODES = 150
 PASSAGES = 20
 
@@ -66,31 +75,78 @@ def render_page(app: App, answers: AnswerService) -> None:
             mime="application/graphml+xml", key="graph-graphml", icon=":material/download:",
         )
         patient = _patient_overlay(app, workspace)
+    action = render_node_menu_bridge(frame_key=VIEW_KEY, key="graph-node-menu")
+    if action is not None:
+        _apply_node_action(graph_service, workspace, graph, action)
     centre = _entity_picker(graph_service, workspace, shown, chosen_ids)
     network, side = st.columns([3, 2], gap="large")
     with network:
-        view_graph = shown
+        view_graph, drawn_centre = shown, None
         if centre is not None:
-            # The filters hold when centring: the neighbours drawn are the filtered ones (the centre itself is kept
-            # even when a filter would hide it, so the view is never empty).
-            view_graph = neighbourhood(graph.subgraph({*shown.nodes, centre.id}), centre.id)
-            hidden = "" if centre.id in shown else " (it is outside the filters; only its neighbours within them are shown)"
-            st.caption(
-                f"Centred on **{escape_markdown(centre.name)}** and its "
-                f"{plural(view_graph.number_of_nodes() - 1, 'neighbour')}{hidden}."
-            )
+            view_graph, drawn_centre = _centred(graph, shown, centre)
         if patient is not None:  # the linked entities are drawn whatever the filters
             view_graph = nx.Graph(graph.subgraph({*view_graph.nodes, *(e for e in patient.entity_ids() if e in graph)}))
         view = build_network_html(
-            view_graph, colour_by=colour_by, max_nodes=MAX_NODES, centre=centre.id if centre else None,
-            community_titles=titles, patient=patient,
+            view_graph, colour_by=colour_by, max_nodes=MAX_NODES, centre=drawn_centre,
+            community_titles=titles, patient=patient, always=app.settings.ui.graph_labels,
         )
-        render_graph_view(view, key="graph-view")
+        render_graph_view(view, key=VIEW_KEY)
     with side:
         if centre is None:
-            st.info("Find or pick an entity to see the passages that mention it.", icon=":material/search:")
+            st.info("Find or pick an entity, or click a dot, to see the passages that mention it.", icon=":material/search:")
         else:
             _entity_side(app, answers, workspace, centre, chosen_ids, titles)
+
+
+def _centred(graph: nx.Graph, shown: nx.Graph, centre: Entity) -> tuple[nx.Graph, str | None]:
+    """The view centred on an entity within the filters, with a line saying so and the way back; the drawn centre
+    (None when the chosen sources do not mention it: the filtered graph is drawn whole)."""
+    if centre.id not in graph:
+        st.caption(f"**{escape_markdown(centre.name)}** is not mentioned in the chosen sources: all their entities are shown.")
+        st.button("Back to the whole graph", key=BACK_KEY, icon=":material/zoom_out_map:", on_click=_uncentre)
+        return shown, None
+    # The filters hold when centring: the neighbours drawn are the filtered ones (the centre itself is kept
+    # even when a filter would hide it, so the view is never empty).
+    view_graph = neighbourhood(graph.subgraph({*shown.nodes, centre.id}), centre.id)
+    hidden = "" if centre.id in shown else " (it is outside the filters; only its neighbours within them are shown)"
+    st.caption(
+        f"Centred on **{escape_markdown(centre.name)}** and its "
+        f"{plural(view_graph.number_of_nodes() - 1, 'neighbour')}{hidden}."
+    )
+    st.button("Back to the whole graph", key=BACK_KEY, icon=":material/zoom_out_map:", on_click=_uncentre)
+    return view_graph, centre.id
+
+
+def _uncentre() -> None:
+    """'Back to the whole graph': no centre, an empty search, the picker cleared (a callback: before the widgets)."""
+    _choose(None)
+    st.session_state[SEARCH_KEY] = ""
+
+
+def _choose(entity_id: str | None) -> None:
+    """Make `entity_id` the centre (None: none), with no passage opened; the picker shows it when drawn."""
+    if st.session_state.get(ENTITY) != entity_id:
+        st.session_state.pop(OPENED, None)
+    st.session_state[ENTITY] = entity_id
+
+
+def _apply_node_action(graph_service: Any, workspace: Workspace, graph: nx.Graph, action: NodeAction) -> None:
+    """A choice from a dot's menu: centre on its entity, or ask about it in chat (opens the Chat page)."""
+    if action.entity_id not in graph:
+        return  # not an entity of this graph (a stale frame): nothing to do
+    if action.kind == "centre":
+        _choose(action.entity_id)
+        st.session_state[SEARCH_KEY] = ""
+        return
+    entity = graph_service.get_entity(workspace.id, action.entity_id)
+    if entity is not None:
+        _ask_about(workspace.id, entity.name)
+
+
+def _ask_about(workspace_id: str, name: str) -> None:
+    """Put a question about the entity to the Chat page, which answers it when it opens."""
+    ask_in_chat(workspace_id, ASK_ABOUT.format(name=name))
+    st.switch_page("pages/chat.py")
 
 
 def _patient_overlay(app: App, workspace: Workspace) -> PatientOverlay | None:
@@ -152,8 +208,12 @@ def _graph_filters(graph: nx.Graph, titles: dict[int, str]) -> tuple[nx.Graph, C
 
 
 def _entity_picker(graph_service: Any, workspace: Workspace, shown: nx.Graph, document_ids: list[str] | None) -> Entity | None:
-    """Search by name or alias, or pick among the best-connected entities; the chosen one is the centre."""
-    text = st.text_input("Find an entity", key=SEARCH_KEY, placeholder="e.g. aspirin, HFrEF, 房颤", max_chars=100)
+    """Search by name or alias (Enter picks the best match), or pick among the best-connected entities; the chosen
+    one is the centre."""
+    text = st.text_input(
+        "Find an entity", key=SEARCH_KEY, placeholder="e.g. aspirin, HFrEF, 房颤 (Enter picks the best match)",
+        max_chars=100, on_change=_pick_best_match, args=(graph_service, workspace.id, set(shown.nodes)),
+    )
     candidates: list[Entity] = []
     with report_errors():
         if text.strip():
@@ -170,14 +230,37 @@ def _entity_picker(graph_service: Any, workspace: Workspace, shown: nx.Graph, do
         entity = graph_service.get_entity(workspace.id, current)
         if entity is not None:
             by_id = {entity.id: entity, **by_id}
+    # The picker shows the centre however it was chosen (Find, a dot's menu, "Back"): its value is set here, before
+    # it is drawn; a pick made in it becomes the centre in its callback, before this runs.
+    wanted = current if current in by_id else None
+    if st.session_state.get(PICK_KEY) != wanted:
+        st.session_state[PICK_KEY] = wanted
     picked = st.selectbox(
-        "Entity", list(by_id), index=list(by_id).index(current) if current in by_id else None,
-        format_func=lambda i: f"{by_id[i].name} ({by_id[i].type})", key=PICK_KEY, placeholder="Pick an entity",
+        "Entity", list(by_id), index=None, format_func=lambda i: f"{by_id[i].name} ({by_id[i].type})", key=PICK_KEY,
+        placeholder="Pick an entity", on_change=_picked,
     )
-    if picked != current:
-        st.session_state[ENTITY] = picked
-        st.session_state.pop(OPENED, None)
     return by_id.get(picked) if picked else None
+
+
+def _picked() -> None:
+    """A pick in the Entity box: it becomes the centre."""
+    _choose(st.session_state.get(PICK_KEY))
+
+
+def best_match(matches: list[Entity], shown: set[str]) -> Entity | None:
+    """The first match drawn in the filtered graph, else the first match (None when nothing matches)."""
+    return next((e for e in matches if e.id in shown), matches[0] if matches else None)
+
+
+def _pick_best_match(graph_service: Any, workspace_id: str, shown: set[str]) -> None:
+    """Enter in Find: centre on the best match of the text typed (a callback, so the picker shows it at once)."""
+    text = str(st.session_state.get(SEARCH_KEY) or "").strip()
+    if not text:
+        return
+    with report_errors():
+        found = best_match(graph_service.find_entities(workspace_id, text, limit=20), shown)
+        if found is not None:
+            _choose(found.id)
 
 
 def _entity_side(
@@ -186,6 +269,8 @@ def _entity_side(
 ) -> None:
     """The entity's facts, the passages mentioning it (each opens the PDF), and the opened passage."""
     st.subheader(escape_markdown(entity.name))
+    st.button(f"Ask about {escape_markdown(entity.name)} in chat", key="graph-ask", icon=":material/forum:",
+              on_click=_ask_about, args=(workspace.id, entity.name))
     facts = [escape_markdown(entity.type), plural(entity.mentions, "mention"), plural(entity.documents, "source")]
     if entity.community is not None:
         facts.append(escape_markdown(titles.get(entity.community, f"community {entity.community}")))
@@ -204,6 +289,9 @@ def _entity_side(
 
 def _passage_list(passages: list[EntityPassage]) -> EntityPassage | None:
     """One row per passage (document, page, the naming sentence) with a button opening it; the opened one."""
+    if not passages:
+        st.caption("No passage of the chosen sources mentions it.")
+        return None
     st.markdown(f"**Mentioned in {plural(len(passages), 'passage')}**" + (f" (first {PASSAGES})" if len(passages) == PASSAGES else ""))
     with st.container(height=320, key="graph-passages"):
         for i, passage in enumerate(passages):

@@ -75,10 +75,13 @@ def render_page(app: App, notes: NoteService) -> None:
         file_name=safe_file_name(f"Notes - {workspace.name}", "md", "notes"), mime="text/markdown",
         key="notes-export", icon=":material/download:", on_click="ignore",
     )
+    present: set[str] | None = None
+    with report_errors():
+        present = {d.id for d in app.documents.list(workspace.id)}
     cards, panel = st.columns([3, 2], gap="large")
     with cards:
         for note in listed:
-            action = render_note(note, key=LIST_KEY)
+            action = render_note(note, key=LIST_KEY, present=present)
             if action and action.kind == "cite":
                 st.session_state[CITED] = (note.id, action.n)
             elif action:

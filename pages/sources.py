@@ -48,7 +48,11 @@ def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> Non
     # not a PDF) shows its error in its own row.
     refused = [r for r in reports if r.status == "failed" and r.document_id is None]
     st.session_state[PROBLEMS] = [r.error or f"{r.document} could not be added." for r in refused]
-    st.session_state[DUPLICATES] = [r.error or f"{r.document} is already in this workspace." for r in duplicates]
+    # Kept with the id of the source each one duplicates: once that source is removed the file is no longer "already
+    # in this workspace", and its line goes (see current_duplicates).
+    st.session_state[DUPLICATES] = [
+        (r.document_id, r.error or f"{r.document} is already in this workspace.") for r in duplicates
+    ]
     checked_out = [r for r in reports if r.status == "failed" and r.document_id is not None]
     parts = [f"Queued {plural(len(queued), 'file')} for ingestion"] if queued else []
     parts += [f"{plural(len(checked_out), 'file')} could not be read (the reason is shown in the list)"] if checked_out else []
@@ -57,6 +61,13 @@ def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> Non
         flash("; ".join(parts) + ".", ":material/check_circle:" if queued else ":material/info:")
     clear_uploader(key=UPLOAD_KEY)
     st.rerun()
+
+
+def current_duplicates(present: set[str]) -> list[str]:
+    """The duplicate uploads' messages whose source is still in the workspace (the others are forgotten)."""
+    kept = [(document_id, text) for document_id, text in st.session_state.get(DUPLICATES, []) if document_id in present]
+    st.session_state[DUPLICATES] = kept
+    return [text for _, text in kept]
 
 
 def apply_early_action(app: App, workspace: Workspace, action: SourceAction) -> None:
@@ -119,13 +130,15 @@ def render_page(app: App) -> None:
     if uploads:
         with report_errors():
             submit_uploads(app, workspace, uploads)
-    if render_upload_problems(st.session_state.get(PROBLEMS, []), st.session_state.get(DUPLICATES, []), key=PROBLEMS):
+    documents = []
+    with report_errors():
+        documents = app.documents.list(workspace.id)
+    duplicates = current_duplicates({d.id for d in documents})
+    if render_upload_problems(st.session_state.get(PROBLEMS, []), duplicates, key=PROBLEMS):
         st.session_state.pop(PROBLEMS, None)
         st.session_state.pop(DUPLICATES, None)
         st.rerun()
-    polling = False
-    with report_errors():
-        polling = any(d.is_active for d in app.documents.list(workspace.id))
+    polling = any(d.is_active for d in documents)
     st.fragment(render_live_sources, run_every=POLL_S if polling else None)(app, workspace)
 
 

@@ -304,6 +304,11 @@ class UiSettings(_Group):
         description="Comma-separated host names, besides localhost, 127.0.0.1, ::1 and the `serve --host` address, that "
         "browsers may use to reach the UI (Streamlit's server.allowedHosts, a guard against DNS rebinding).",
     )
+    graph_labels: int = Field(
+        10, ge=1, le=50,
+        description="How many of the best-connected entities the Graph page always names on the canvas (moved apart "
+        "until their names do not overlap); other names are drawn where they fit.",
+    )
 
     @field_validator("password")
     @classmethod

@@ -21,6 +21,7 @@ if str(REPO) not in sys.path:  # components/ belongs to the Streamlit app, not t
     sys.path.insert(0, str(REPO))
 
 from components.graph_view import (
+    ALWAYS_LABELLED,
     LABELLED,
     OTHER_COLOUR,
     build_network_html,
@@ -166,6 +167,33 @@ def test_centring_keeps_the_type_filter(open_graph: Callable[[str], AppTest], se
     assert html.count("\\ndisease \\u00b7") == 1, "no other disease is drawn"
 
 
+def test_enter_centres_back_returns_and_a_source_filter_composes_with_the_centre(
+    open_graph: Callable[[str], AppTest], service: Any
+) -> None:
+    at = open_graph("Cardiology")
+    workspace = service.workspaces.get("Cardiology")
+    whole = next(c for c in captions(at).splitlines() if " relations" in c)
+    at.text_input(key="graph-search").input("orthostatic hypotension").run()  # Enter: the text's on_change
+    target = service.graph.find_entities(workspace.id, "orthostatic hypotension", limit=1)[0]
+    assert not at.exception and at.selectbox(key="graph-pick").value == target.id
+    assert f"Centred on {target.name} and its" in captions(at).replace("*", "")
+    at.button(key="graph-back").click().run()
+    assert "Centred on" not in captions(at) and whole in captions(at)
+    assert at.text_input(key="graph-search").value == "" and at.selectbox(key="graph-pick").value is None
+    # An entity of the women's guideline only, then only the syncope guideline's entities drawn.
+    documents = {d.name: d.id for d in service.documents.list(workspace.id)}
+    syncope = next(i for name, i in documents.items() if "syncope" in name)
+    only_syncope = service.graph.entity_graph(workspace.id, [syncope])
+    other = next(e for e in service.graph.entities(workspace.id) if e.id not in only_syncope)
+    at.session_state["graph-entity"] = other.id
+    at.multiselect(key="graph-documents").set_value([syncope]).run()
+    assert not at.exception
+    shown = captions(at).replace("*", "").replace("\\", "")
+    assert f"{other.name} is not mentioned in the chosen sources" in shown and "-1" not in shown
+    assert f"{only_syncope.number_of_nodes()} entities" in shown or "best-connected" in shown
+    assert "No passage of the chosen sources mentions it." in shown
+
+
 def test_a_workspace_without_a_graph_shows_the_empty_state(open_graph: Callable[[str], AppTest]) -> None:
     at = open_graph("Empty")
     assert not at.get("iframe")
@@ -197,6 +225,8 @@ def test_hostile_entity_names_are_escaped_and_large_graphs_capped() -> None:
     labelled = build_network_html(crowd, max_nodes=150, colour_by="community")
     named = re.findall(r'"label": "entity \d+"', labelled.html)
     assert labelled.labelled == len(named) == LABELLED and '"size": 26' in labelled.html, "the top entities, large"
+    assert labelled.always == ALWAYS_LABELLED and build_network_html(crowd, always=3).always == 3
+    assert 'ranked = ["0", ' in labelled.html and "always = 10," in labelled.html, "the hub's name placed first"
     colours = {colour for colour, _ in labelled.legend}
     assert OTHER_COLOUR in colours and len(colours) == len(labelled.legend) == 13, "12 communities + the rest, distinct"
     assert strip_remote_resources('<link href="https://cdn.x/b.css" rel="stylesheet"><script src="//cdn.x/b.js"></script>ok') == "ok"

@@ -98,6 +98,7 @@ def test_notes_chips_open_the_viewer(open_page: Any, service: Any) -> None:
 
 def test_removed_source_shows_the_saved_quote_after_a_warning_naming_its_citers(open_page: Any, service: Any) -> None:
     at, message = asked(open_page, service)
+    assert not chip(at, 1).proto.icon and "source removed" not in texts(at)
     service.notes.save_note("Cardiology", message.answer)
     [document] = service.documents.list("Cardiology")
     uses = service.chats.source_uses("Cardiology", document.id)
@@ -111,6 +112,11 @@ def test_removed_source_shows_the_saved_quote_after_a_warning_naming_its_citers(
     assert not sources.exception and service.documents.list("Cardiology") == []
 
     at = open_page("pages/chat.py")
+    # Marked before any click: the chip's icon and hover text, and its line in the list of sources.
+    assert chip(at, 1).proto.icon == ":material/link_off:" and chip(at, 1).proto.help.startswith("**Source removed**")
+    assert "source removed" in texts(at)
+    notes = open_page("pages/notes.py")
+    assert chip(notes, 1).proto.icon == ":material/link_off:" and "source removed" in texts(notes)
     chip(at, 1).click().run()
     assert not at.exception
     shown = texts(at)

@@ -180,6 +180,22 @@ def test_duplicates_are_reported_as_such(app: AppTest, service: Any, workspace: 
     assert service.documents.jobs.queue().pending_document_ids().count(service.documents.list(workspace.id)[0].id) == 1
 
 
+def test_a_duplicate_notice_goes_when_the_source_it_duplicates_is_removed(
+    app: AppTest, service: Any, workspace: Any
+) -> None:
+    notes = b"# Notes\n\nBeta blockers after myocardial infarction."
+    upload(app, ("notes.md", notes), ("copy of notes.md", notes))
+    assert "already in this workspace" in " ".join(i.value for i in app.info)
+    document = service.documents.list(workspace.id)[0]
+
+    app.button(key=f"{ROWS}-remove-{document.id}").click().run()
+    app.button(key=f"{ROWS}-confirm-remove-{document.id}").click().run()
+
+    assert not app.exception and service.documents.list(workspace.id) == []
+    assert "already in this workspace" not in " ".join(i.value for i in app.info) + shown_text(app)
+    assert "No sources yet" in " ".join(i.value for i in app.info)
+
+
 def test_ready_source_can_be_left_out_of_chat(app: AppTest, service: Any, workspace: Any,
                                              excerpt: Callable[..., Path]) -> None:
     upload(app, ("syncope.pdf", excerpt("shen-2017-syncope.pdf", 10, 11).read_bytes()))

@@ -88,10 +88,9 @@ def test_graph_page_draws_the_network_offline_and_opens_a_passage(graph_app: str
         assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if overlap(a, b)], "labels overlap"
 
         page.locator(".st-key-graph-search input").fill("orthostatic hypotension")
-        page.locator(".st-key-graph-search input").press("Enter")
-        page.locator(".st-key-graph-pick").click()
-        page.get_by_role("option", name="orthostatic hypotension (disease)").click()
-        expect(page.get_by_text(re.compile(r"^Centred on "))).to_be_visible()
+        page.locator(".st-key-graph-search input").press("Enter")  # centres on the best match
+        expect(page.get_by_text(re.compile(r"^Centred on orthostatic hypotension "))).to_be_visible()
+        expect(page.get_by_role("combobox", name="Entity")).to_have_value("orthostatic hypotension (disease)")
         page.locator("[class*='st-key-graph-passage-0'] button").click()
         # The chat's viewer: the whole document at the passage's page, the naming sentence boxed.
         viewer = page.frame_locator(".st-key-graph-viewer iframe")
