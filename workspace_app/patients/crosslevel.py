@@ -6,7 +6,10 @@ cited and labelled.
     vocabulary  the standard definitions of the coded items cited (ICD titles, lab item labels)
 
 The answer's text groups its sentences under 'Patient record:', 'Guideline:' and 'Definition:', every sentence
-with its [n]; a level with nothing to say says so rather than being filled with anything else. `Answer.entities`
+with its [n]; a level with nothing to say says so rather than being filled with anything else. Whether care follows
+the guideline (guideline_fit.py, issue 28 item 3): 'Compared with the guideline:' states the patient's latest value
+of a measure against the target a passage states, citing both; 'Not for this patient:' lists the passages whose
+population the record does not meet, taken out of 'Guideline:', with whom they are for. `Answer.entities`
 lists the graph entities crossed: the workspace entities (as the Graph page names them, with their ids) that the
 concepts the cited events share with the cited guideline passages link to (LINKS_TO).
 
@@ -15,9 +18,9 @@ A question about the patient's own timeline ("what anticoagulants did she get in
 None): the events found, each cited, under a lead that says what was looked for over which time; when the record
 does not say, the answer says so and is a refusal. Questions about what the guidelines say keep the three levels.
 
-The patient's record is read through `PatientRecords` (implemented by workspace_app/patients/records.py and given
-by the wiring), and concepts become graph entities through `ConceptEntities` (workspace_app/patient_links.py), so
-this package imports neither the patients nor the graph package.
+The patient's record is read through `PatientRecords` (records.py, given by the wiring), the guidelines through
+`GuidelineAnswerer` (the answer package's AnswerService) and concepts become graph entities through
+`ConceptEntities` (links.py): this module imports none of them.
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Protocol
 
+from workspace_app.errors import WorkspaceError
+from workspace_app.models.answers import Answer, Citation, EntityRef, Turn
+from workspace_app.models.events import ConceptName, Event, Patient, TimelineFindings, VocabularyEntry
+from workspace_app.models.graph import Entity
 from workspace_app.patients.guideline_fit import (
     Comparison,
     Exclusion,
@@ -50,10 +57,6 @@ from workspace_app.patients.patient_evidence import (
     score_events,
     timeline_answer,
 )
-from workspace_app.errors import WorkspaceError
-from workspace_app.models.answers import Answer, Citation, EntityRef, Turn
-from workspace_app.models.events import ConceptName, Event, Patient, TimelineFindings, VocabularyEntry
-from workspace_app.models.graph import Entity
 from workspace_app.text.language import detect_language
 
 HEADINGS = {
@@ -135,7 +138,7 @@ class PatientAnswerService:
         events = self.records.events(patient_id)
         chosen = self._patient_level(patient_id, question, concepts, events)
         guideline = self._guideline_level(workspace, question, concepts, language, documents, mode)
-        fit = self._fit(workspace, patient_id, question, concepts, events, guideline, language, documents, mode)
+        fit = self._fit(workspace, patient_id, question, concepts, events, guideline, language, documents)
         chosen += [PatientEvidence(c.latest.event, (), 1.0) for c in fit.comparisons
                    if all(p.event.event_id != c.latest.event.event_id for p in chosen)]
         definitions = self.records.definitions([p.event for p in chosen])
@@ -147,7 +150,7 @@ class PatientAnswerService:
 
     def _fit(
         self, workspace: str, patient_id: str, question: str, concepts: Sequence[ConceptName],
-        events: Sequence[Event], guideline: Answer | None, language: str, documents: Sequence[str] | None, mode: str,
+        events: Sequence[Event], guideline: Answer | None, language: str, documents: Sequence[str] | None,
     ) -> GuidelineFit:
         """The passages not for this patient, and the patient's values against the targets the passages state
         (asking the guidelines for a measure's target when the answer's passages state none)."""

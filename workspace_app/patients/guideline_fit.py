@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from workspace_app.models.answers import Citation
 from workspace_app.models.events import ConceptName, Event, Patient
 from workspace_app.patients.populations import Population, is_diagnosis, outside_reasons, read_population
-from workspace_app.patients.targets import Measure, Reading, Target, bound_text, load_grammar, measure_readings, read_targets
+from workspace_app.patients.targets import (
+    Measure,
+    Reading,
+    Target,
+    bound_text,
+    load_grammar,
+    measure_readings,
+    read_targets,
+)
 
 MAX_MEASURES = 2
 
@@ -81,7 +89,7 @@ def measures_asked(
     grammar = load_grammar()
     keys = [c.key for c in concepts]
     in_record = {c for e in events for c in e.concepts}
-    mentioned = {}
+    mentioned: dict[str, int] = {}
     for match in grammar.mention.finditer(question.lower()):
         mentioned.setdefault(grammar.names[match.group(0)], match.start())
     found = []

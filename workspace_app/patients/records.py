@@ -1,4 +1,4 @@
-"""A patient's record as the cross-level answerer reads it (answer/crosslevel.py's `PatientRecords`): the
+"""A patient's record as the cross-level answerer reads it (crosslevel.py's `PatientRecords`): the
 patient's events, their similarity to a question, the concepts a text names, the standard definitions of the
 codes events carry (ICD titles, lab item labels, kept at import), and the answer of the record's timeline to a
 question about it (timeline_questions.py plans, timeline_tools.py finds)."""

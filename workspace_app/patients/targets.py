@@ -205,10 +205,9 @@ def _first_quantity(
             continue  # a bare number ('INR 2', 'a threshold of 70 mg/dL') says no side
         comparator, low, high = _bounds(match, grammar)
         factor = measure.units.get(unit, 1.0)
-        scale = (lambda v: None if v is None else round(v * factor, 2))
-        written_unit = next((u for u in measure.units if u == unit), "")
-        shown_unit = _unit_as_named(measure, written_unit) if written_unit else measure.unit
-        return comparator, scale(low), scale(high), match.group(0).strip(), (low, high, shown_unit)
+        shown_unit = _unit_as_named(measure, unit) if unit else measure.unit
+        scaled = [None if v is None else round(v * factor, 2) for v in (low, high)]
+        return comparator, scaled[0], scaled[1], match.group(0).strip(), (low, high, shown_unit)
     return None
 
 
