@@ -4,7 +4,8 @@
                domain, the domain packs, sits on text alone)
     features   ingest, retrieval, graph (each over the base only)
                answer (over the base and retrieval), documents (over the base, ingest and retrieval.scope),
-               patients (over the base), chats (over the base, the answers' Markdown and the scope),
+               patients (over the base, the jobs engine, the graph and the answers' fixed texts: it answers
+               questions about a patient), chats (over the base, the answers' Markdown and the scope),
                studio (over the base, answer and the scope: outputs built from asked answers and guides)
     the App    app.py, workspaces.py over the features; adapters/ (wiring, cli, worker, supervisor) over all
     evaluation over the base and the App (it asks and searches as a user does; nothing in the core imports it)
@@ -35,7 +36,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "graph": BASE,
     "answer": (*BASE, "workspace_app.retrieval"),
     "documents": (*BASE, "workspace_app.ingest", "workspace_app.jobs", "workspace_app.retrieval.scope"),
-    "patients": (*BASE, "workspace_app.jobs", "workspace_app.graph"),
+    "patients": (*BASE, "workspace_app.jobs", "workspace_app.graph", "workspace_app.answer.phrases"),
     "chats": (*BASE, "workspace_app.answer.export", "workspace_app.retrieval.scope"),
     "studio": (*BASE, "workspace_app.answer", "workspace_app.retrieval.scope"),
     "evaluation": (*BASE, "workspace_app.app"),

@@ -28,7 +28,6 @@ import time
 from dataclasses import dataclass, field
 
 from storage.base import Catalog, VectorIndex
-from workspace_app.answer.crosslevel import PatientAnswerService
 from workspace_app.answer.export import answer_markdown, escape, grading_text
 from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
@@ -41,6 +40,7 @@ from workspace_app.domain import DomainPack
 from workspace_app.domain.clinical import CLINICAL
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.graph.service import GraphService
+from workspace_app.patients.crosslevel import PatientAnswerService
 from workspace_app.patients.imports import PatientImports
 from workspace_app.patients.links import PatientLinkService
 from workspace_app.patients.service import PatientService

@@ -420,6 +420,24 @@ class PatientsSettings(_Group):
         "appear in both records (the rest is the rarity-weighted concept profile's cosine).",
     )
 
+    similar_reranked: int = Field(
+        20, ge=1,
+        description="Similar patients: how many of the best by concept profile have their order of concepts compared "
+        "(at least this many, or 4 × the patients asked for).",
+    )
+
+    timeline_recent_h: float = Field(
+        24.0, gt=0,
+        description="Questions about a patient's timeline: the hours 'recently' ('最近') covers when the question gives "
+        "no duration.",
+    )
+
+    timeline_relation_h: float = Field(
+        24.0, gt=0,
+        description="Questions about a patient's timeline: the hours 'before X' / 'after X' covers when the question "
+        "gives no duration.",
+    )
+
 
 class DomainSettings(_Group):
     """The knowledge of one field of documents the engine reads with (workspace_app/domain/)."""

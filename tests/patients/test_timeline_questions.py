@@ -159,3 +159,13 @@ def test_cli_ask_about_a_patient_s_timeline(cli: Callable[..., subprocess.Comple
     assert refused["refused"] and refused["citations"] == []
     assert refused["answer"] == ("The record of patient p1 does not say: it shows no potassium chloride in the 24 hours "
                                  "up to 2024-05-03 10:00 (the record's latest event).")
+
+
+def test_the_default_windows_are_settings() -> None:
+    from workspace_app.config import Settings
+
+    settings = Settings(patients={"timeline_recent_h": 48, "timeline_relation_h": 6})
+    assert plan_question("患者最近服过什么药？", settings.patients.timeline_recent_h).window_h == 48
+    before = plan_question("What happened before the hypotension?", relation_h=settings.patients.timeline_relation_h)
+    assert before.relation == "before" and before.relation_h == 6
+    assert plan_question("患者最近服过什么药？").window_h == Settings().patients.timeline_recent_h == 24

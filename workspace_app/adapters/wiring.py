@@ -16,7 +16,6 @@ from storage.sqlite.graph import SqliteGraphStore
 from storage.vector_set import VectorIndexSet
 from workspace_app.adapters.ownership import claim_data_dir
 from workspace_app.adapters.process import make_private
-from workspace_app.answer.crosslevel import PatientAnswerService
 from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
@@ -41,6 +40,7 @@ from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
+from workspace_app.patients.crosslevel import PatientAnswerService
 from workspace_app.patients.imports import PatientImports
 from workspace_app.patients.links import PatientLinkService
 from workspace_app.patients.records import PatientRecordSource
@@ -155,11 +155,12 @@ def build_app(
     mined = (settings.patients.links_file or DEFAULT_LINKS) if settings.patients.mined_links else None
     patients = PatientService(
         catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary, mined,
-        settings.patients.similar_sequence_weight,
+        settings.patients.similar_sequence_weight, settings.patients.similar_reranked,
     )
     roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
     imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports", roots)
     links = PatientLinkService(graph, patients, workspaces.get)
+    records = PatientRecordSource(patients, settings.patients.timeline_recent_h, settings.patients.timeline_relation_h)
     suggestions = SuggestionService(catalog, guides, answers, domain.recommendation_question)
     notes = NoteService(catalog, catalog)
     studio = StudioService(
@@ -169,7 +170,7 @@ def build_app(
     return App(
         settings, workspaces, documents, search, answers, graph, embedder, catalog, vectors,
         guides=guides, suggestions=suggestions,
-        patients=patients, patient_answers=PatientAnswerService(answers, PatientRecordSource(patients), links),
+        patients=patients, patient_answers=PatientAnswerService(answers, records, links),
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
         notes=notes, studio=studio, translator=translator, domain=domain,
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Protocol
 
 from storage.base import ChunkRepository, DocumentRepository
@@ -38,7 +38,7 @@ from workspace_app.answer.phrases import (
     refusal_text,
 )
 from workspace_app.answer.plan import Planner, QuestionPlan
-from workspace_app.answer.quotes import clean_quote
+from workspace_app.answer.quotes import clean_quote, quote_sentences
 from workspace_app.answer.reading import QuestionReader
 from workspace_app.answer.sources import EvidenceSource
 from workspace_app.config import Settings
@@ -73,6 +73,7 @@ class AnswerService:
         """`llm`: the language model that writes answers, given by the wiring when one is configured; without it
         the offline quoting answerer answers."""
         self.catalog = catalog
+        self.search = search
         self.embedder = embedder
         self.source = source
         self.grades = domain.grades  # what a citation's class and level are read with (none in a generic pack)
@@ -250,6 +251,21 @@ class AnswerService:
             # Only what is stated at the quote: a chunk may hold several recommendations graded differently.
             recommendation_class=grading.recommendation_class, evidence_level=grading.evidence_level,
         )
+
+    def find_sentences(
+        self, workspace: str, query: str, wanted: Callable[[str], bool], documents: Sequence[str] | None = None,
+        top_k: int = 20, limit: int = 4,
+    ) -> list[Citation]:
+        """The sentences `wanted` accepts in the passages a search for the query finds, best passage first, as
+        citations (numbered from 1): for a caller that knows the kind of sentence it looks for (a target stated for
+        a lab, issue 28 item 3), which an answer's few quotes may not include."""
+        found: list[Citation] = []
+        for hit in self.search.search(workspace, query, top_k=top_k, documents=documents).hits:
+            for span in quote_sentences(hit.chunk.text):
+                if len(found) < limit and wanted(span.text):
+                    block = EvidenceBlock(n=0, chunk=hit.chunk, document_name=hit.document_name, score=hit.score)
+                    found.append(self._citation(len(found) + 1, block, span.text, span.start, hit.score))
+        return found
 
     def _refusal(self, question: str, language: str, confidence: float, answerer: str) -> Answer:
         return Answer(

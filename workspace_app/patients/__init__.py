@@ -12,6 +12,11 @@ events file, concepts found at import, and explained related-event search.
     related.py        recall + weighted rerank with reasons (and mined links in words); plain vector search as the baseline
     timeline_questions.py  the plan of a question in words about one patient's timeline (lexicon/timeline.tsv)
     timeline_tools.py      the event tools that carry the plan out (by concept, kind, text; windows; before/after)
-    records.py        the record as the cross-level and timeline answers read it (answer/crosslevel.py's PatientRecords)
+    records.py        the record as the cross-level and timeline answers read it (crosslevel.py's PatientRecords)
+    crosslevel.py     a question about a patient answered across levels (patient, guideline, vocabulary), or from the
+                      timeline; patient_evidence.py chooses the events it cites
+    guideline_fit.py  whether care follows the guideline: targets.py reads a target from a guideline sentence
+                      (lexicon/measures.tsv, comparators.tsv) and compares the patient's values; populations.py sets
+                      apart a recommendation for a population the record does not meet (lexicon/populations.tsv)
     service.py        PatientService: import, list, events, related (what the App exposes as app.patients)
 """

@@ -49,6 +49,7 @@ class PatientService:
     def __init__(
         self, store: EventStore, embedder: Embedder, rules: RuleSet | Path | None = None,
         vocabulary: VocabularyStore | None = None, links: Path | None = None, sequence_weight: float = 0.1,
+        similar_reranked: int = 20,
     ) -> None:
         """`vocabulary`: where the dictionaries' definitions of imported codes are kept (none: not kept). `rules`: a rule set, or the YAML file to read it from on first use (None: the shipped rules.yaml), so
         a broken user file fails related-event search with its message, not the whole application. `links`: a file of
@@ -60,6 +61,7 @@ class PatientService:
         self._rules_file = None if isinstance(rules, RuleSet) else rules
         self._links_file = links
         self._sequence_weight = sequence_weight
+        self._similar_reranked = similar_reranked
         self._memories: dict[str, tuple[int, int, PatientMemory]] = {}  # (events, vectors, memory)
         self._profiles: dict[str, tuple[int, Profile]] = {}  # (events, profile): similar patients' profiles
         self._index: tuple[tuple[tuple[str, int], ...], PatientIndex] | None = None  # (patients' counts, index)
@@ -251,7 +253,7 @@ class PatientService:
                 with self._lock:
                     self._profiles[patient.patient_id] = found
             profiles.append(replace(found[1], patient=patient))
-        index = PatientIndex(profiles)
+        index = PatientIndex(profiles, self._similar_reranked)
         with self._lock:
             self._index = (counts, index)
         return index

@@ -54,13 +54,12 @@ def profile_of(patient: Patient, events: Iterable[Event]) -> Profile:
 class PatientIndex:
     """Every patient's profile as a rarity-weighted unit vector (one sparse matrix), built once for a set of
     profiles and asked for any of them: the cosine against all is one product; the order of concepts is then
-    compared for the best by profile (`RERANKED` per patient asked for, at least)."""
+    compared for the best by profile (`reranked` of them at least, Settings.patients.similar_reranked)."""
 
-    RERANKED = 20
-
-    def __init__(self, profiles: Sequence[Profile]) -> None:
+    def __init__(self, profiles: Sequence[Profile], reranked: int = 20) -> None:
         from scipy.sparse import csr_matrix
 
+        self.reranked = reranked
         self.profiles = {p.patient.patient_id: p for p in profiles}
         self.ids = list(self.profiles)
         self.idf = _idf(profiles)
@@ -86,7 +85,7 @@ class PatientIndex:
         cosines = (self._matrix @ self._matrix[row].T).toarray().ravel()
         order = [i for i in cosines.argsort()[::-1] if i != row and cosines[i] > 0]
         found = []
-        for i in order[: max(self.RERANKED, 4 * top_k)]:
+        for i in order[: max(self.reranked, 4 * top_k)]:
             other = self.profiles[self.ids[i]]
             shared = sorted(set(target.counts) & set(other.counts),
                             key=lambda c: (-self.idf[c], _KIND_ORDER.get(c.split(":")[0], 9), c))

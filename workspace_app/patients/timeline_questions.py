@@ -34,8 +34,6 @@ _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _DIGIT_LETTER = re.compile(r"(\d)([a-zA-Z])")  # '48h' -> '48 h'
 _WORD = re.compile(r"[a-z][a-z0-9'-]{2,}")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-RECENT_H = 24.0  # 'recently' without a duration
-RELATION_H = 24.0  # 'before X' without a duration
 MIN_TERM = 4  # shorter unknown words are not looked up in the record
 
 
@@ -63,7 +61,7 @@ class TimelinePlan:
     day: int | None = None
     relation: str = ""  # "before", "after", or "since" (after, up to now)
     anchor: Mention | None = None
-    relation_h: float = RELATION_H  # 0: up to the record's latest event
+    relation_h: float = 24.0  # 0: up to the record's latest event
     occurrence: str = ""
     direction: str = ""
     asks_when: bool = False
@@ -142,8 +140,10 @@ def _tokens(text: str) -> list[_Token]:
     return sorted(found, key=lambda t: t.start)
 
 
-def plan_question(question: str) -> TimelinePlan:
-    """The plan of a question: its targets, window, relation, occurrence, and whether it asks about the timeline."""
+def plan_question(question: str, recent_h: float = 24.0, relation_h: float = 24.0) -> TimelinePlan:
+    """The plan of a question: its targets, window, relation, occurrence, and whether it asks about the timeline.
+    `recent_h`: the hours 'recently' covers, `relation_h` those of 'before X' / 'after X', when the question gives
+    no duration (Settings.patients.timeline_recent_h, timeline_relation_h)."""
     written = _DIGIT_LETTER.sub(r"\1 \2", question)
     text = written.lower()
     tokens = _tokens(text)
@@ -176,7 +176,7 @@ def plan_question(question: str) -> TimelinePlan:
         window_h = durations[0]
         cues.append("window")
     elif recent and not relation and day is None:
-        window_h = RECENT_H
+        window_h = recent_h
     directed, direction = _directed(tokens, mentions)
     targets = tuple(m for m in directed if m != anchor and not (anchor and m.start == anchor.start))
     anchor = next((m for m in directed if anchor and m.start == anchor.start), anchor)
@@ -184,7 +184,7 @@ def plan_question(question: str) -> TimelinePlan:
         question=question, targets=targets, terms=_terms(text, tokens),
         medication=any("given" in t.cues or t.cues.get("kind") == "medication" for t in tokens),
         window_h=window_h, day=day, relation=relation, anchor=anchor,
-        relation_h=durations[0] if durations and relation else (0.0 if relation == "since" else RELATION_H),
+        relation_h=durations[0] if durations and relation else (0.0 if relation == "since" else relation_h),
         occurrence=occurrence, direction=direction,
         asks_when=any("when" in t.cues for t in tokens), guideline=any("guideline" in t.cues for t in tokens),
         cues=tuple(dict.fromkeys(cues)),

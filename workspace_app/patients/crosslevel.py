@@ -6,7 +6,10 @@ cited and labelled.
     vocabulary  the standard definitions of the coded items cited (ICD titles, lab item labels)
 
 The answer's text groups its sentences under 'Patient record:', 'Guideline:' and 'Definition:', every sentence
-with its [n]; a level with nothing to say says so rather than being filled with anything else. `Answer.entities`
+with its [n]; a level with nothing to say says so rather than being filled with anything else. Whether care follows
+the guideline (guideline_fit.py, issue 28 item 3): 'Compared with the guideline:' states the patient's latest value
+of a measure against the target a passage states, citing both; 'Not for this patient:' lists the passages whose
+population the record does not meet, taken out of 'Guideline:', with whom they are for. `Answer.entities`
 lists the graph entities crossed: the workspace entities (as the Graph page names them, with their ids) that the
 concepts the cited events share with the cited guideline passages link to (LINKS_TO).
 
@@ -15,20 +18,38 @@ A question about the patient's own timeline ("what anticoagulants did she get in
 None): the events found, each cited, under a lead that says what was looked for over which time; when the record
 does not say, the answer says so and is a refusal. Questions about what the guidelines say keep the three levels.
 
-The patient's record is read through `PatientRecords` (implemented by workspace_app/patients/records.py and given
-by the wiring), and concepts become graph entities through `ConceptEntities` (workspace_app/patient_links.py), so
-this package imports neither the patients nor the graph package.
+The patient's record is read through `PatientRecords` (records.py, given by the wiring), the guidelines through
+`GuidelineAnswerer` (the answer package's AnswerService) and concepts become graph entities through
+`ConceptEntities` (links.py): this module imports none of them.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Protocol
 
-from workspace_app.answer.patient_evidence import (
+from workspace_app.errors import WorkspaceError
+from workspace_app.models.answers import Answer, Citation, EntityRef, Turn
+from workspace_app.models.events import ConceptName, Event, Patient, TimelineFindings, VocabularyEntry
+from workspace_app.models.graph import Entity
+from workspace_app.patients.guideline_fit import (
+    Comparison,
+    Exclusion,
+    compare,
+    comparison_sentence,
+    exclusion_sentence,
+    exclusions,
+    measures_asked,
+    passage_key,
+    stated_target,
+    states_target,
+    target_question,
+)
+from workspace_app.patients.patient_evidence import (
     PatientEvidence,
     choose_events,
     event_citation,
@@ -36,15 +57,13 @@ from workspace_app.answer.patient_evidence import (
     score_events,
     timeline_answer,
 )
-from workspace_app.errors import WorkspaceError
-from workspace_app.models.answers import Answer, Citation, EntityRef, Turn
-from workspace_app.models.events import ConceptName, Event, TimelineFindings, VocabularyEntry
-from workspace_app.models.graph import Entity
 from workspace_app.text.language import detect_language
 
 HEADINGS = {
-    "en": {"patient": "Patient record:", "guideline": "Guideline:", "vocabulary": "Definition:"},
-    "zh": {"patient": "患者记录：", "guideline": "指南：", "vocabulary": "定义："},
+    "en": {"patient": "Patient record:", "guideline": "Guideline:", "compared": "Compared with the guideline:",
+           "excluded": "Not for this patient:", "vocabulary": "Definition:"},
+    "zh": {"patient": "患者记录：", "guideline": "指南：", "compared": "与指南对照：", "excluded": "不适用于该患者：",
+           "vocabulary": "定义："},
 }
 _PATIENT_WORDS = re.compile(
     r"\b(?:this|the|my|our|that) patient(?:'s|’s)?\s*|\bpatient \d+(?:'s)?\s*|(?:该|这位|此|这个)?患者的?", re.IGNORECASE
@@ -60,6 +79,7 @@ class PatientRecords(Protocol):
     def similarity(self, patient_id: str, text: str) -> dict[str, float]: ...
     def definitions(self, events: Sequence[Event]) -> list[tuple[str, VocabularyEntry]]: ...
     def timeline(self, patient_id: str, question: str, language: str) -> TimelineFindings | None: ...
+    def patient(self, patient_id: str) -> Patient: ...
 
 
 class ConceptEntities(Protocol):
@@ -69,12 +89,26 @@ class ConceptEntities(Protocol):
 
 
 class GuidelineAnswerer(Protocol):
-    """The workspace's answerer (AnswerService.ask)."""
+    """The workspace's answerer (AnswerService.ask), and its search for sentences of a kind (find_sentences)."""
 
     def ask(
         self, workspace: str, question: str, history: Sequence[Turn] = (), documents: Sequence[str] | None = None,
         mode: str = "naive",
     ) -> Answer: ...
+    def find_sentences(
+        self, workspace: str, query: str, wanted: Callable[[str], bool], documents: Sequence[str] | None = None,
+        top_k: int = 20, limit: int = 4,
+    ) -> list[Citation]: ...
+
+
+@dataclass
+class GuidelineFit:
+    """What the answer says of the patient against the guidelines: passages asked for a target (beyond the
+    guideline answer's), the comparisons, and the passages not for this patient (by passage_key)."""
+
+    extra: list[Citation] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    excluded: dict[str, Exclusion] = field(default_factory=dict)
 
 
 class PatientAnswerService:
@@ -101,17 +135,51 @@ class PatientAnswerService:
             answer.mode, answer.timings_ms = mode, {"total": _ms(started)}
             return answer
         concepts = self.records.concepts(question)
-        chosen = self._patient_level(patient_id, question, concepts)
+        events = self.records.events(patient_id)
+        chosen = self._patient_level(patient_id, question, concepts, events)
         guideline = self._guideline_level(workspace, question, concepts, language, documents, mode)
+        fit = self._fit(workspace, patient_id, question, concepts, events, guideline, language, documents)
+        chosen += [PatientEvidence(c.latest.event, (), 1.0) for c in fit.comparisons
+                   if all(p.event.event_id != c.latest.event.event_id for p in chosen)]
         definitions = self.records.definitions([p.event for p in chosen])
-        answer = _assemble(question, language, patient_id, concepts, chosen, guideline, definitions)
+        answer = _assemble(question, language, patient_id, concepts, chosen, guideline, definitions, fit)
         answer.entities = self._crossed(workspace, chosen, answer.citations)
         answer.mode = mode
         answer.timings_ms = {**(guideline.timings_ms if guideline else {}), "total": _ms(started)}
         return answer
 
-    def _patient_level(self, patient_id: str, question: str, concepts: Sequence[ConceptName]) -> list[PatientEvidence]:
-        events = self.records.events(patient_id)
+    def _fit(
+        self, workspace: str, patient_id: str, question: str, concepts: Sequence[ConceptName],
+        events: Sequence[Event], guideline: Answer | None, language: str, documents: Sequence[str] | None,
+    ) -> GuidelineFit:
+        """The passages not for this patient, and the patient's values against the targets the passages state
+        (asking the guidelines for a measure's target when the answer's passages state none)."""
+        patient = self.records.patient(patient_id)
+        cited = list(guideline.citations) if guideline else []
+        excluded = exclusions(cited, patient, events, language)
+        extra: list[Citation] = []
+        comparisons = []
+        for measure, readings in measures_asked(question, concepts, events):
+            found = stated_target(measure, cited + extra, excluded)
+            for asked_in in (language, "en" if language == "zh" else "zh"):
+                if found is not None and found[0].is_target:
+                    break  # a threshold found so far is kept only if no target is stated
+                known = {passage_key(c) for c in cited + extra}
+                new = [c for c in self.answers.find_sentences(
+                    workspace, target_question(measure, concepts, asked_in), partial(states_target, measure), documents)
+                    if passage_key(c) not in known]
+                excluded.update(exclusions(new, patient, events, language))
+                extra += new
+                found = stated_target(measure, cited + extra, excluded)
+            if found is not None:
+                comparisons.append(compare(measure, found[0], found[1], readings))
+        used = {passage_key(c.passage) for c in comparisons} | set(excluded)
+        extra = [c for c in extra if passage_key(c) in used]
+        return GuidelineFit(extra, comparisons, excluded)
+
+    def _patient_level(
+        self, patient_id: str, question: str, concepts: Sequence[ConceptName], events: Sequence[Event]
+    ) -> list[PatientEvidence]:
         keys = [c.key for c in concepts]
         if not keys or not events:
             return []
@@ -182,7 +250,7 @@ def without_patient(question: str) -> str:
 
 def _assemble(
     question: str, language: str, patient_id: str, concepts: Sequence[ConceptName], chosen: Sequence[PatientEvidence],
-    guideline: Answer | None, definitions: Sequence[tuple[str, VocabularyEntry]],
+    guideline: Answer | None, definitions: Sequence[tuple[str, VocabularyEntry]], fit: GuidelineFit,
 ) -> Answer:
     citations: list[Citation] = []
     heads = HEADINGS[language]
@@ -193,12 +261,21 @@ def _assemble(
     if not chosen:
         lines.append(_missing_patient(language, patient_id, concepts))
     lines.append(heads["guideline"])
-    if guideline is not None:
-        offset = len(citations)
-        citations += [replace(c, n=c.n + offset, level="guideline") for c in guideline.citations]
-        lines.append(re.sub(r"\[(\d+)\]", lambda m: f"[{int(m[1]) + offset}]", guideline.text))
-    else:
-        lines.append(_missing_guideline(language))
+    applied = _guideline_lines(citations, guideline, fit) if guideline is not None else []
+    for passage in fit.extra:
+        citations.append(replace(passage, n=len(citations) + 1, level="guideline"))
+        if passage_key(passage) not in fit.excluded:
+            applied.append(f"{passage.quote} [{len(citations)}]")
+    lines += applied or [_missing_guideline(language) if guideline is None and not fit.extra else _all_excluded(language)]
+    number = {passage_key(c): c.n for c in citations if c.level == "guideline"}
+    if fit.comparisons:
+        lines.append(heads["compared"])
+        event_n = {c.event_id: c.n for c in citations if c.level == "patient"}
+        lines += [comparison_sentence(c, event_n[c.latest.event.event_id], number[passage_key(c.passage)], language)
+                  for c in fit.comparisons]
+    if fit.excluded:
+        lines.append(heads["excluded"])
+        lines += [exclusion_sentence(e, number[key], patient_id, language) for key, e in fit.excluded.items()]
     lines.append(heads["vocabulary"])
     for event_id, entry in definitions:
         if any(c.level == "vocabulary" and c.chunk_id == _code_id(entry) for c in citations):
@@ -210,12 +287,32 @@ def _assemble(
                      else "None of the cited records carries a code with a standard definition.")
     return Answer(
         question=question, text="\n\n".join(lines), citations=citations,
-        grounded=guideline.grounded if guideline else True, refused=not chosen and guideline is None,
+        grounded=guideline.grounded if guideline else True, refused=not chosen and guideline is None and not fit.extra,
         confidence=guideline.confidence if guideline else 0.0, language=language,
         disclaimer=guideline.disclaimer if guideline else "", answerer="extractive",
         standalone_question=guideline.standalone_question if guideline else None,
         support=guideline.support if guideline else "partial", support_note=guideline.support_note if guideline else "",
     )
+
+
+def _guideline_lines(citations: list[Citation], guideline: Answer, fit: GuidelineFit) -> list[str]:
+    """The guideline answer's paragraphs, renumbered after the patient's citations, without those citing a passage
+    not for this patient (their citations are kept: the answer says whom they are for)."""
+    offset = len(citations)
+    citations += [replace(c, n=c.n + offset, level="guideline") for c in guideline.citations]
+    excluded = {c.n for c in guideline.citations if passage_key(c) in fit.excluded}
+    kept = []
+    for paragraph in guideline.text.split("\n\n"):
+        cited = {int(n) for n in re.findall(r"\[(\d+)\]", paragraph)}
+        if cited & excluded:
+            continue
+        kept.append(re.sub(r"\[(\d+)\]", lambda m: f"[{int(m[1]) + offset}]", paragraph))
+    return kept if any(re.search(r"\[\d+\]", k) for k in kept) else []
+
+
+def _all_excluded(language: str) -> str:
+    return ("指南中找到的段落针对的是其他人群（见下文），不适用于该患者。" if language == "zh"
+            else "The guideline passages found are for other populations (below): none is applied to this patient.")
 
 
 def _missing_patient(language: str, patient_id: str, concepts: Sequence[ConceptName]) -> str:

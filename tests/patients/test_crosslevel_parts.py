@@ -3,11 +3,11 @@ which of a patient's events are chosen, and how a patient citation is exported."
 
 from __future__ import annotations
 
-from workspace_app.answer.crosslevel import patient_free, without_patient
 from workspace_app.answer.export import citation_line
-from workspace_app.answer.patient_evidence import choose_events, event_sentence, score_events
 from workspace_app.models.answers import Citation
 from workspace_app.models.events import Event
+from workspace_app.patients.crosslevel import patient_free, without_patient
+from workspace_app.patients.patient_evidence import choose_events, event_sentence, score_events
 from workspace_app.patients.questions import concept_names
 
 QUESTION = "Is this patient's anticoagulation in line with the AF guideline?"
