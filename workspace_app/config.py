@@ -229,7 +229,7 @@ class QueueSettings(_Group):
         "unreachable for a moment); a file that cannot be read is never retried.",
     )
     pace_window_s: float = Field(
-        30.0, gt=0, le=3600,
+        15.0, gt=0, le=3600,
         description="Seconds of a job stage's most recent progress whose pace gives its time left (a document's "
         "parsing, embedding, cross-language index, graph; an import's table): short follows a changing load, long "
         "evens out uneven steps.",

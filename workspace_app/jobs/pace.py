@@ -21,7 +21,7 @@ from collections import deque
 class Pace:
     """Items per second of one stage, measured over the last `window_s` seconds of this run, and the time left."""
 
-    def __init__(self, window_s: float = 30.0, min_measured_s: float = 1.0) -> None:
+    def __init__(self, window_s: float = 15.0, min_measured_s: float = 1.0) -> None:
         self.window_s = window_s
         self.min_measured_s = min_measured_s
         self._samples: deque[tuple[float, int]] = deque()  # (when, done) at each change of `done`
