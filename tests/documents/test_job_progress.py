@@ -179,5 +179,6 @@ def test_every_counted_stage_has_a_total_and_a_time_left_once_half_done(tmp_path
     for stage in ("embedding", "cross-language", "graph"):
         progress, row = half[stage]
         assert progress.total > 1 and progress.eta_s is not None and progress.eta_s > 0, (stage, progress)
-        assert (row.stage, row.stage_total, row.eta_s) == (stage, progress.total, progress.eta_s), stage
+        # The row is written at most every 0.25 s, and at once when a time left appears: it has one too.
+        assert (row.stage, row.stage_total) == (stage, progress.total) and row.eta_s is not None, (stage, row)
         assert not row.waiting_turn and not row.estimating

@@ -86,6 +86,7 @@ class _Tracker:
         self._pace = pace()
         self._last_write = 0.0
         self._last_stage = ""
+        self._known = False  # whether the last write had a time left
         self._moved: tuple[str, int, float] = ("", -1, time.monotonic())  # stage, done and when it last changed
 
     def __call__(self, stage: str, done: int, total: int) -> None:
@@ -95,14 +96,15 @@ class _Tracker:
         start, end = _PREVIOUS.get(stage, _PREVIOUS["graph"]), _STAGE_END.get(stage, 1.0)
         overall = start + (end - start) * (done / total if total else 1.0)
         progress = Progress(stage, done, total, round(overall, 4), *self._time_left(stage, done, total))
-        # A new stage is written at once: a stage that waits (for the model, held by another job) shows as itself.
+        # A new stage is written at once: a stage that waits (for the model, held by another job) shows as itself;
+        # so is a time left that appears or goes (the page says "estimating" or "waiting" no longer than it must).
         now = time.monotonic()
-        if now - self._last_write > _WRITE_EVERY_S or done == total or stage != self._last_stage:
+        known = progress.eta_s is not None
+        if now - self._last_write > _WRITE_EVERY_S or done == total or stage != self._last_stage or known != self._known:
             counts = dict(zip(_COUNTS[stage], (done, total), strict=True)) if stage in _COUNTS else {}
             counts.update(stage_done=done, stage_total=total, stage_waiting=int(progress.waiting))
             self._states.progress(self._document_id, StageProgress(stage, progress.overall, progress.eta_s, counts))
-            self._last_write = now
-            self._last_stage = stage
+            self._last_write, self._last_stage, self._known = now, stage, known
         if self._listener:
             self._listener(progress)
 
