@@ -16,6 +16,7 @@ from typing import Any
 from storage.base import EventStore, VocabularyStore
 from workspace_app.embedding.embedder import Embedder, text_key
 from workspace_app.errors import EventNotFoundError, PatientNotFoundError, UnsupportedFileError
+from workspace_app.jobs.pace import Pace
 from workspace_app.models.events import (
     TIME_FORMAT,
     Admission,
@@ -29,7 +30,6 @@ from workspace_app.models.events import (
     parse_time,
 )
 from workspace_app.patients.concepts import extract_concepts
-from workspace_app.jobs.pace import Pace
 from workspace_app.patients.events_file import read_events_file
 from workspace_app.patients.import_pace import ImportPace, count_lines
 from workspace_app.patients.lexicon import Lexicon, load_lexicon
