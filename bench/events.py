@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = Path(tempfile.mkdtemp(prefix="bench-events-"))
     try:
         app = open_app(bench_settings(data_dir / "data"))
-        first = app.patients.import_path(DEMO_DIR, patients, lambda table, n: log(f"  {table}: {n} events"))
+        first = app.patients.import_path(DEMO_DIR, patients, lambda step: log(f"  {step.table}: {step.events} events"))
         second = app.patients.import_path(DEMO_DIR, patients)
         log(f"import {first.events} events in {first.seconds:.0f} s; re-import {second.seconds:.0f} s")
         rng = random.Random(0)

@@ -220,7 +220,7 @@ def _with_model(patients: list[str], test: list[dict[str, Any]], rule_sets: dict
     try:
         app = open_app(bench_settings(data_dir / "data"),
                        embedding_cache=CACHE_DIR / f"embeddings-{embedding_fingerprint()}.sqlite")
-        report = app.patients.import_path(DEMO_DIR, patients, lambda table, n: log(f"  {table}: {n} events"))
+        report = app.patients.import_path(DEMO_DIR, patients, lambda step: log(f"  {step.table}: {step.events} events"))
         log(f"imported {report.events} events of {len(patients)} patients in {report.seconds:.0f} s")
         recall = evaluate(app.patients, test, rule_sets)
         started = time.perf_counter()

@@ -1,6 +1,7 @@
 """Widgets of patient imports on the Patients page: the form that starts one (a path on the server or an uploaded
-events file) and the status of an import as the worker runs it (table being read, events stored, then the counts
-and the rows skipped, or what went wrong and what to do).
+events file) and the status of an import as the worker runs it (table being read of how many, rows read of the
+totals, events stored, the time left in the table and in all; then the counts and the rows skipped, or what went
+wrong and what to do).
 
 Paths, file names and bad rows come from users' files: they are escaped before they go into markdown.
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from components.text import escape_markdown, plural
-from workspace_app.models.events import PatientImport
+from workspace_app.models.events import ImportStep, PatientImport
 
 SHOWN_ERRORS = 5
 UPLOAD_SUFFIXES = ["csv", "jsonl", "ndjson"]
@@ -61,8 +62,9 @@ def render_import_status(job: PatientImport, *, key: str) -> str | None:
         st.warning(f"**{name}**{who}: its worker stopped answering after {job.events:,} events. A worker takes it "
                    "over shortly and goes on (nothing is stored twice).", icon=":material/hourglass_disabled:")
     elif job.status == "running":
-        doing = f"Importing {escape_markdown(job.table)}" if job.table else "Starting the import"
-        st.info(f"**{name}**{who}: {doing} · {job.events:,} events stored", icon=":material/sync:")
+        st.info(f"**{name}**{who}: {escape_markdown(import_progress_text(job))}", icon=":material/sync:")
+        if job.step is not None and job.step.rows_total:
+            st.progress(min(job.step.rows_done / job.step.rows_total, 1.0), text=_rows_text(job.step))
     elif job.status == "done":
         _render_done(job, name + who)
     elif job.status == "failed":
@@ -73,6 +75,19 @@ def render_import_status(job: PatientImport, *, key: str) -> str | None:
     if job.is_active and st.button("Cancel import", key=f"{key}-cancel-{job.import_id}", icon=":material/stop:"):
         return "cancel"
     return None
+
+
+def import_progress_text(job: PatientImport) -> str:
+    """A running import in words: table of how many, rows read of its total, events stored and the time left in the
+    table and in all (measured in this run; "estimating the time left…" until it is)."""
+    if job.step is not None:
+        return job.step.in_words()
+    doing = f"Importing {job.table}" if job.table else "Starting the import (counting the rows)"
+    return f"{doing} · {job.events:,} events stored"
+
+
+def _rows_text(step: ImportStep) -> str:
+    return f"{step.rows_done:,} of {step.rows_total:,} rows in all"
 
 
 def _render_done(job: PatientImport, name: str) -> None:

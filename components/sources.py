@@ -16,7 +16,7 @@ import streamlit as st
 
 from components.guide import render_source_guide
 from components.text import escape_markdown, escape_mid_line, format_date, plural
-from workspace_app.models.documents import Document
+from workspace_app.models.documents import Document, time_left_words
 from workspace_app.models.guides import SourceGuide
 
 ActionKind = Literal["cancel", "retry", "remove", "include", "exclude"]
@@ -133,7 +133,8 @@ def close_remove_confirmation(*, key: str) -> None:
 
 
 def status_text(document: Document) -> str:
-    """Short plain status: "Ready", "Embedding passages 120/340 · about 40 s left", "Failed"."""
+    """Short plain status: "Ready", "Embedding passages 120/340 · about 40 s left in this step", "Failed". The time
+    left is the stage's, at the pace measured in this run (none until measured: "estimating the time left…")."""
     if not document.is_active:
         return STATUS_TEXT.get(document.status, document.status.capitalize())
     note = document.job_note(time.time())
@@ -147,8 +148,10 @@ def status_text(document: Document) -> str:
         return f"Cancelling… ({text})"
     if document.waiting_turn:
         text += " · waiting for the model (another source is using it)"
-    elif document.eta_s is not None and document.status == "running":
-        text += f" · {format_eta(document.eta_s)}"
+    elif document.estimating:
+        text += " · estimating the time left…"
+    elif document.eta_s is not None and document.status == "running" and _stage_counts(document):
+        text += f" · {format_eta(document.eta_s)} in this step"
     return f"{text} · {note}" if note else text
 
 
@@ -163,9 +166,7 @@ def format_size(size_bytes: int) -> str:
 
 def format_eta(seconds: float) -> str:
     """ "about 40 s left", "about 3 min left"."""
-    if seconds < 90:
-        return f"about {max(1, round(seconds))} s left"
-    return f"about {round(seconds / 60)} min left"
+    return time_left_words(seconds)
 
 
 def _stage_counts(document: Document) -> str:

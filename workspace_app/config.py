@@ -228,6 +228,16 @@ class QueueSettings(_Group):
         description="Automatic retries of a job that failed for a passing reason (the vector store or the catalog "
         "unreachable for a moment); a file that cannot be read is never retried.",
     )
+    pace_window_s: float = Field(
+        15.0, gt=0, le=3600,
+        description="Seconds of a job stage's most recent progress whose pace gives its time left (a document's "
+        "parsing, embedding, cross-language index, graph; an import's table): short follows a changing load, long "
+        "evens out uneven steps.",
+    )
+    pace_min_measured_s: float = Field(
+        1.0, ge=0, le=600,
+        description="Seconds a stage is measured, at least, before its time left is shown (until then: estimating).",
+    )
     retry_delay_s: float = Field(2.0, gt=0, description="Pause before the first automatic retry; it doubles each time.")
     retry_delay_max_s: float = Field(
         30.0, gt=0, description="The longest pause between automatic retries (a store back within a minute is used "

@@ -13,7 +13,7 @@ from workspace_app.models.documents import Document
 _DOCUMENT_FIELDS = {
     "name", "pages", "chunks", "status", "stage", "progress", "error", "pages_without_text", "included",
     "pages_parsed", "chunks_embedded", "chunks_total", "eta_s", "cancel_requested", "stage_done", "stage_total",
-    "error_retryable", "attempt", "attempts", "next_try_at",
+    "error_retryable", "attempt", "attempts", "next_try_at", "stage_waiting",
 }
 
 
@@ -94,5 +94,5 @@ def _document(row: sqlite3.Row) -> Document:
         eta_s=row["eta_s"], included=bool(row["included"]), cancel_requested=bool(row["cancel_requested"]),
         stage_done=row["stage_done"], stage_total=row["stage_total"], retryable=bool(row["error_retryable"]),
         attempt=row["attempt"], attempts=row["attempts"], next_try_at=row["next_try_at"],
-        held_by=row["lease_owner"], heartbeat_at=row["lease_heartbeat"],
+        held_by=row["lease_owner"], heartbeat_at=row["lease_heartbeat"], stage_waiting=bool(row["stage_waiting"]),
     )

@@ -14,13 +14,15 @@ from collections.abc import Sequence
 
 from storage.sqlite.database import Database
 from storage.sqlite.leases import NOW
-from workspace_app.models.events import ImportReport, PatientImport
+from workspace_app.models.events import ImportReport, ImportStep, PatientImport
 
 FIRST_ERRORS = 20  # bad rows kept in words; the count says how many there were in all
 _COLUMNS = (
     f"id, path, patients, status, current_table, events, patient_count, admissions, embedded, error_count, "
-    f"first_errors, error, created_at, started_at, finished_at, lease_owner, {NOW} - lease_heartbeat AS age"
+    f"first_errors, error, created_at, started_at, finished_at, lease_owner, {NOW} - lease_heartbeat AS age, "
+    "table_done, table_rows, table_number, tables_total, rows_done, rows_total, table_eta_s, eta_s"
 )
+_STEP = ("table_done", "table_rows", "table_number", "tables_total", "rows_done", "rows_total", "table_eta_s", "eta_s")
 
 
 def _import(row: sqlite3.Row) -> PatientImport:
@@ -28,8 +30,15 @@ def _import(row: sqlite3.Row) -> PatientImport:
         row["id"], row["path"], tuple(json.loads(row["patients"])), row["status"], row["current_table"],
         row["events"], row["patient_count"], row["admissions"], row["embedded"], row["error_count"],
         tuple(json.loads(row["first_errors"])), row["error"], row["created_at"], row["started_at"],
-        row["finished_at"], row["lease_owner"], row["age"],
+        row["finished_at"], row["lease_owner"], row["age"], step=_step(row),
     )
+
+
+def _step(row: sqlite3.Row) -> ImportStep | None:
+    """The totals and time left of a running import (None before its first batch is recorded, or once it ended)."""
+    if row["status"] != "running" or not row["tables_total"]:
+        return None
+    return ImportStep(row["current_table"], row["events"], *(row[name] for name in _STEP))
 
 
 class SqliteImports:
@@ -71,7 +80,7 @@ class SqliteImports:
         with self._db.transaction() as db:
             cursor = db.execute(
                 f"UPDATE imports SET lease_owner = ?, lease_heartbeat = {NOW}, status = 'running', error = '', "
-                "current_table = '', events = 0, "
+                "current_table = '', events = 0, tables_total = 0, table_eta_s = NULL, eta_s = NULL, "
                 "started_at = COALESCE(started_at, ?) "
                 "WHERE id = ? AND status IN ('queued', 'running') AND cancel_requested = 0 "
                 f"AND (lease_owner IS NULL OR lease_heartbeat < {NOW} - ?)",
@@ -95,12 +104,14 @@ class SqliteImports:
         rows = self._db.query("SELECT cancel_requested FROM imports WHERE id = ?", (import_id,))
         return bool(rows and rows[0][0])
 
-    def record_progress(self, import_id: str, owner: str, table: str, events: int) -> bool:
-        """The table being read and the events stored so far; False when the lease is not ours any more."""
+    def record_progress(self, import_id: str, owner: str, step: ImportStep) -> bool:
+        """Where the run is (table, events stored, totals, time left); False when the lease is not ours any more."""
+        values = (step.table, step.events, *(getattr(step, name) for name in _STEP))
         with self._db.transaction() as db:
             cursor = db.execute(
-                "UPDATE imports SET current_table = ?, events = ? WHERE id = ? AND lease_owner = ?",
-                (table, events, import_id, owner),
+                "UPDATE imports SET current_table = ?, events = ?, " + ", ".join(f"{name} = ?" for name in _STEP)
+                + " WHERE id = ? AND lease_owner = ?",
+                (*values, import_id, owner),
             )
             return cursor.rowcount == 1
 

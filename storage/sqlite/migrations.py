@@ -369,4 +369,19 @@ MIGRATIONS: list[list[Step]] = [
             PRIMARY KEY (document_id, check_key)
         ) WITHOUT ROWID""",
     ],
+    # 16: totals and time left (issue 29 item 4, issue 28 item 5): a document's stage says whether it is waiting for
+    # the model (no time left then, and no "estimating…"); an import has the rows of the table being read and of all
+    # of them (the totals counted before reading), the tables read, and the time left in the table and in all, at
+    # the pace measured in the run (workspace_app/jobs/pace.py). NULL time left: not measured yet.
+    [
+        "ALTER TABLE documents ADD COLUMN stage_waiting INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE imports ADD COLUMN table_done INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE imports ADD COLUMN table_rows INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE imports ADD COLUMN table_number INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE imports ADD COLUMN tables_total INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE imports ADD COLUMN rows_done INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE imports ADD COLUMN rows_total INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE imports ADD COLUMN table_eta_s REAL",
+        "ALTER TABLE imports ADD COLUMN eta_s REAL",
+    ],
 ]

@@ -150,3 +150,35 @@ def test_cancel_in_the_middle_of_a_model_batch_settles_within_2_s(tmp_path: Path
         embedding.set()
         canceller.join()
         service.catalog.close()
+
+
+def test_every_counted_stage_has_a_total_and_a_time_left_once_half_done(tmp_path: Path, embedder: Any) -> None:
+    """Issue 29 item 4 on a real run: from its halfway point on, the embedding, the cross-language index and the graph
+    each have a total and the time left of that stage, measured in this run, on the listener and on the row the
+    Sources page reads."""
+    from workspace_app.adapters.wiring import build_app
+    from workspace_app.config import Settings
+
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings.storage.data_dir = tmp_path / "data"
+    settings.queue.pace_min_measured_s = 0.0  # any measured step gives an estimate (a fast machine is done in < 1 s)
+    app = build_app(settings, embedder=embedder)
+    try:
+        app.workspaces.create("Cardiology")
+        report = app.documents.submit("Cardiology", unique_notes(tmp_path, "long-notes", 400))
+        half: dict[str, tuple[Any, Any]] = {}
+
+        def listen(progress: Any) -> None:
+            if 2 * progress.done >= progress.total > progress.done and progress.stage not in half:
+                half[progress.stage] = (progress, app.catalog.get_document(report.document_id))
+
+        assert app.documents.jobs.run(report.document_id, OWNER, None, listen) == "ready"
+    finally:
+        app.catalog.close()
+    assert {"embedding", "cross-language", "graph"} <= set(half), half
+    for stage in ("embedding", "cross-language", "graph"):
+        progress, row = half[stage]
+        assert progress.total > 1 and progress.eta_s is not None and progress.eta_s > 0, (stage, progress)
+        # The row is written at most every 0.25 s, and at once when a time left appears: it has one too.
+        assert (row.stage, row.stage_total) == (stage, progress.total) and row.eta_s is not None, (stage, row)
+        assert not row.waiting_turn and not row.estimating

@@ -1,5 +1,6 @@
-"""Ingestion progress: overall share and time left per stage; a stage that stands still (waiting for the model
-another job holds) has no time left rather than one that keeps rising."""
+"""Ingestion progress: overall share and each stage's time left at the pace measured in this run of that stage; no
+estimate until measured; a stage that stands still (waiting for the model another job holds) has no time left
+rather than one that keeps rising, and its wait is not counted as its pace."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from workspace_app.ingest import pipeline
 from workspace_app.ingest.pipeline import Progress, _Tracker
+from workspace_app.jobs.pace import Pace
 from workspace_app.models.documents import StageProgress
 
 
@@ -26,7 +28,9 @@ class RecordedStates:
     def fail(self, document_id: str, message: str, retryable: bool = True) -> None: ...
 
 
-def test_a_stage_standing_still_has_no_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stage_standing_still_has_no_time_left_and_its_wait_is_not_counted_as_pace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     clock = [100.0]
     monkeypatch.setattr(pipeline.time, "monotonic", lambda: clock[0])
     seen: list[Progress] = []
@@ -34,12 +38,50 @@ def test_a_stage_standing_still_has_no_time_left(monkeypatch: pytest.MonkeyPatch
     track = _Tracker(states, "doc", seen.append)
     clock[0] += 10
     track("embedding", 0, 167)
-    assert seen[-1].eta_s is not None and seen[-1].overall == 0.25
+    assert seen[-1].eta_s is None and not seen[-1].waiting, "nothing measured yet: estimating, not a guess"
+    assert seen[-1].overall == 0.25
     for _ in range(3):  # the model is busy: the same count, reported while waiting
         clock[0] += 5
         track("embedding", 0, 167)
     assert seen[-1].eta_s is None and states.steps[-1].eta_s is None, "waiting: no time left, not a rising one"
+    assert seen[-1].waiting and states.steps[-1].counts["stage_waiting"] == 1
     assert states.steps[-1].counts["stage_done"] == 0 and states.steps[-1].counts["chunks_total"] == 167
     clock[0] += 1
     track("embedding", 32, 167)
-    assert seen[-1].eta_s is not None and seen[-1].eta_s > 0, "moving again: time left comes back"
+    assert not seen[-1].waiting and states.steps[-1].counts["stage_waiting"] == 0
+    # 32 passages in the 1 s since the wait ended: 135 left take ~4.2 s (the 15 s wait counted would say ~67 s).
+    assert seen[-1].eta_s == pytest.approx(135 / 32, abs=0.1)
+
+
+def test_each_stage_is_measured_on_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fast stage after a slow one gets the fast stage's pace, not the job's (the old estimate used the whole
+    job's elapsed time over a fixed share per stage)."""
+    clock = [0.0]
+    monkeypatch.setattr(pipeline.time, "monotonic", lambda: clock[0])
+    seen: list[Progress] = []
+    track = _Tracker(RecordedStates(), "doc", seen.append)
+    for done in range(0, 101, 10):  # embedding: 10 passages every 4 s
+        track("embedding", done, 100)
+        clock[0] += 4
+    assert seen[5].eta_s == pytest.approx(20.0), "half done at 10 per 4 s: 50 left take 20 s"
+    track("cross-language", 0, 100)
+    for done in range(10, 101, 10):  # the other language: 10 passages a second
+        clock[0] += 1
+        track("cross-language", done, 100)
+        if done == 50:
+            assert seen[-1].eta_s == pytest.approx(5.0)
+
+
+def test_pace_waits_until_measured_then_follows_the_recent_window() -> None:
+    pace = Pace(window_s=10.0, min_measured_s=1.0)
+    assert pace.observe(0, 100, 0.0) is None, "nothing measured"
+    assert pace.observe(5, 100, 0.5) is None, "measured for less than min_measured_s"
+    assert pace.observe(10, 100, 1.0) == pytest.approx(9.0), "10 per second: 90 left take 9 s"
+    for second in range(2, 21):  # 10 per second up to 20 s, then the machine gets 4x slower
+        pace.observe(10 * second, 1000, float(second))
+    for step in range(1, 11):
+        pace.observe(200 + 10 * step, 1000, 20.0 + 4 * step)
+    # Only the last 10 s count: 2.5 per second, so the 700 left take 280 s (over the whole run it would say ~147 s).
+    assert pace.seconds_left(300, 1000, 60.0) == pytest.approx(280.0)
+    assert pace.observe(1000, 1000, 61.0) == 0.0
+    assert pace.observe(0, 50, 62.0) is None, "a count that went back (a re-run) is measured again"

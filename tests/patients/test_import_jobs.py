@@ -17,6 +17,7 @@ from workspace_app.adapters.worker import handle_job
 from workspace_app.errors import ImportNotFoundError, ImportSourceError
 from workspace_app.jobs.entries import JobEntry
 from workspace_app.jobs.leases import HOST
+from workspace_app.models.events import ImportStep
 
 OWNER = "test@nowhere:1:x"
 PATIENT = "10019917"  # the demo's smallest patient (tests/patients/conftest.py)
@@ -70,12 +71,14 @@ def test_progress_is_recorded_after_each_batch_while_it_runs(app: Any, demo: Pat
     queued = app.patient_imports.submit(demo, [PATIENT])
     seen: list[tuple[str, str, int]] = []
     stalls: list[bool] = []
+    steps: list[Any] = []
 
-    def listen(table: str, events: int) -> None:
+    def listen(step: Any) -> None:
         shown = app.patient_imports.get(queued.import_id)  # what the Patients page reads at that moment
         seen.append((shown.status, shown.table, shown.events))
         stalls.append(shown.stalled)
-        assert (shown.table, shown.events) == (table, events)
+        steps.append(step)
+        assert (shown.table, shown.events) == (step.table, step.events) and shown.step == step
 
     assert app.patient_imports.run(queued.import_id, OWNER, None, listen) == "done"
     assert not any(stalled for stalled in stalls), "a live worker's import is not stalled"
@@ -84,6 +87,12 @@ def test_progress_is_recorded_after_each_batch_while_it_runs(app: Any, demo: Pat
     assert tables[0] == "admissions" and len(set(tables)) >= 3, tables
     counts = [events for _, _, events in seen]
     assert counts == sorted(counts) and counts[-1] > 100
+    # Totals counted before reading: every table of the demo is read to its end, rows and tables alike.
+    assert {step.tables_total for step in steps} == {9} and steps[-1].table_number == 9
+    assert steps[-1].rows_done == steps[-1].rows_total > 200_000, "the demo's rows in all (every patient's are read)"
+    assert [s.rows_done for s in steps] == sorted(s.rows_done for s in steps)
+    labevents = [s for s in steps if s.table == "labevents"]
+    assert labevents[-1].table_done == labevents[-1].table_rows == 107_727
     done = app.patient_imports.get(queued.import_id)
     assert (done.status, done.patients, done.patient_count) == ("done", (PATIENT,), 1)
     assert done.events == counts[-1] == len(app.patients.events(PATIENT)) and done.admissions >= 1
@@ -125,7 +134,7 @@ def test_an_import_of_a_killed_worker_is_recovered_and_completes_without_duplica
     # What the killed run had stored before it died: the first two events (same ids), embedded.
     (tmp_path / "before").mkdir()
     app.patients.import_path(events_file(tmp_path / "before", ROWS[:2]))
-    app.catalog.imports.record_progress(queued.import_id, dead_owner, "events.csv", 2)
+    app.catalog.imports.record_progress(queued.import_id, dead_owner, ImportStep("events.csv", 2))
     stalled = app.patient_imports.get(queued.import_id)
     assert (stalled.status, stalled.events, stalled.stalled) == ("running", 2, True), "the page can say so"
     assert app.patient_imports.recover() == [queued.import_id]
@@ -149,7 +158,7 @@ def test_a_cancel_stops_a_queued_import_at_once(app: Any, tmp_path: Path) -> Non
 def test_a_cancel_stops_a_running_import_at_its_next_batch(app: Any, tmp_path: Path) -> None:
     queued = app.patient_imports.submit(events_file(tmp_path, ROWS))
 
-    def cancel_now(table: str, events: int) -> None:
+    def cancel_now(step: ImportStep) -> None:
         app.patient_imports.cancel(queued.import_id)
 
     assert app.patient_imports.run(queued.import_id, OWNER, None, cancel_now) == "cancelled"
@@ -160,7 +169,7 @@ def test_a_cancel_stops_a_running_import_at_its_next_batch(app: Any, tmp_path: P
 def test_an_import_whose_lease_was_taken_over_is_not_reported_done_by_the_old_worker(app: Any, tmp_path: Path) -> None:
     queued = app.patient_imports.submit(events_file(tmp_path, ROWS))
 
-    def taken_over(table: str, events: int) -> None:  # our heartbeat stalled and another worker took the import
+    def taken_over(step: ImportStep) -> None:  # our heartbeat stalled and another worker took the import
         assert app.catalog.imports.claim_import(queued.import_id, "other@nowhere:2:y", -1)
 
     assert app.patient_imports.run(queued.import_id, OWNER, None, taken_over) == "lost"
@@ -177,3 +186,32 @@ def test_an_uploaded_events_file_is_kept_under_the_data_dir_and_imported_from_th
     assert work(app, queued.import_id).events == 4
     with pytest.raises(ImportSourceError, match="upload a .csv or .jsonl file"):
         app.patient_imports.save_upload("notes.pdf", b"%PDF-1.7")
+
+
+def test_an_import_has_its_total_and_time_left_once_half_done(tmp_path: Path, embedder: Any) -> None:
+    """Issue 28 item 5: a run through the worker's job handler records, from its halfway point on, the rows of the
+    whole import and the time left (in the table and in all), measured in this run, where the page reads it."""
+    from workspace_app.adapters.wiring import build_app
+    from workspace_app.config import Settings
+
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings.storage.data_dir = tmp_path / "data"
+    settings.queue.pace_min_measured_s = 0.0  # any measured batch gives an estimate (a fast machine is done in < 1 s)
+    app = build_app(settings, embedder=embedder)
+    try:
+        contents = ["Potassium 3.1 mmol/L (low)", "Potassium chloride 40 mEq PO", "Sodium 139 mmol/L", "INR 2.4 (high)"]
+        rows = [f"e{n},P-{n % 7},2150-03-01 {n % 24:02d}:00:00,lab,Chemistry,{contents[n % 4]}" for n in range(9000)]
+        queued = app.patient_imports.submit(events_file(tmp_path, rows))  # 5 batches of 2,000 rows
+        half: list[Any] = []
+
+        def listen(step: Any) -> None:
+            if 2 * step.rows_done >= step.rows_total > step.rows_done and not half:
+                half.append(app.patient_imports.get(queued.import_id))
+
+        assert app.patient_imports.run(queued.import_id, OWNER, None, listen) == "done"
+    finally:
+        app.catalog.close()
+    [shown] = half
+    assert (shown.step.rows_total, shown.step.table_rows, shown.step.tables_total) == (9000, 9000, 1)
+    assert shown.step.eta_s is not None and shown.step.eta_s > 0 and shown.step.table_eta_s == shown.step.eta_s
+    assert "6,000 of 9,000 rows" in shown.step.in_words() and shown.step.in_words().endswith(" s left")

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from storage.sqlite.catalog import SqliteCatalog
-from workspace_app.models.events import ImportReport, RowError
+from workspace_app.models.events import ImportReport, ImportStep, RowError
 
 
 def test_one_holder_progress_and_outcome_survive_a_reopen(tmp_path: Path) -> None:
@@ -20,10 +20,13 @@ def test_one_holder_progress_and_outcome_survive_a_reopen(tmp_path: Path) -> Non
     assert not store.claim_import(added.import_id, "b@h:2:y", 60), "a live lease is not taken"
     assert store.renew_lease(added.import_id, "a@h:1:x") == "ok"
     assert store.renew_lease(added.import_id, "b@h:2:y") == "lost"
-    assert store.record_progress(added.import_id, "a@h:1:x", "labevents", 4000)
-    assert not store.record_progress(added.import_id, "b@h:2:y", "labevents", 1), "only the holder records"
+    step = ImportStep("labevents", 4000, 2000, 107727, 4, 9, 9500, 235609, 41.5, 183.0)
+    assert store.record_progress(added.import_id, "a@h:1:x", step)
+    assert not store.record_progress(added.import_id, "b@h:2:y", ImportStep("labevents", 1)), "only the holder records"
     running = store.get_import(added.import_id)
     assert running is not None and (running.status, running.table, running.events) == ("running", "labevents", 4000)
+    assert running.step == step, "totals and time left are kept as recorded"
+    assert running.to_json()["progress"]["rows_total"] == 235609
     assert running.heartbeat_age_s is not None and running.heartbeat_age_s < 5
     report = ImportReport("/data/mimic", patients=1, admissions=2, events=197, embedded=197,
                           errors=[RowError("emar", n, "no time (its admission is unknown).") for n in range(2, 32)])
@@ -36,6 +39,7 @@ def test_one_holder_progress_and_outcome_survive_a_reopen(tmp_path: Path) -> Non
     assert (done.status, done.held_by, done.patient_count, done.admissions, done.events) == ("done", None, 1, 2, 197)
     assert done.error_count == 30 and len(done.first_errors) == 20 and done.first_errors[0].startswith("emar:2: ")
     assert done.finished_at is not None and done.finished_at <= time.time()
+    assert done.step is None and done.to_json()["progress"] is None, "an import that ended has no time left"
     assert reopened.active_imports() == [] and not reopened.claim_import(done.import_id, "c@h:3:z", 60)
 
 

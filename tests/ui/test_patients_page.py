@@ -26,7 +26,7 @@ from components.text import escape_markdown
 from workspace_app.adapters.worker import handle_job
 from workspace_app.errors import RulesFileError
 from workspace_app.jobs.entries import JobEntry
-from workspace_app.models.events import Event
+from workspace_app.models.events import Event, ImportStep
 from workspace_app.patients.rules import load_rules
 
 DEMO = REPO / ".." / "shared" / "clinical" / "mimic-iv-demo"
@@ -269,9 +269,17 @@ def test_a_queued_import_shows_its_progress_then_its_counts_and_bad_rows(
     assert at.button(key=f"patients-import-cancel-{job.import_id}")
     # A worker has read part of it: the page shows what it records.
     assert app.catalog.imports.claim_import(job.import_id, "test@nowhere:1:x", 60)
-    assert app.catalog.imports.record_progress(job.import_id, "test@nowhere:1:x", "records.csv", 2)
+    owner = "test@nowhere:1:x"
+    assert app.catalog.imports.record_progress(job.import_id, owner, ImportStep("records.csv", 2, 2, 4, 1, 1, 2, 4))
     at.run()
-    assert [i.value for i in at.info if f"Importing {NAME} · 2 events stored" in i.value], [i.value for i in at.info]
+    infos = [i.value.replace("\\", "") for i in at.info]  # the page escapes markdown (file names, colons)
+    shown = [text for text in infos if "Importing records.csv: 2 of 4 rows · 2 events stored" in text]
+    assert shown and shown[0].endswith("estimating the time left…"), infos
+    assert at.get("progress")[0].proto.text == "2 of 4 rows in all", "the total of all tables"
+    step = ImportStep("records.csv", 2, 2, 4, 1, 1, 2, 4, 40.0, 40.0)
+    assert app.catalog.imports.record_progress(job.import_id, owner, step)
+    at.run()
+    assert [i.value for i in at.info if i.value.endswith("2 events stored · about 40 s left")], [i.value for i in at.info]
     assert app.catalog.imports.release_to_queue(job.import_id, "test@nowhere:1:x")
     handle_job(app, str(JobEntry.patient_import(job.import_id)), "test@nowhere:2:y", threading.Event())
     at.run()

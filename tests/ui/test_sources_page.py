@@ -244,7 +244,7 @@ def test_running_job_shows_stage_counts_and_eta(app: AppTest, service: Any, work
     app.run()
 
     bars = app.get("progress")
-    assert bars and "Embedding passages 120/340 · about 40 s left" in bars[0].proto.text.replace("\\", "")
+    assert bars and "Embedding passages 120/340 · about 40 s left in this step" in bars[0].proto.text.replace("\\", "")
     app.button(key=f"{ROWS}-cancel-{document.id}").click().run()
     assert service.documents.get(workspace.id, document.id).cancel_requested
     assert "Cancelling" in app.get("progress")[0].proto.text
@@ -256,13 +256,31 @@ def test_a_job_waiting_for_the_model_says_so_instead_of_a_time_left(app: AppTest
     assert service.catalog.claim_document(document.id, "test@nowhere:1:x", 30)
     service.catalog.update_document(
         document.id, stage="embedding", progress=0.25, chunks_embedded=0, chunks_total=167, stage_done=0,
-        stage_total=167, eta_s=None,
+        stage_total=167, eta_s=None, stage_waiting=1,
     )
     app.run()
 
     text = app.get("progress")[0].proto.text.replace("\\", "")
     assert "Embedding passages 0/167 · waiting for the model (another source is using it)" in text
     assert "left" not in text
+
+
+def test_a_stage_not_measured_yet_says_it_is_estimating(app: AppTest, service: Any, workspace: Any) -> None:
+    """Issue 29: "other language 0/167" sat ~50 s with no time shown; now it says the time left is being measured,
+    then shows it (the stage's own, as the pipeline measured it)."""
+    upload(app, ("notes.md", b"# Notes\n\nBeta blockers."))
+    document = service.documents.list(workspace.id)[0]
+    assert service.catalog.claim_document(document.id, "test@nowhere:1:x", 30)
+    service.catalog.update_document(
+        document.id, stage="cross-language", progress=0.85, stage_done=0, stage_total=167, eta_s=None,
+    )
+    app.run()
+    text = app.get("progress")[0].proto.text.replace("\\", "")
+    assert "Indexing for questions in the other language 0/167 passages · estimating the time left…" in text
+    service.catalog.update_document(document.id, stage_done=64, eta_s=150.0)
+    app.run()
+    text = app.get("progress")[0].proto.text.replace("\\", "")
+    assert "other language 64/167 passages · about 2 min left in this step" in text
 
 
 def test_the_source_guide_shows_the_documents_text_escaped(app: AppTest, service: Any, workspace: Any) -> None:

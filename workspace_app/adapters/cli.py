@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from workspace_app.adapters.process import prepare_process
 from workspace_app.config import Settings, load_settings
 from workspace_app.errors import UnsupportedFileError, WorkspaceError
+from workspace_app.models.documents import time_left_words
+from workspace_app.models.events import ImportStep
 from workspace_app.patients.mimic import is_mimic_dir
 
 if TYPE_CHECKING:
@@ -251,7 +253,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     for path in args.files:
         with tqdm(total=100, desc=terminal_safe(path.name)[:40], unit="%", file=sys.stderr, leave=False) as bar:
             def show(progress: Any, bar: Any = bar) -> None:
-                bar.set_postfix_str(f"{progress.stage} {progress.done}/{progress.total}")
+                bar.set_postfix_str(terminal_safe(stage_words(progress)))
                 bar.n = int(progress.overall * 100)
                 bar.refresh()
 
@@ -402,11 +404,35 @@ def _document_line(document: Any) -> str:
     if document.stalled:
         return f"{document.name}\tstalled\t{note}"
     if document.is_active:
-        eta = f", ~{document.eta_s:.0f} s left" if document.eta_s is not None and document.status == "running" else ""
         more = f" · {note}" if note else ""
-        return f"{document.name}\t{document.status}\t{document.stage} {document.progress:.0%}{eta}{more}"
+        return f"{document.name}\t{document.status}\t{document.stage} {document.progress:.0%}{_time_left(document)}{more}"
     detail = f"{document.chunks} chunks" if document.status == "ready" else (document.error or "")
     return f"{document.name}\t{document.status}\t{detail}"
+
+
+def _time_left(document: Any) -> str:
+    """", 120/340 · about 40 s left in this step", ", 0/167 · estimating the time left", ", 0/167 · waiting for
+    the model" or nothing (a running document's stage counts and time left, as the Sources page shows them)."""
+    if document.status != "running":
+        return ""
+    counts = f", {document.stage_done}/{document.stage_total}" if document.stage_total > 1 else ""
+    if document.waiting_turn:
+        return f"{counts} · waiting for the model"
+    if document.estimating:
+        return f"{counts} · estimating the time left"
+    return f"{counts} · {time_left_words(document.eta_s)} in this step" if document.eta_s is not None else counts
+
+
+def stage_words(progress: Any) -> str:
+    """A pipeline progress report as `ingest` shows it: "embedding 120/340, about 40 s left in this step"."""
+    text = f"{progress.stage} {progress.done}/{progress.total}"
+    if progress.done >= progress.total:
+        return text
+    if progress.waiting:
+        return f"{text}, waiting for the model"
+    if progress.eta_s is None:
+        return f"{text}, estimating the time left" if progress.total > 1 else text
+    return f"{text}, {time_left_words(progress.eta_s)} in this step"
 
 
 def _remove(args: argparse.Namespace, settings: Settings) -> int:
@@ -465,8 +491,8 @@ def _patients(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(app.patient_imports.submit(args.path, chosen).to_json(), ensure_ascii=False))
         return 0
 
-    def show(source: str, events: int) -> None:
-        print(terminal_safe(f"{source}: {events} events"), file=sys.stderr, flush=True)
+    def show(step: ImportStep) -> None:
+        print(terminal_safe(step.in_words()), file=sys.stderr, flush=True)
 
     report = app.patients.import_path(args.path, chosen, show)
     for error in report.errors[:20]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 from storage.chroma import ChromaVectorIndex, open_chroma
@@ -38,6 +39,7 @@ from workspace_app.graph.stage import GraphStage
 from workspace_app.graph.translation import LexiconTranslator
 from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
+from workspace_app.jobs.pace import Pace
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Document
 from workspace_app.patients.crosslevel import PatientAnswerService
@@ -127,6 +129,7 @@ def build_app(
     guides = build_guides(settings, catalog, graph, crosslingual.embedder if crosslingual else embedder)
     states = DocumentStates(catalog, catalog)
     stages: list[IndexStage] = [GraphStage(graph), GuideStage(guides)]
+    pace = partial(Pace, settings.queue.pace_window_s, settings.queue.pace_min_measured_s)  # each stage's time left
     if crosslingual:
         stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors))
 
@@ -134,7 +137,7 @@ def build_app(
         return ingest_document(
             document, documents.document_path(document), embedder=embedder, documents=catalog, states=states,
             chunks=catalog, vectors=main_vectors, settings=settings.ingest, on_progress=on_progress,
-            should_stop=should_stop, stages=stages, grades=domain.grades,
+            should_stop=should_stop, stages=stages, grades=domain.grades, pace=pace,
         )
 
     queue = build_queue(settings)
@@ -155,7 +158,7 @@ def build_app(
     mined = (settings.patients.links_file or DEFAULT_LINKS) if settings.patients.mined_links else None
     patients = PatientService(
         catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary, mined,
-        settings.patients.similar_sequence_weight, settings.patients.similar_reranked,
+        settings.patients.similar_sequence_weight, settings.patients.similar_reranked, pace,
     )
     roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
     imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports", roots)

@@ -30,7 +30,8 @@ class DocumentStates:
         """A worker took the job: running, parsing, counters reset."""
         self._documents.update_document(
             document_id, status="running", stage="parsing", progress=0.0, error=None, eta_s=None,
-            pages_parsed=0, chunks_embedded=0, chunks_total=0, stage_done=0, stage_total=0, error_retryable=1,
+            pages_parsed=0, chunks_embedded=0, chunks_total=0, stage_done=0, stage_total=0, stage_waiting=0,
+            error_retryable=1,
         )
 
     def progress(self, document_id: str, step: StageProgress) -> None:

@@ -183,20 +183,24 @@ class Embedder:
     ) -> list[np.ndarray]:
         # Length-sorted batches waste less padding; progress is reported after each slice. Each slice is cached
         # as soon as it is done, so a job killed mid-document resumes without embedding those passages again.
+        # The slices are taken shortest and longest in turn: the pace measured at any point, which gives the time
+        # left (jobs/pace.py), is then the whole document's, not its short passages' (issue 29 measured it 25-30 %
+        # optimistic at the halfway point with the shortest first).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[np.ndarray] = [np.empty(0)] * len(texts)
         # One model batch per turn: progress moves (and a cancel is seen) after every batch, not every four.
         step = self._settings.batch_size
-        for start in range(0, len(order), step):
+        for start in alternate_ends(range(0, len(order), step)):
             ids = order[start : start + step]
-            waiting = partial(on_progress, done + start, total) if on_progress else None
+            waiting = partial(on_progress, done, total) if on_progress else None
             encoded = self._encode_turn([texts[i] for i in ids], priority, waiting, should_stop)
             for i, vector in zip(ids, encoded, strict=True):
                 out[i] = vector.astype(np.float32)
             if self._cache:
                 self._cache.put_many(self.model_id, {text_key(texts[i]): out[i] for i in ids})
+            done += len(ids)
             if on_progress:
-                on_progress(done + min(start + step, len(order)), total)
+                on_progress(done, total)
         return out
 
     def _encode_turn(
@@ -263,6 +267,18 @@ class Embedder:
         """Length of the vectors."""
         getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(getter())
+
+
+def alternate_ends(items: Sequence[int]) -> list[int]:
+    """The first, the last, the second, the second to last...: [0, 32, 64, 96] -> [0, 96, 32, 64]."""
+    ordered = []
+    low, high = 0, len(items) - 1
+    while low <= high:
+        ordered.append(items[low])
+        if high != low:
+            ordered.append(items[high])
+        low, high = low + 1, high - 1
+    return ordered
 
 
 # One query at a time sets torch's threads (see `one_query_thread`).

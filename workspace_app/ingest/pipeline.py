@@ -1,8 +1,9 @@
 """The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> source guide -> ready.
 
-Progress (stage, counts, overall share, ETA) is written to the document row as it goes. A caller may pass
-`should_stop`, called between pages and embedding batches and while a batch is embedded, which raises
-`JobInterrupted` to end the run early (cancel, shutdown, lost lease); the caller then decides the document's state.
+Progress (stage, counts, overall share, the stage's time left at the pace measured in this run: jobs/pace.py) is
+written to the document row as it goes. A caller may pass `should_stop`, called between pages and embedding batches
+and while a batch is embedded, which raises `JobInterrupted` to end the run early (cancel, shutdown, lost lease); the
+caller then decides the document's state.
 
 Every write is keyed by deterministic ids (chunk `<document id>-<ordinal>`), so a run killed at any point
 and started again ends with exactly the chunks and vectors of an undisturbed run. A document is marked
@@ -30,6 +31,7 @@ from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
 from workspace_app.jobs.leases import JobInterrupted
+from workspace_app.jobs.pace import Pace
 from workspace_app.models.documents import Chunk, Document, StageProgress
 from workspace_app.text.abbreviations import find_abbreviations
 from workspace_app.text.analyzer import index_text
@@ -46,21 +48,23 @@ _PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.8
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25
-# A stage whose count has not moved for this long is waiting (for the embedding model, held by another job): its
-# time left is unknown, not extrapolated (which made the ETA rise while nothing happened).
+# A stage whose count is reported again and again unmoved for this long is waiting (for the embedding model another
+# job holds; nothing else reports without moving): its time left is unknown, and the wait is not measured as pace.
 _STILL_S = 2.0
 _INDEX_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
 class Progress:
-    """Where a job is: stage, items done of total in that stage, overall 0..1 and seconds left (if known)."""
+    """Where a job is: stage, items done of total in that stage, overall 0..1 (for one bar), the stage's seconds
+    left at the pace measured in this run (None while estimating or waiting), and whether it waits for the model."""
 
     stage: str
     done: int
     total: int
     overall: float
     eta_s: float | None = None
+    waiting: bool = False
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -68,20 +72,22 @@ StopCheck = Callable[[], None]
 
 
 class _Tracker:
-    """Turns stage counts into overall progress and an ETA, and stores them on the document row."""
+    """Turns stage counts into overall progress and each stage's time left, and stores them on the document row."""
 
     def __init__(
         self, states: DocumentStates, document_id: str, listener: ProgressCallback | None,
-        should_stop: StopCheck | None = None,
+        should_stop: StopCheck | None = None, pace: Callable[[], Pace] = Pace,
     ) -> None:
         self._states = states
         self._document_id = document_id
         self._listener = listener
         self._should_stop = should_stop
-        self._started = time.monotonic()
+        self._new_pace = pace
+        self._pace = pace()
         self._last_write = 0.0
         self._last_stage = ""
-        self._moved: tuple[str, int, float] = ("", -1, self._started)  # stage, done and when it last changed
+        self._known = False  # whether the last write had a time left
+        self._moved: tuple[str, int, float] = ("", -1, time.monotonic())  # stage, done and when it last changed
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self._should_stop:
@@ -89,22 +95,32 @@ class _Tracker:
         # A registered stage without its own share runs in the graph's (the last) share.
         start, end = _PREVIOUS.get(stage, _PREVIOUS["graph"]), _STAGE_END.get(stage, 1.0)
         overall = start + (end - start) * (done / total if total else 1.0)
+        progress = Progress(stage, done, total, round(overall, 4), *self._time_left(stage, done, total))
+        # A new stage is written at once: a stage that waits (for the model, held by another job) shows as itself;
+        # so is a time left that appears or goes (the page says "estimating" or "waiting" no longer than it must).
         now = time.monotonic()
-        if self._moved[:2] != (stage, done):
-            self._moved = (stage, done, now)
-        still = now - self._moved[2] >= _STILL_S and done < total
-        elapsed = now - self._started
-        eta = elapsed * (1 - overall) / overall if overall > 0.05 and not still else None
-        progress = Progress(stage, done, total, round(overall, 4), round(eta, 1) if eta is not None else None)
-        # A new stage is written at once: a stage that waits (for the model, held by another job) shows as itself.
-        if now - self._last_write > _WRITE_EVERY_S or done == total or stage != self._last_stage:
+        known = progress.eta_s is not None
+        if now - self._last_write > _WRITE_EVERY_S or done == total or stage != self._last_stage or known != self._known:
             counts = dict(zip(_COUNTS[stage], (done, total), strict=True)) if stage in _COUNTS else {}
-            counts.update(stage_done=done, stage_total=total)
+            counts.update(stage_done=done, stage_total=total, stage_waiting=int(progress.waiting))
             self._states.progress(self._document_id, StageProgress(stage, progress.overall, progress.eta_s, counts))
-            self._last_write = now
-            self._last_stage = stage
+            self._last_write, self._last_stage, self._known = now, stage, known
         if self._listener:
             self._listener(progress)
+
+    def _time_left(self, stage: str, done: int, total: int) -> tuple[float | None, bool]:
+        """(seconds left in the stage, waiting): a count reported again and again without moving is a stage waiting
+        for the model; its wait is not measured as pace (measuring starts again when it moves)."""
+        now = time.monotonic()
+        if self._moved[0] != stage:
+            self._pace = self._new_pace()
+        if self._moved[:2] != (stage, done):
+            self._moved = (stage, done, now)
+        if now - self._moved[2] >= _STILL_S and done < total:
+            self._pace.restart(done, now)
+            return None, True
+        eta = self._pace.observe(done, total, now)
+        return (round(eta, 1) if eta is not None else None), False
 
 
 class DocumentStates(Protocol):
@@ -140,12 +156,14 @@ def ingest_document(
     should_stop: StopCheck | None = None,
     stages: Sequence[IndexStage] = (),
     grades: GradeGrammar,
+    pace: Callable[[], Pace] = Pace,
 ) -> Document:
     """Run the whole pipeline for one stored document; the row ends `ready` or `failed` with a message
     (or as it was when `should_stop` raised `JobInterrupted`). The `stages` (the entity graph) run last; `grades`
-    (the domain pack's grammar) reads each chunk's class and level, and says whether grade cells join their rows."""
+    (the domain pack's grammar) reads each chunk's class and level, and says whether grade cells join their rows;
+    `pace` makes the measure of each stage's time left (jobs/pace.py)."""
     states.start(document.id)
-    track = _Tracker(states, document.id, on_progress, should_stop)
+    track = _Tracker(states, document.id, on_progress, should_stop, pace)
     try:
         parsed = read_source(
             path, document.name, document.media_type, lambda d, t: track("parsing", d, t), grade_cells=grades.table_cells

@@ -73,6 +73,7 @@ class Document:
     held_by: str | None = None  # the lease owner running it: "worker@host:pid:id"
     heartbeat_at: float | None = None  # the owner's last heartbeat (epoch seconds)
     stalled: bool = False  # running, but its holder stopped sending heartbeats (set by the documents service)
+    stage_waiting: bool = False  # the stage waits for the embedding model another job holds (no time left then)
 
     @property
     def is_active(self) -> bool:
@@ -86,11 +87,16 @@ class Document:
 
     @property
     def waiting_turn(self) -> bool:
-        """Running, but embedding has not moved for a while: another job holds the model (the pipeline then drops
-        the time left, which it would otherwise extrapolate upwards)."""
+        """Running, but its stage has waited a while for the embedding model another job holds (the pipeline then
+        has no time left for it, and measures its pace again once it moves)."""
+        return self.status == "running" and self.stage_waiting and self.stage_done < self.stage_total
+
+    @property
+    def estimating(self) -> bool:
+        """Running a stage with counts whose pace is not measured yet: no time left to show so far."""
         return (
-            self.status == "running" and self.stage == "embedding" and self.eta_s is None
-            and self.stage_done < self.stage_total
+            self.status == "running" and not self.stage_waiting and self.eta_s is None
+            and self.stage_total > 1 and self.stage_done < self.stage_total
         )
 
     def job_note(self, now: float) -> str | None:
@@ -230,6 +236,13 @@ class IngestReport:
     def to_json(self) -> dict[str, Any]:
         """Return the public JSON shape of the CLI's `ingest`."""
         return asdict(self)
+
+
+def time_left_words(seconds: float) -> str:
+    """ "about 40 s left", "about 3 min left" (a job's time left, for people)."""
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s left"
+    return f"about {round(seconds / 60)} min left"
 
 
 @dataclass(frozen=True)

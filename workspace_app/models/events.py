@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from workspace_app.models.documents import time_left_words
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
@@ -195,6 +197,39 @@ IMPORT_ACTIVE = ("queued", "running")
 
 
 @dataclass(frozen=True)
+class ImportStep:
+    """Where a running import is, after a batch: the table (or file) being read and the events stored so far; the
+    rows of that table read of its total, its number (from 1) of all tables, the rows of all tables read of their
+    total (the totals are counted before reading); the seconds left in the table and in the whole import at the pace
+    measured in this run (None while not measured yet)."""
+
+    table: str
+    events: int
+    table_done: int = 0
+    table_rows: int = 0
+    table_number: int = 0
+    tables_total: int = 0
+    rows_done: int = 0
+    rows_total: int = 0
+    table_eta_s: float | None = None
+    eta_s: float | None = None
+
+    def in_words(self) -> str:
+        """ "Importing labevents (table 4 of 9): 52,000 of 107,727 rows · 61,210 events stored · about 40 s left in
+        this table, about 2 min in all"; "estimating the time left…" until the pace is measured."""
+        text = f"Importing {self.table}"
+        if self.tables_total > 1:
+            text += f" (table {self.table_number} of {self.tables_total})"
+        text += f": {self.table_done:,} of {self.table_rows:,} rows · {self.events:,} events stored"
+        if self.table_eta_s is None or self.eta_s is None:
+            return f"{text} · estimating the time left…"
+        if self.tables_total > 1:
+            in_all = time_left_words(self.eta_s).replace(" left", " in all")
+            return f"{text} · {time_left_words(self.table_eta_s)} in this table, {in_all}"
+        return f"{text} · {time_left_words(self.eta_s)}"
+
+
+@dataclass(frozen=True)
 class PatientImport:
     """An import of patient records run by a worker: what it reads, how far it got, how it ended.
 
@@ -220,6 +255,7 @@ class PatientImport:
     held_by: str | None = None
     heartbeat_age_s: float | None = None
     stalled: bool = False  # running, but its worker's lease expired or its process is gone (until one takes it over)
+    step: ImportStep | None = None  # totals and time left while it runs (None before its first batch)
 
     @property
     def is_active(self) -> bool:
@@ -234,4 +270,5 @@ class PatientImport:
             "admissions": self.admissions, "embedded": self.embedded, "error_count": self.error_count,
             "first_errors": list(self.first_errors), "error": self.error, "created_at": self.created_at,
             "started_at": self.started_at, "finished_at": self.finished_at, "stalled": self.stalled,
+            "progress": asdict(self.step) if self.step is not None else None,
         }

@@ -4,7 +4,7 @@ after a crash.
     front end --submit(path, patients)--> imports row (queued) + queue entry JobEntry.patient_import(id)
     worker --run--> the job engine: claim the import's lease (or skip) -> a Heartbeat renews it on its own thread
         -> PatientService.import_path, whose progress callback (after each batch of events) records
-           (table, events stored) and checks the heartbeat -> done (counts, bad rows) | failed (what to do)
+           (table, events stored, rows read of the counted totals, time left) and checks the heartbeat -> done (counts, bad rows) | failed (what to do)
         -> or interrupted: cancel -> cancelled (what was stored stays); shutdown -> queued again; lost -> left
     recover: queued/running imports that nobody runs (stale lease, owner process gone, or missing from the queue)
     are queued again. An import is idempotent by event id, so a re-run stores nothing twice and embeds only what
@@ -28,7 +28,7 @@ from workspace_app.errors import ImportNotFoundError, ImportSourceError, Workspa
 from workspace_app.jobs.engine import Unfinished, recover_unfinished, run_leased
 from workspace_app.jobs.entries import JobEntry
 from workspace_app.jobs.leases import lease_is_dead
-from workspace_app.models.events import PatientImport
+from workspace_app.models.events import ImportStep, PatientImport
 from workspace_app.patients.events_file import SUFFIXES
 from workspace_app.patients.mimic import is_mimic_dir
 from workspace_app.patients.service import ImportProgress, PatientService
@@ -148,7 +148,8 @@ class PatientImports:
         on_progress: ImportProgress | None = None,
     ) -> str:
         """Run an import if its lease can be taken: 'done', 'failed', 'cancelled', 'requeued', 'lost' or 'skipped'.
-        `on_progress` hears (table, events stored) after each batch, once it is recorded."""
+        `on_progress` hears where it is (table, events stored, totals, time left) after each batch, once it is
+        recorded."""
         job = _Import(self, import_id, on_progress)
         try:
             return run_leased(job, import_id, self._store, owner, self.settings.heartbeat_s, shutdown)
@@ -214,10 +215,10 @@ class _Import:
         store, owner = self.imports._store, self._owner
         job = self.imports.get(self.import_id)
 
-        def progress(table: str, events: int) -> None:
-            store.record_progress(self.import_id, owner, table, events)
+        def progress(step: ImportStep) -> None:
+            store.record_progress(self.import_id, owner, step)
             if self.on_progress is not None:
-                self.on_progress(table, events)
+                self.on_progress(step)
             check()
 
         report = self.imports._patients.import_path(Path(job.path), job.patients or None, progress)

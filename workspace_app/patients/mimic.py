@@ -19,6 +19,7 @@ from pathlib import Path
 from workspace_app.models.events import Admission, Event, Patient, VocabularyEntry
 
 Row = dict[str, str]
+_FOLDERS = {"inputevents": "icu"}  # the module of a table outside hosp/
 
 
 def is_mimic_dir(path: Path) -> bool:
@@ -105,6 +106,11 @@ class MimicReader:
             ("microbiologyevents", self.microbiology), ("prescriptions", self.prescriptions), ("poe", self.orders),
             ("emar", self.administrations), ("inputevents", self.infusions),
         ]
+
+    def table_files(self) -> list[tuple[str, Path]]:
+        """(table, its file) of what an import reads rows from, in import order: admissions, then `event_tables`."""
+        names = ["admissions", *(name for name, _ in self.event_tables())]
+        return [(name, self.folder / f"{_FOLDERS.get(name, 'hosp')}/{name}.csv.gz") for name in names]
 
     def diagnoses(self) -> Iterator[Event]:
         """Coded diagnoses as 'history' events at their admission's admit time."""

@@ -16,11 +16,13 @@ from typing import Any
 from storage.base import EventStore, VocabularyStore
 from workspace_app.embedding.embedder import Embedder, text_key
 from workspace_app.errors import EventNotFoundError, PatientNotFoundError, UnsupportedFileError
+from workspace_app.jobs.pace import Pace
 from workspace_app.models.events import (
     TIME_FORMAT,
     Admission,
     Event,
     ImportReport,
+    ImportStep,
     Patient,
     RowError,
     SimilarPatient,
@@ -29,14 +31,16 @@ from workspace_app.models.events import (
 )
 from workspace_app.patients.concepts import extract_concepts
 from workspace_app.patients.events_file import read_events_file
+from workspace_app.patients.import_pace import ImportPace, count_lines
 from workspace_app.patients.lexicon import Lexicon, load_lexicon
 from workspace_app.patients.mimic import MimicReader, is_mimic_dir
 from workspace_app.patients.related import TOP_N, PatientMemory, related_events, similar_events
 from workspace_app.patients.rules import RuleSet, load_rules
 from workspace_app.patients.similar import PatientIndex, Profile, profile_of
 
-ImportProgress = Callable[[str, int], None]
-"""Called with (table or file name, events stored so far) after each batch."""
+ImportProgress = Callable[[ImportStep], None]
+"""Called after each batch (and at the end of each table) with where the import is: table, events stored so far,
+rows read of the totals, time left."""
 
 BATCH = 2000
 _FLAGS = {"↓": "low", "↑": "high", "!": "abnormal"}  # how an abnormal finding's flag reads in words
@@ -50,10 +54,12 @@ class PatientService:
         self, store: EventStore, embedder: Embedder, rules: RuleSet | Path | None = None,
         vocabulary: VocabularyStore | None = None, links: Path | None = None, sequence_weight: float = 0.1,
         similar_reranked: int = 20,
+        pace: Callable[[], Pace] = Pace,
     ) -> None:
         """`vocabulary`: where the dictionaries' definitions of imported codes are kept (none: not kept). `rules`: a rule set, or the YAML file to read it from on first use (None: the shipped rules.yaml), so
         a broken user file fails related-event search with its message, not the whole application. `links`: a file of
-        links learned from the record (mined_rules.yaml) added to the rules file's rules (None: no links)."""
+        links learned from the record (mined_rules.yaml) added to the rules file's rules (None: no links). `pace`: measures
+        each table's time left during an import (jobs/pace.py)."""
         self._store = store
         self._embedder = embedder
         self._vocabulary = vocabulary
@@ -62,6 +68,7 @@ class PatientService:
         self._links_file = links
         self._sequence_weight = sequence_weight
         self._similar_reranked = similar_reranked
+        self._pace = pace  # measures each table's time left during an import
         self._memories: dict[str, tuple[int, int, PatientMemory]] = {}  # (events, vectors, memory)
         self._profiles: dict[str, tuple[int, Profile]] = {}  # (events, profile): similar patients' profiles
         self._index: tuple[tuple[tuple[str, int], ...], PatientIndex] | None = None  # (patients' counts, index)
@@ -87,7 +94,9 @@ class PatientService:
         if path.is_dir() and is_mimic_dir(path):
             self._import_mimic(path, set(patients) if patients is not None else None, report, on_progress)
         elif path.is_file():
-            self._store_records(read_events_file(path), path.name, report, on_progress)
+            header = int(path.suffix.lower() == ".csv")
+            track = ImportPace([(path.name, max(count_lines(path) - header, 0))], self._pace)
+            self._store_records(read_events_file(path), path.name, report, on_progress, track, header)
         else:
             raise UnsupportedFileError(
                 f"{path} is neither a MIMIC-IV folder (with hosp/admissions.csv.gz) nor a .csv/.jsonl events file."
@@ -101,21 +110,24 @@ class PatientService:
         self, folder: Path, patients: set[str] | None, report: ImportReport, on_progress: ImportProgress | None
     ) -> None:
         reader = MimicReader(folder, patients)
+        track = ImportPace([(name, max(count_lines(file) - 1, 0)) for name, file in reader.table_files()], self._pace)
         people = reader.read_patients()
         self._store.upsert_patients(people)
         admissions, admission_events = reader.read_admissions()
         self._store.upsert_admissions(admissions)
         report.patients, report.admissions = len(people), len(admissions)
-        self._store_records(admission_events, "admissions", report, on_progress)
+        self._store_records(admission_events, "admissions", report, on_progress, track)
         for table, read in reader.event_tables():
-            self._store_records(read(), table, report, on_progress)
+            self._store_records(read(), table, report, on_progress, track)
         if self._vocabulary is not None:
             self._vocabulary.upsert_vocabulary(reader.vocabulary())
 
     def _store_records(
         self, records: Iterable[Event | RowError], source: str, report: ImportReport,
-        on_progress: ImportProgress | None,
+        on_progress: ImportProgress | None, track: ImportPace, header: int = 1,
     ) -> None:
+        """Store and embed the records batch by batch; `on_progress` hears where the import is after each batch and
+        once the table is read to its end. A record's line less the `header` lines is the rows read so far."""
         lexicon = load_lexicon()
         iterator = iter(records)
         while batch := list(itertools.islice(iterator, BATCH)):
@@ -130,7 +142,9 @@ class PatientService:
             report.events += self._store.upsert_events(events)
             report.embedded += self._embed_missing(events)
             if on_progress:
-                on_progress(source, report.events)
+                on_progress(track.step(source, report.events, _last_line(batch) - header))
+        if on_progress:
+            on_progress(track.finish(source, report.events))
 
     def _embed_missing(self, events: builtins.list[Event]) -> int:
         """Embed the events with no vector for this model (or one of an older text); returns how many."""
@@ -275,6 +289,12 @@ class PatientService:
         """Plain vector search among the patient's events (the baseline related() is measured against)."""
         self.event(patient_id, event_id)
         return similar_events(self.memory(patient_id), event_id, top_k)
+
+
+def _last_line(batch: Sequence[Event | RowError]) -> int:
+    """The file line of a batch's last record (records come in file order)."""
+    last = batch[-1]
+    return last.line if isinstance(last, RowError) else last.source_row
 
 
 def _prepared(event: Event, lexicon: Lexicon) -> Event:
