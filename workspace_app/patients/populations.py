@@ -24,19 +24,9 @@ from workspace_app.patients.targets import load_grammar, read_quantities
 _FILE = Path(__file__).with_name("lexicon") / "populations.tsv"
 _NUMBERING = re.compile(r"^\W*(?:(?:I|IIa|IIb|III|1|2a|2b|3)\s*:?\s*[A-C](?:-[A-Z]{1,3})?\s+)?(?:\d{1,2}\.\s+)?")
 _LEAD = re.compile(r"^(?:in|for|among)\s+(?P<who>[^,;]{3,220}?),")
-_SUBJECT = re.compile(
-    r"^(?P<who>(?:patients|adults|women|men|individuals|persons|people|those|children|subjects)\s+"
-    r"(?:with|who|aged|older|younger|\d)[^;]{0,220}?)\s+(?:should|is|are|may|might|can|must|have|has|benefit)\b"
-)
-_INSIDE = re.compile(
-    r"\b(?:in|for|among)\s+(?P<who>(?:patients|adults|women|men|individuals|persons|people|those)\s+"
-    r"(?:with|who|aged|older|younger|\d)[^,;.]{0,160})"
-)
-_ZH = re.compile(r"^(?:对于|对|在)?(?P<who>[^，。；,;]{1,60}?(?:患者|人群|孕妇|妇女|女性|男性|老年人|儿童))")
 _NEGATION = re.compile(r"(?:without|no|non-?|not|free of|无|不伴|非)\s*(?:[a-z]+\s+){0,2}$")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 # 'or' between two descriptions of who ('with risk factors or in whom chest pain persists'), not between two words
-_ALTERNATIVE = re.compile(r"\s(?:or|and/or)\s(?=(?:in whom|who|whose|with|those|patients|adults|individuals|people)\b)|或(?=有|伴|合并)")
 _RISK = re.compile(r"^\s*(?:risk|高危|风险|危险)")  # 'stroke risk', '卒中高危因素': a risk, not a condition
 
 
@@ -62,6 +52,39 @@ class Population:
     ages: tuple[tuple[str, float | None, float | None, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class _Grammar:
+    """Where a recommendation names its population, built on the lexicon's population nouns (lexicon/populations.tsv)."""
+
+    subject: re.Pattern[str]  # 'Patients with HCM … should …'
+    inside: re.Pattern[str]  # '… is reasonable in adults aged …'
+    zh: re.Pattern[str]  # '对于房颤合并HF 的患者'
+    alternative: re.Pattern[str]  # 'or' between two descriptions of who ('with risk factors or in whom chest pain persists')
+
+
+@cache
+def _grammar() -> _Grammar:
+    nouns = {language: words for kind, language, words in _rows() if kind == "who"}
+    en, zh = "|".join(map(re.escape, nouns["en"])), "|".join(map(re.escape, nouns["zh"]))
+    qualifier = r"\s+(?:with|who|aged|older|younger|\d)"
+    return _Grammar(
+        re.compile(rf"^(?P<who>(?:{en}){qualifier}[^;]{{0,220}}?)\s+(?:should|is|are|may|might|can|must|have|has|benefit)\b"),
+        re.compile(rf"\b(?:in|for|among)\s+(?P<who>(?:{en}){qualifier}[^,;.]{{0,160}})"),
+        re.compile(rf"^(?:对于|对|在)?(?P<who>[^，。；,;]{{1,60}}?(?:{zh}))"),
+        re.compile(rf"\s(?:or|and/or)\s(?=(?:in whom|who|whose|with|{en})\b)|或(?=有|伴|合并)"),
+    )
+
+
+def _rows() -> list[tuple[str, str, list[str]]]:
+    """(kind, name, words) of every row of lexicon/populations.tsv."""
+    rows = []
+    for line in _FILE.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            row = line.split("\t") + ["", ""]
+            rows.append((row[0], row[1], [w.strip() for w in row[2].split("|") if w.strip()]))
+    return rows
+
+
 @cache
 def _table() -> tuple[dict[str, tuple[str, tuple[str, ...]]], dict[str, str], re.Pattern[str]]:
     """(word -> (condition, its record words)), (word -> sex), one pattern of all the words."""
@@ -84,11 +107,12 @@ def population_part(sentence: str) -> str:
     """The words of a recommendation that say whom it is for ('' when it names no one)."""
     text = _NUMBERING.sub("", re.sub(r"\s+", " ", sentence).strip())
     if _CJK.search(text[:20]):
-        match = _ZH.match(text)
+        match = _grammar().zh.match(text)
         return match["who"] if match else ""
     lowered = text.lower()
-    for pattern in (_LEAD, _SUBJECT, _INSIDE):
-        match = pattern.match(lowered) if pattern is not _INSIDE else pattern.search(lowered)
+    grammar = _grammar()
+    for pattern in (_LEAD, grammar.subject, grammar.inside):
+        match = pattern.match(lowered) if pattern is not grammar.inside else pattern.search(lowered)
         if match:
             return text[match.start("who"): match.end("who")]
     return ""
@@ -129,7 +153,7 @@ def read_population(sentence: str) -> Population | None:
 
 def _alternative_at(lowered: str, position: int) -> int:
     """Which 'or' part of the population a position is in."""
-    return sum(1 for m in _ALTERNATIVE.finditer(lowered) if m.start() < position)
+    return sum(1 for m in _grammar().alternative.finditer(lowered) if m.start() < position)
 
 
 def _named_at(lowered: str, key: str) -> tuple[int, int] | None:
@@ -141,7 +165,7 @@ def _named_at(lowered: str, key: str) -> tuple[int, int] | None:
 def outside_reasons(population: Population, patient: Patient, diagnoses: Sequence[Event], language: str) -> list[str]:
     """Why the patient is not in the population, in words (empty: the record meets it, or cannot say)."""
     zh = language == "zh"
-    alternatives = len(_ALTERNATIVE.findall(population.phrase.lower())) + 1
+    alternatives = len(_grammar().alternative.findall(population.phrase.lower())) + 1
     missing: dict[int, list[str]] = {i: [] for i in range(alternatives)}  # a part naming no condition is met
     for condition in population.conditions:
         part = missing.setdefault(condition.alternative, [])
