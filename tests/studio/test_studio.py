@@ -50,16 +50,18 @@ def test_briefing_quotes_each_key_recommendation_with_its_grade_page_and_citatio
     assert len(recommendations) >= 4, "both excerpts print graded recommendations"
     assert output.items == 2 and output.left_out == 0
     assert_numbered_once(output)
-    by_chunk = {c.chunk_id: c for c in output.answer.citations}
+    by_number = {c.n: c for c in output.answer.citations}
     lines = output.body.splitlines()
     for document_id, recommendation in recommendations:
         line = next(x for x in lines if x.startswith(f"- {note_text(recommendation.text)} ("))
         assert f"p. {recommendation.page})" in line
         assert f"LOE {recommendation.evidence_level}" in line or not recommendation.evidence_level
-        citation = by_chunk[recommendation.chunk_id]
-        assert f"[{citation.n}]" in line and citation.document_id == document_id
+        citation = by_number[markers(line)[-1]]  # the line's own marker, at its end
+        assert citation.chunk_id == recommendation.chunk_id and citation.document_id == document_id
         assert citation.page_start <= recommendation.page <= citation.page_end
         assert citation.rects, "the recommendation is located on its PDF page, to be highlighted"
+        assert (citation.recommendation_class, citation.evidence_level) == (
+            recommendation.recommendation_class, recommendation.evidence_level), "its own grading, not its chunk's"
         chunk = app.catalog.get_chunks([citation.chunk_id])[citation.chunk_id]
         assert loose(citation.quote)[:40] in loose(chunk.text)
     for document in app.documents.list(WORKSPACE):

@@ -139,7 +139,7 @@ class StudioService:
         self.topics_per_source = topics_per_source
 
     def build(self, workspace: str, kind: StudioKind, mode: str = "hybrid", report: Progress = _quiet) -> StudioOutput:
-        """One output of the workspace's included, ready sources; `report(done, total)` after each item."""
+        """One output of the workspace's included, ready sources; `report(done, total)` as each item starts."""
         builders: dict[str, Callable[[str, str, Progress], StudioOutput]] = {
             "faq": self.faq, "briefing": lambda ws, _, report: self.briefing(ws, report), "study-guide": self.study_guide,
         }
@@ -222,7 +222,9 @@ class StudioService:
                 f"LOE {recommendation.evidence_level}" if recommendation.evidence_level else "",
             ) if part
         )
-        marker = f" [{draft.cite(self._citation(document, chunk, recommendation.text))}]" if chunk else ""
+        # The recommendation's own grading, not its chunk's: a chunk may hold several, graded differently.
+        cited = self._citation(document, chunk, recommendation.text, recommendation) if chunk else None
+        marker = f" [{draft.cite(cited)}]" if cited else ""
         tail = f" ({note_text(grading)}; p. {recommendation.page})" if grading else f" (p. {recommendation.page})"
         return f"- {note_text(recommendation.text)}{tail}{marker}"
 
@@ -238,15 +240,19 @@ class StudioService:
             cited.append(f"{note_text(sentence)}{marker}")
         return " ".join(cited)
 
-    def _citation(self, document: Document, chunk: Chunk, quote: str) -> Citation:
-        """The quote in its chunk as a citation, located on its page as an answer's citations are."""
+    def _citation(
+        self, document: Document, chunk: Chunk, quote: str, grading: GuideRecommendation | None = None
+    ) -> Citation:
+        """The quote in its chunk as a citation, located on its page as an answer's citations are, with the
+        grading of the recommendation it states (none for a summary sentence)."""
         rects = self._source.locate(document, chunk, quote, max(0, chunk.text.find(quote)))
         pages = sorted({r.page for r in rects}) or [chunk.page_start, chunk.page_end]
         return Citation(
             n=0, chunk_id=chunk.id, document=document.name, document_id=document.id, page_start=pages[0],
             page_end=pages[-1], section=chunk.section, quote=clean_quote(quote), rects=tuple(rects),
-            chunk_rects=chunk.rects, score=1.0, recommendation_class=chunk.recommendation_class,
-            evidence_level=chunk.evidence_level,
+            chunk_rects=chunk.rects, score=1.0,
+            recommendation_class=grading.recommendation_class if grading else None,
+            evidence_level=grading.evidence_level if grading else None,
         )
 
     def _document_chunks(self, document_id: str) -> list[Chunk]:
