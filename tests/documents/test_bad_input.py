@@ -382,8 +382,11 @@ def test_a_second_file_with_a_taken_name_gets_a_suffix_and_a_shared_name_is_refu
     with sqlite3.connect(tmp_path / "data" / "catalog.sqlite") as db:
         # Migration 11 renames; later ones run again too (they are written to run again harmlessly).
         db.execute("DELETE FROM schema_version WHERE version >= 11")
-        for column in ("attempt", "attempts", "next_try_at"):
+        for column in ("attempt", "attempts", "next_try_at", "stage_waiting"):  # added by migrations 12 and 16
             db.execute(f"ALTER TABLE documents DROP COLUMN {column}")
+        for column in ("table_done", "table_rows", "table_number", "tables_total", "rows_done", "rows_total",
+                       "table_eta_s", "eta_s"):  # migration 16
+            db.execute(f"ALTER TABLE imports DROP COLUMN {column}")
     reopened = build(tmp_path / "data")
     names = sorted(d.name for d in reopened.documents.list("W"))
     assert names == ["same (2).pdf", "same (3).pdf", "same.pdf"]
