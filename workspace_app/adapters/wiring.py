@@ -167,7 +167,7 @@ def build_app(
     suggestions = SuggestionService(catalog, guides, answers, domain.recommendation_question)
     notes = NoteService(catalog, catalog)
     studio = StudioService(
-        catalog, answers, guides, suggestions, StoredDocumentSource(documents), notes,
+        catalog, answers, guides, suggestions, notes,
         settings.answers.studio_faq_questions, settings.answers.studio_topics_per_source,
     )
     return App(

@@ -46,7 +46,7 @@ from workspace_app.domain import DomainPack
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, AnswerLine, Citation, EvidenceBlock, Turn
-from workspace_app.models.documents import Workspace
+from workspace_app.models.documents import Chunk, Workspace
 from workspace_app.models.graph import Entity
 from workspace_app.retrieval.bilingual import Translator
 from workspace_app.retrieval.graph_query import GraphQuery
@@ -266,6 +266,12 @@ class AnswerService:
                     block = EvidenceBlock(n=0, chunk=hit.chunk, document_name=hit.document_name, score=hit.score)
                     found.append(self._citation(len(found) + 1, block, span.text, span.start, hit.score))
         return found
+
+    def quote_citation(self, chunk: Chunk, document_name: str, quote: str) -> Citation:
+        """A sentence of a passage as a citation, located on its page as an answer's quotes are (for callers that
+        choose the sentence themselves: the studio's briefing)."""
+        block = EvidenceBlock(n=0, chunk=chunk, document_name=document_name, score=1.0)
+        return self._citation(0, block, quote, max(0, chunk.text.find(quote)), 1.0)
 
     def _refusal(self, question: str, language: str, confidence: float, answerer: str) -> Answer:
         return Answer(

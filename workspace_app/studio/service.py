@@ -21,8 +21,6 @@ from typing import Literal, Protocol
 
 from workspace_app.answer.export import answer_markdown, escape
 from workspace_app.answer.phrases import disclaimer_text
-from workspace_app.answer.quotes import clean_quote
-from workspace_app.answer.sources import EvidenceSource
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, Citation, Note, Turn
 from workspace_app.models.documents import Chunk, Document
@@ -49,12 +47,13 @@ def _quiet(done: int, total: int) -> None:
 
 
 class Asker(Protocol):
-    """The answerer (`AnswerService.ask`)."""
+    """The answerer (`AnswerService.ask`, and `quote_citation` for a sentence the studio chose itself)."""
 
     def ask(
         self, workspace: str, question: str, history: Sequence[Turn] = (), documents: Sequence[str] | None = None,
         mode: str = "naive",
     ) -> Answer: ...
+    def quote_citation(self, chunk: Chunk, document_name: str, quote: str) -> Citation: ...
 
 
 class StudioCatalog(ScopeCatalog, Protocol):
@@ -126,14 +125,13 @@ class StudioService:
     """Builds the studio outputs of a workspace and saves them as notes."""
 
     def __init__(
-        self, catalog: StudioCatalog, asker: Asker, guides: Guides, suggestions: Suggestions, source: EvidenceSource,
-        notes: NoteSaver, faq_questions: int = 8, topics_per_source: int = 3,
+        self, catalog: StudioCatalog, asker: Asker, guides: Guides, suggestions: Suggestions, notes: NoteSaver,
+        faq_questions: int = 8, topics_per_source: int = 3,
     ) -> None:
         self._catalog = catalog
         self._asker = asker
         self._guides = guides
         self._suggestions = suggestions
-        self._source = source
         self._notes = notes
         self.faq_questions = faq_questions
         self.topics_per_source = topics_per_source
@@ -243,15 +241,11 @@ class StudioService:
     def _citation(
         self, document: Document, chunk: Chunk, quote: str, grading: GuideRecommendation | None = None
     ) -> Citation:
-        """The quote in its chunk as a citation, located on its page as an answer's citations are, with the
-        grading of the recommendation it states (none for a summary sentence)."""
-        rects = self._source.locate(document, chunk, quote, max(0, chunk.text.find(quote)))
-        pages = sorted({r.page for r in rects}) or [chunk.page_start, chunk.page_end]
-        return Citation(
-            n=0, chunk_id=chunk.id, document=document.name, document_id=document.id, page_start=pages[0],
-            page_end=pages[-1], section=chunk.section, quote=clean_quote(quote), rects=tuple(rects),
-            chunk_rects=chunk.rects, score=1.0,
-            recommendation_class=grading.recommendation_class if grading else None,
+        """The quote in its chunk as a citation (located by the answerer, as its own quotes are), with the grading
+        of the recommendation it states (none for a summary sentence)."""
+        citation = self._asker.quote_citation(chunk, document.name, quote)
+        return replace(
+            citation, recommendation_class=grading.recommendation_class if grading else None,
             evidence_level=grading.evidence_level if grading else None,
         )
 
