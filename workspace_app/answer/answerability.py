@@ -54,8 +54,8 @@ _TIME = re.compile(
 
 # Bounded by anything but Latin letters and digits: a Chinese character is a word character to `\b`.
 _ACRONYM = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*(?![A-Za-z0-9])")
-# How Chinese questions ask, which the sources never say (the CJK counterpart of QUESTION_WORDS).
-_ZH_ASKING = frozenset("多长时间 多长 多久 哪种 哪类 哪些 几类 几次 是多少 应如何 应怎样 怎么办 能否 是否 分别 如何 多大".split())
+# How Chinese questions ask beyond their interrogatives (`text.terms.is_interrogative`), which the sources never say.
+_ZH_ASKING = frozenset({"分别"})
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,12 @@ QUESTION_WORDS = frozenset(
     our recommend recommended recommendation recommends routinely say says should tell us use used using want
     we what which who within would year years level evidence class cor loe graded grade support supports
     he him his himself she her hers herself they them their theirs themselves
-    指南 推荐 多少 什么 怎么 怎样 如何 哪些 是否 可以 一般 大概 判断 最好 各是 还要 这条""".split()
+    指南 推荐 可以 一般 大概 判断 最好 各是 还要 这条""".split()
 )
+# The morphemes Chinese questions ask with: a word holding one (哪一年, 什么样, 多长时间, 怎么办, 是否) says how
+# the question asks, never what the sources say, however jieba cuts it.
+_ZH_INTERROGATIVES = ("哪", "什么", "多少", "多久", "多长", "多大", "怎", "如何", "是否", "能否", "谁", "何时", "为何",
+                      "几次", "几类", "几种", "几个")
 _IRREGULAR = {"women": "woman", "men": "man", "children": "child", "feet": "foot", "wk": "week", "wks": "week",
               "mo": "month", "mos": "month", "yr": "year", "yrs": "year", "min": "minute", "mins": "minute"}
 _SUFFIXES = ("ational", "ations", "ation", "ments", "ment", "ness", "ings", "ing", "ers", "er", "ies", "ied", "ly",
@@ -54,11 +58,16 @@ def is_cjk_term(term: str) -> bool:
     return has_cjk(term)
 
 
+def is_interrogative(term: str) -> bool:
+    """Whether a Chinese word is how a question asks (it holds an interrogative morpheme)."""
+    return is_cjk_term(term) and any(morpheme in term for morpheme in _ZH_INTERROGATIVES)
+
+
 def content_terms(text: str, *, drop_question_words: bool = False) -> dict[str, str]:
     """Distinct content terms of a text in order: stemmed key -> the word as written (for the keyword index)."""
     seen: dict[str, str] = {}
     for term in analyze(normalize(text)):
-        if term in STOPWORDS or (drop_question_words and term in QUESTION_WORDS):
+        if term in STOPWORDS or (drop_question_words and (term in QUESTION_WORDS or is_interrogative(term))):
             continue
         if len(term) < 2 and not term.isdigit() and not is_cjk_term(term):
             continue
