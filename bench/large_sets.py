@@ -14,6 +14,9 @@ Sets (see ../shared/STACK.md for how to fetch them; the JSON files go in bench/.
   stored in one language (by a hash of its name) and its questions are asked in the other one. Its workspace
   also gets unanswerable rows in both languages whose best evidence is often in the other language: questions of
   COVID-QA and CMRC (`FOREIGN`), whose sources it does not hold.
+- `xquad_own`: the same questions asked in their article's own language, in xquad's workspace (`SHARED`). With
+  both, a question's source is in its own language half of the time: the sentence ranking learns how to weigh
+  same- and other-language evidence without learning to prefer either (bench.fit_answers ranks on the two together).
 
 Every document falls in one of ten buckets by a hash of its name. Buckets 0 and 1 are left out of the workspace:
 their questions are asked there as unanswerable rows (the workspace holds their topical neighbours, not their
@@ -47,7 +50,8 @@ from bench.common import (
 from bench.common.fingerprint import embedding_fingerprint
 
 SOURCES = CACHE_DIR / "large-sources"
-SETS = ("covidqa", "cmrc", "pubmedqa", "xquad")
+SETS = ("covidqa", "cmrc", "pubmedqa", "xquad", "xquad_own")
+SHARED = {"xquad_own": "xquad"}  # a set asked in another set's workspace (its documents are that set's)
 REMOVED = {0, 1}
 CMRC_GROUP = 8
 CMRC_QUESTIONS = 1600  # every other question of the dev set keeps asking time near COVID-QA's
@@ -102,22 +106,24 @@ def _pubmedqa() -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
         yield f"{row['gold_id']}.txt", corpus[row["gold_id"]], [qa]
 
 
-def _xquad() -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
+def _xquad(own: bool = False) -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
+    """Each article in its stored language, with its questions in the other language (`own`: in the same one)."""
     versions = {lang: json.loads((SOURCES / f"xquad.{lang}.json").read_text(encoding="utf-8"))["data"] for lang in ("en", "zh")}
     for i, (en, zh) in enumerate(zip(versions["en"], versions["zh"], strict=True)):
         document = f"xquad-{i:02d}.md"
         stored = "zh" if int(hashlib.sha1(f"language {document}".encode()).hexdigest(), 16) % 2 else "en"
         text, asked = (zh, en) if stored == "zh" else (en, zh)
+        asked, language = (text, stored) if own else (asked, "en" if stored == "zh" else "zh")
         spans = {qa["id"]: qa["answers"] for paragraph in text["paragraphs"] for qa in paragraph["qas"]}
         qas = [
-            {"id": f"xquad-{qa['id']}", "question": qa["question"], "lang": "en" if stored == "zh" else "zh",
+            {"id": f"xquad-{'own-' if own else ''}{qa['id']}", "question": qa["question"], "lang": language,
              "answers": sorted({a["text"].strip() for a in spans[qa["id"]] if a["text"].strip()})}
             for paragraph in asked["paragraphs"] for qa in paragraph["qas"] if qa["id"] in spans
         ]
         yield document, "\n\n".join(p["context"] for p in text["paragraphs"]), qas
 
 
-READERS = {"covidqa": _covidqa, "cmrc": _cmrc, "pubmedqa": _pubmedqa, "xquad": _xquad}
+READERS = {"covidqa": _covidqa, "cmrc": _cmrc, "pubmedqa": _pubmedqa, "xquad": _xquad, "xquad_own": lambda: _xquad(own=True)}
 
 
 def materialise(name: str) -> tuple[list[Path], Path]:
@@ -169,6 +175,7 @@ def workspace(name: str, fresh: bool = False) -> LargeWorkspace:
     Not fingerprinted by code, as bench/common's cached workspaces are: a large set takes minutes to ingest, and
     the answer work it serves changes query-time code only. Rebuild it with --fresh after changing ingestion.
     """
+    name = SHARED.get(name, name)
     kept = dev_inputs() if name == "dev" else materialise(name)[0]
     data_dir = CACHE_DIR / f"large-{name}"
     meta_path = data_dir / "bench-meta.json"
