@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from workspace_app.answer.export import nested_headings
 from workspace_app.errors import WorkspaceError
 from workspace_app.studio.service import note_text
 from workspace_app.text.terms import loose
@@ -90,18 +91,18 @@ def test_an_output_is_kept_as_a_note_and_exported_with_its_citations(app: Any) -
     assert kept.answer is not None and kept.answer.answerer == "studio"
     assert [c.quote for c in kept.answer.citations] == [c.quote for c in output.answer.citations]
     exported = app.notes.export_notes(WORKSPACE)
-    assert output.body.strip() in exported and f"1. {output.answer.citations[0].document}" in exported
+    assert nested_headings(output.body.strip(), 2) in exported and f"1. {output.answer.citations[0].document}" in exported
     cited = output.answer.citations[0].document_id
     assert app.chats.source_uses(WORKSPACE, cited).notes >= 1, "removing a cited source warns about the note"
     markdown = app.studio.markdown(output)
-    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n#### ") and "**Citations**" in markdown
+    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n## ") and "**Citations**" in markdown
 
 
 def test_a_note_added_as_a_source_is_read_back_into_the_workspace(app: Any, tmp_path: Path) -> None:
     output = app.studio.build(WORKSPACE, "briefing")
     note = app.studio.save(WORKSPACE, output)
     markdown = app.notes.note_markdown(WORKSPACE, note.id)
-    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n#### ") and "**Citations**" in markdown
+    assert markdown.startswith(f"# Briefing: {WORKSPACE}\n\n## ") and "**Citations**" in markdown
     report = app.documents.submit(WORKSPACE, markdown.encode("utf-8"), "briefing-note.md")
     assert report.status == "queued", report.error
     again = app.documents.submit(WORKSPACE, markdown.encode("utf-8"), "briefing-note.md")

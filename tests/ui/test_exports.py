@@ -138,3 +138,23 @@ def test_file_names_are_readable_and_safe() -> None:
     assert safe_file_name("CON", "md", "chat") == "chat.md" and safe_file_name("   ", "md", "notes") == "notes.md"
     assert len(safe_file_name("x" * 500, "md")) <= 83
     assert safe_file_name("What is the class of " + "evidence " * 20, "md").endswith(" evidence.md"), "cut at a word"
+
+
+def test_a_notes_own_headings_nest_below_its_title_in_every_export() -> None:
+    """A note written with its own outline ("# Plan", "## Doses") keeps it inside the note: its shallowest heading
+    one level below the note's title, alone or among the workspace's notes; fenced code is left as written."""
+    from workspace_app.answer.export import note_markdown, notes_markdown
+    from workspace_app.models.answers import Note
+
+    body = "# Plan\n\nStart low.\n\n## Doses\n\n```\n# not a heading\n```\n###### Deepest"
+    note = Note(id="n1", workspace_id="w", title="Ward round", answer=None, created_at="2026-11-27", body=body)
+    alone = note_markdown(note).splitlines()
+    assert alone[0] == "# Ward round" and "## Plan" in alone and "### Doses" in alone
+    among = notes_markdown("Ward", [note]).splitlines()
+    assert among[0] == "# Notes: Ward" and "## Ward round" in among
+    assert "### Plan" in among and "#### Doses" in among and "###### Deepest" in among
+    assert "# not a heading" in among and "Start low." in among
+    tokens = MarkdownIt().parse("\n".join(among))
+    assert [int(t.tag[1]) for t in tokens if t.type == "heading_open"] == [1, 2, 3, 4, 6]
+    deep = Note(id="n2", workspace_id="w", title="Briefing", answer=None, created_at="2026-11-27", body="#### a.pdf\n\n- x")
+    assert note_markdown(deep, "##").splitlines()[2] == "### a.pdf"  # an outline set deep for its looks moves up

@@ -25,13 +25,38 @@ def notes_markdown(workspace_name: str, notes: Sequence[Note]) -> str:
 
 
 def note_markdown(note: Note, heading: str = "#") -> str:
-    """One note under its title: its own Markdown as written, then its saved answer with the citations."""
+    """One note under its title: its own Markdown as written (its headings nested below the title), then its saved
+    answer with the citations."""
     parts = [f"{heading} {escape(note.title, inline=True)}", ""]
     if note.body:
-        parts += [note.body, ""]
+        parts += [nested_headings(note.body, len(heading)), ""]
     if note.answer is not None:
         parts += [answer_markdown(note.answer), ""]
     return "\n".join(parts).rstrip() + "\n"
+
+
+_ATX_HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def nested_headings(markdown: str, depth: int) -> str:
+    """Markdown whose outline sits just below a heading of level `depth`, outside fenced code: its shallowest
+    heading becomes level depth + 1 and the others keep their distance to it (at most 6). A note's "# Plan" and
+    "## Doses" exported under its "## title" become "### Plan" and "#### Doses"."""
+    fence, found = "", []
+    for line in markdown.split("\n"):
+        opened = _FENCE.match(line)
+        if opened and (not fence or opened.group(1) == fence):
+            fence = "" if fence else opened.group(1)
+        found.append(None if fence or opened else _ATX_HEADING.match(line))
+    levels = [len(m.group(2)) for m in found if m]
+    if not levels:
+        return markdown
+    shift = depth + 1 - min(levels)
+    return "\n".join(
+        line if m is None else m.group(1) + "#" * max(1, min(6, len(m.group(2)) + shift)) + line[m.end():]
+        for line, m in zip(markdown.split("\n"), found)
+    )
 
 
 def answer_markdown(answer: Answer) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
-from workspace_app.answer.export import answer_markdown, escape
+from workspace_app.answer.export import answer_markdown, escape, nested_headings
 from workspace_app.answer.phrases import disclaimer_text
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, Citation, Note, Turn
@@ -147,8 +147,9 @@ class StudioService:
 
     @staticmethod
     def markdown(output: StudioOutput) -> str:
-        """The output as a Markdown file: its title, its text, and its numbered citations."""
-        return f"# {escape(output.title, inline=True)}\n\n{output.body}\n{answer_markdown(output.answer)}\n"
+        """The output as a Markdown file: its title, its text (its outline below the title), and its numbered
+        citations."""
+        return f"# {escape(output.title, inline=True)}\n\n{nested_headings(output.body, 1)}\n{answer_markdown(output.answer)}\n"
 
     def save(self, workspace: str, output: StudioOutput) -> Note:
         """Keep an output as a note of the workspace."""
