@@ -8,7 +8,9 @@ It runs the CLI as a user would, on the set's workspace (bench/.cache/large-<set
 set's domain pack (bench.large_sets.PACKS, given as WORKSPACE_DOMAIN__PACK: the pack is a setting, not stored in
 the data dir), keeps its per-question rows (bench/.cache/large-<set>-eval-rows.jsonl) and groups them by the
 question file's field. The figures are the eval's: first citation (a refusal is a miss), refusal recall, false
-refusals and search hit@1 (the share of answerable questions whose search rank-1 passage is right).
+refusals and search hit@1 (the share of answerable questions whose search rank-1 passage is right). Beside them,
+the shipped models' simulation on the set's candidate pools (bench.fit_answers, no asks): whether the lead would
+be right whatever the refusal threshold says, which tells refusals from wrong choices.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import CACHE_DIR, REPO, RESULTS_DIR, git_info, load_jsonl, log, now_iso
-from bench.large_sets import MEASURED, PACKS, materialise
+from bench.large_sets import MEASURED, PACKS, materialise, workspace
 
 GROUPED_BY = {"financebench": "question_type"}  # the question file's field a set's figures are also grouped by
 CLI = ".venv/bin/workspace-app"  # the product's command, run from the repo
@@ -68,6 +70,16 @@ def grouped(rows: list[dict[str, Any]], questions: list[dict[str, Any]], field: 
     return {value: group_figures(results, with_support=False).to_json() for value, results in sorted(groups.items())}
 
 
+def pool_figures(name: str) -> dict[str, Any]:
+    """The shipped models simulated on every row's candidate pool (bench.fit_answers.simulate): the lead's passage
+    right at any threshold, and search's rank 1 judged on the same pools (the data dir must be free: after the eval)."""
+    from bench.fit_answers import collect, search_rank1, simulate
+
+    opened = workspace(name)
+    read = collect(opened.app, load_jsonl(materialise(name)[1]))
+    return {**simulate(opened.app.answers.extractive.models, read), "search_rank1": search_rank1(read)}
+
+
 def measure(name: str) -> dict[str, Any]:
     """Run the eval on the set's workspace and gather its figures, overall and grouped."""
     question_file = materialise(name)[1]
@@ -86,6 +98,7 @@ def measure(name: str) -> dict[str, Any]:
         "ask_s": round(sum(r["elapsed_ms"] for r in rows) / 1000, 1),
         "overall": headline(summary["overall"]),
         f"by_{GROUPED_BY.get(name, 'group')}": {value: headline(figures) for value, figures in by_group.items()},
+        "simulated_on_pools": pool_figures(name),
         "eval": summary, "eval_by_group": by_group,
     }
 
@@ -97,7 +110,8 @@ def main() -> None:
     figures = measure(args.set)
     out = RESULTS_DIR / f"large_{args.set}.json"
     out.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(json.dumps({k: figures[k] for k in ("overall", f"by_{GROUPED_BY.get(args.set, 'group')}")}, indent=1))
+    shown_keys = ("overall", f"by_{GROUPED_BY.get(args.set, 'group')}", "simulated_on_pools")
+    print(json.dumps({k: figures[k] for k in shown_keys}, indent=1))
 
 
 if __name__ == "__main__":
