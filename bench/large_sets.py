@@ -18,11 +18,25 @@ Sets (see ../shared/STACK.md for how to fetch them; the JSON files go in bench/.
   both, a question's source is in its own language half of the time: the sentence ranking learns how to weigh
   same- and other-language evidence without learning to prefer either (bench.fit_answers ranks on the two together).
 
+Measured only (`MEASURED`: never fitted on; bench.fit_answers fits on `SETS`; figures: `python -m bench.large_eval`):
+- `financebench`: patronus-ai/financebench (CC BY-NC 4.0: for measurement; its files are never committed), read
+  from its git mirror (`fetch github:patronus-ai/financebench` -> `FINANCEBENCH_MIRROR`): 150 questions over 84
+  10-K, 10-Q and 8-K filings and earnings releases. Ingestion is bounded by a subset rule (`financebench_subset`):
+  only documents whose PDF the snapshot holds count (10 of the 84 are absent: a snapshot lacks large blobs); of
+  those in buckets 2-9, the ones with at least `FINANCEBENCH_MIN_QUESTIONS` (3) questions are ingested (13
+  documents, ~1,950 pages, 51 questions; at 2 it was 25 documents and ~3,300 pages, over an hour here); every
+  document of buckets 0 and 1 is left out as usual and its questions asked unanswerable (16); the other
+  documents' questions are not asked. The PDFs are copied from the mirror into `large-sources/financebench/`; the
+  workspace is read with the `generic` domain pack (`PACKS`: run `workspace-app eval` on it with
+  WORKSPACE_DOMAIN__PACK=generic) and keeps its vectors in its own data dir. Gold: the document and the evidence
+  pages (the set's `evidence_page_num` is 0-based: checked against PyMuPDF's page texts); a first citation is
+  right when it is on a gold page of the gold document.
+
 Every document falls in one of ten buckets by a hash of its name. Buckets 0 and 1 are left out of the workspace:
 their questions are asked there as unanswerable rows (the workspace holds their topical neighbours, not their
 source). Even buckets are the fit part (scoring models are fitted on it: `python -m bench.fit_answers`), odd
 buckets the held-back part that is reported. A question is right when the first citation's passage is in its
-document and holds one of its gold answers (PubMedQA: is in its abstract).
+document and holds one of its gold answers (PubMedQA: is in its abstract; FinanceBench: is on a gold page).
 """
 
 from __future__ import annotations
@@ -31,7 +45,9 @@ import argparse
 import hashlib
 import json
 import shutil
-from collections.abc import Iterator
+import subprocess
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +55,7 @@ from typing import Any
 from bench.common import (
     CACHE_DIR,
     EVAL_DIR,
+    REPO,
     CachedWorkspace,
     bench_settings,
     dev_inputs,
@@ -50,13 +67,17 @@ from bench.common import (
 from bench.common.fingerprint import embedding_fingerprint
 
 SOURCES = CACHE_DIR / "large-sources"
-SETS = ("covidqa", "cmrc", "pubmedqa", "xquad", "xquad_own")
+SETS = ("covidqa", "cmrc", "pubmedqa", "xquad", "xquad_own")  # the sets bench.fit_answers fits on
 SHARED = {"xquad_own": "xquad"}  # a set asked in another set's workspace (its documents are that set's)
+MEASURED = ("financebench",)  # sets only measured: never part of the fit
+PACKS = {"financebench": "generic"}  # the domain pack a set's workspace is read with (default: the settings')
 REMOVED = {0, 1}
 CMRC_GROUP = 8
 CMRC_QUESTIONS = 1600  # every other question of the dev set keeps asking time near COVID-QA's
 PUBMEDQA_DOCUMENTS = 300
 FOREIGN = {"xquad": (("covidqa", 200), ("cmrc", 200))}  # (set, how many) of other sets' questions asked unanswerable
+FINANCEBENCH_MIRROR = REPO.parent / ".mirror" / "patronus-ai+financebench" / "repo"  # a bare git mirror
+FINANCEBENCH_MIN_QUESTIONS = 3  # the subset rule: a kept document has at least this many questions
 
 
 def bucket(name: str) -> int:
@@ -123,19 +144,80 @@ def _xquad(own: bool = False) -> Iterator[tuple[str, str, list[dict[str, Any]]]]
         yield document, "\n\n".join(p["context"] for p in text["paragraphs"]), qas
 
 
-READERS = {"covidqa": _covidqa, "cmrc": _cmrc, "pubmedqa": _pubmedqa, "xquad": _xquad, "xquad_own": lambda: _xquad(own=True)}
+def _mirror(*args: str, stdin: str | None = None) -> bytes:
+    """The output of a git command on the FinanceBench mirror (bytes: it also gives PDFs)."""
+    return subprocess.run(
+        ["git", f"--git-dir={FINANCEBENCH_MIRROR}", *args], input=stdin.encode() if stdin is not None else None,
+        capture_output=True, check=True,
+    ).stdout
+
+
+def in_snapshot(documents: Iterable[str]) -> set[str]:
+    """The FinanceBench documents whose PDF the mirror holds (a snapshot lacks its largest blobs)."""
+    names = sorted(documents)
+    checked = _mirror("cat-file", "--batch-check", stdin="".join(f"HEAD:pdfs/{n}\n" for n in names)).decode()
+    return {n for n, line in zip(names, checked.splitlines(), strict=True) if not line.endswith("missing")}
+
+
+def financebench_subset(counts: dict[str, int], available: set[str]) -> tuple[list[str], list[str]]:
+    """(ingested, left out) documents: of the available ones, those of buckets 2-9 with at least
+    FINANCEBENCH_MIN_QUESTIONS questions are ingested, and every one of buckets 0 and 1 is left out (its questions
+    become unanswerable rows). The 10-Ks run to 100-500 pages (~1 page/s ingested here): taking every document would
+    take hours; the documents asked about most give the most questions per page ingested."""
+    present = sorted(d for d in counts if d in available)
+    kept = [d for d in present if bucket(d) not in REMOVED and counts[d] >= FINANCEBENCH_MIN_QUESTIONS]
+    return kept, [d for d in present if bucket(d) in REMOVED]
+
+
+def gold_pages(evidence: list[dict[str, Any]]) -> list[int]:
+    """The 1-based pages of a row's evidence (FinanceBench counts its `evidence_page_num` from 0)."""
+    return sorted({int(e["evidence_page_num"]) + 1 for e in evidence})
+
+
+def financebench_pdf(document: str) -> Path:
+    """The document's PDF in large-sources/financebench/, copied from the mirror on first use."""
+    path = SOURCES / "financebench" / document
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_mirror("show", f"HEAD:pdfs/{document}"))
+    return path
+
+
+def _financebench() -> Iterator[tuple[str, str | Path, list[dict[str, Any]]]]:
+    rows = [json.loads(line) for line in _mirror("show", "HEAD:data/financebench_open_source.jsonl").decode().splitlines() if line.strip()]
+    counts = Counter(f"{row['doc_name']}.pdf" for row in rows)
+    kept, removed = financebench_subset(counts, in_snapshot(counts))
+    for document in kept + removed:
+        qas = [
+            {"id": row["financebench_id"].replace("financebench_id_", "financebench-"), "question": row["question"],
+             "lang": "en", "pages": gold_pages(row["evidence"]), "question_type": row["question_type"]}
+            for row in rows if f"{row['doc_name']}.pdf" == document
+        ]
+        yield document, financebench_pdf(document), qas
+
+
+READERS = {
+    "covidqa": _covidqa, "cmrc": _cmrc, "pubmedqa": _pubmedqa, "xquad": _xquad, "xquad_own": lambda: _xquad(own=True),
+    "financebench": _financebench,
+}
+
+
+def _written(path: Path, text: str) -> Path:
+    """The text file at `path`, written when it is missing or differs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
 
 
 def materialise(name: str) -> tuple[list[Path], Path]:
-    """Write the set's documents (all of them) and its question file; returns the kept documents and the file."""
+    """Write the set's documents (all of them; a reader giving a file's path has written it) and its question
+    file; returns the kept documents and the file."""
     folder = CACHE_DIR / f"large-{name}-files"
-    folder.mkdir(parents=True, exist_ok=True)
     kept: list[Path] = []
     questions = []
-    for document, text, qas in READERS[name]():
-        path = folder / document
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
+    for document, content, qas in READERS[name]():
+        path = content if isinstance(content, Path) else _written(folder / document, content)
         removed = bucket(document) in REMOVED
         if not removed:
             kept.append(path)
@@ -144,6 +226,7 @@ def materialise(name: str) -> tuple[list[Path], Path]:
             if removed:
                 row.update(answerable=False, kind="unanswerable", source=document)
                 row.pop("answers", None)
+                row.pop("pages", None)
             else:
                 row.update(answerable=True, doc=document)
             questions.append(row)
@@ -181,10 +264,16 @@ def workspace(name: str, fresh: bool = False) -> LargeWorkspace:
     meta_path = data_dir / "bench-meta.json"
     if fresh and data_dir.exists():
         shutil.rmtree(data_dir)
-    app = open_app(bench_settings(data_dir), embedding_cache=CACHE_DIR / f"embeddings-{embedding_fingerprint()}.sqlite")
+    settings = bench_settings(data_dir)
+    if name in PACKS:
+        settings.domain.pack = PACKS[name]
+    # A measured set keeps its vectors in its own data dir: the shared embedding cache stays the fitted sets'.
+    shared = None if name in MEASURED else CACHE_DIR / f"embeddings-{embedding_fingerprint()}.sqlite"
+    app = open_app(settings, embedding_cache=shared)
     if not meta_path.exists():
         log(f"[{name}] ingesting {len(kept)} documents into {data_dir}")
-        record = ingest_sources(app, CachedWorkspace.WORKSPACE, [(p, p.name) for p in kept], name, every=10)
+        record = ingest_sources(app, CachedWorkspace.WORKSPACE, [(p, p.name) for p in kept], name,
+                                every=1 if name in MEASURED else 10)
         if record["failures"]:
             raise SystemExit(f"[{name}] {len(record['failures'])} documents failed: {record['failures'][:3]}")
         meta_path.write_text(json.dumps({"ingest": record}, indent=1) + "\n", encoding="utf-8")
@@ -194,7 +283,7 @@ def workspace(name: str, fresh: bool = False) -> LargeWorkspace:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("action", choices=("build", "questions"))
-    parser.add_argument("sets", nargs="+", choices=SETS)
+    parser.add_argument("sets", nargs="+", choices=(*SETS, *MEASURED))
     parser.add_argument("--fresh", action="store_true", help="ingest again even when the cache is valid")
     args = parser.parse_args()
     for name in args.sets:
