@@ -78,4 +78,20 @@ def selection_rects(raw: Any, page: int) -> tuple[Rect, ...]:
             continue
         if x1 > x0 and y1 > y0:
             rects.append(Rect(page, x0, y0, x1, y1))
-    return tuple(rects[:MAX_BOXES])
+    return _lines(rects[:MAX_BOXES])
+
+
+def _lines(rects: list[Rect]) -> tuple[Rect, ...]:
+    """One box per line of the selection (the browser gives one per word of the text layer): boxes whose middles
+    are within half a box's height of each other, side by side, are joined, so the note's red sentence is drawn as
+    lines, not as a box around every word."""
+    joined: list[Rect] = []
+    for rect in rects:
+        middle, half = (rect.y0 + rect.y1) / 2, (rect.y1 - rect.y0) / 2
+        line = next((i for i, r in enumerate(joined) if abs((r.y0 + r.y1) / 2 - middle) <= half), None)
+        if line is None:
+            joined.append(rect)
+            continue
+        r = joined[line]
+        joined[line] = Rect(r.page, min(r.x0, rect.x0), min(r.y0, rect.y0), max(r.x1, rect.x1), max(r.y1, rect.y1))
+    return tuple(joined)

@@ -22,12 +22,12 @@ import streamlit as st
 from streamlit import runtime
 
 from components.citations import pages_label
-from components.text import escape_markdown
-from components.page_text import PageWord, page_words
 from components.page_scale import RenderScales, render_scale, render_sharpener
+from components.page_text import PageWord, page_words
 from components.passage_notes import render_passage_saver
-from components.viewer_layout import PanelLayout, apply_layout, panel_layout, render_layout_switch
+from components.text import escape_markdown
 from components.viewer_html import ShownPage, viewer_html
+from components.viewer_layout import PanelLayout, apply_layout, panel_layout, render_layout_switch
 from workspace_app.app import App, grading_text
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Citation, SourceUses

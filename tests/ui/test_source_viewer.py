@@ -183,4 +183,6 @@ def test_wide_layout_follows_the_window_until_the_reader_chooses() -> None:
 def test_selection_boxes_from_the_browser_are_checked() -> None:
     raw = [[1, 2, 30, 12], [5, 5, 5, 9], ["a", 1, 2, 3], [1, 2], "x"]
     assert selection_rects(raw, 4) == (Rect(4, 1, 2, 30, 12),)
+    words = [[10, 100, 40, 110], [44, 101, 80, 110], [10, 112, 50, 122]]
+    assert selection_rects(words, 2) == (Rect(2, 10, 100, 80, 110), Rect(2, 10, 112, 50, 122)), "one box a line"
     assert selection_rects("not a list", 1) == ()

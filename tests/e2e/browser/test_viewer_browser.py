@@ -206,6 +206,13 @@ SELECT_QUOTE = """() => {
 }"""
 
 
+# Resolves once the frame's page image is drawn with over 1.4 times the pixels it first had (60 s at most).
+REDRAWN = """(frame, first) => new Promise((ok, no) => { const start = Date.now(); (function wait() {
+  const img = frame.contentDocument.querySelector('.page img');
+  if (img.naturalWidth > 1.4 * first) ok(); else if (Date.now() - start > 60000) no('not redrawn');
+  else setTimeout(wait, 200); })(); })"""
+
+
 def open_chip(page: Any, answer: int, n: int) -> Any:
     """Click [n] of the answer-th answer; the viewer's frame once it has painted that citation."""
     from playwright.sync_api import expect
@@ -259,12 +266,7 @@ def test_cited_text_is_legible_at_1366_and_a_selection_becomes_a_note(
         frame.locator("#zoom-in").click()
         frame.locator("#zoom-in").click()
         expect(frame.locator("#zoom-label")).to_have_text("156%")
-        page.locator(FRAME).evaluate(
-            "(f) => new Promise((ok, no) => { const t = Date.now(); (function wait() {"
-            " const img = f.contentDocument.querySelector('.page img');"
-            " if (img.naturalWidth > 1.4 * %d) ok(); else if (Date.now() - t > 60000) no('not redrawn'); else setTimeout(wait, 200); })(); })"
-            % first_px
-        )
+        page.locator(FRAME).evaluate(REDRAWN, first_px)
         assert frame.locator("#zoom-label").inner_text() == "156%", "the frame was not reloaded: the zoom stays"
         frame.locator("#zoom-fit").click()
 
