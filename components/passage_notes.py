@@ -1,9 +1,9 @@
-"""'Save selection to notes': the text the reader selected in the viewer's page becomes a note citing it.
+"""'Save selection' (to notes): the text the reader selected in the viewer's page becomes a note citing it.
 
-The viewer's frame cannot talk back to Python (`st.iframe` only shows), so a small bidirectional component
-(`st.components.v2`, drawn in the app's own document, no iframe) sits under it: on click it reads the selection
-inside the frame (same origin), the page it lies on and its boxes converted to PDF points, and sends them as a
-one-shot trigger. The note is made by the NoteService (`save_passage`), with the citation a saved answer has.
+The viewer's frame cannot talk back to Python (`st.iframe` only shows), so its 'Save selection' button raises
+an event on the app's window (same origin) with the selection, the page it lies on and its boxes converted to PDF
+points, and a small bidirectional component (`st.components.v2`, in the app's own document, no height) beside the
+frame sends it to Python as a one-shot trigger. The note is made by the NoteService (`save_passage`), with the citation a saved answer has.
 """
 
 from __future__ import annotations
@@ -18,44 +18,27 @@ from workspace_app.models.documents import Document, Rect
 
 MAX_BOXES = 200  # selection boxes kept (a whole page is ~60 lines)
 
-_HTML = """<button type='button' class='save' title='Select text in the page, then keep it as a note citing this page'>Save selection to notes</button><span class='hint'></span>"""
-_CSS = """
-.save{font:inherit;font-size:14px;padding:6px 12px;min-height:40px;border:1px solid rgba(49,51,63,.2);border-radius:8px;
- background:#fff;cursor:pointer}
-.save:hover{border-color:#ff4b4b;color:#ff4b4b}
-.hint{margin-left:10px;color:#6b6f76;font-size:13px}
-"""
-# The selection's text, the page its start lies on, and its line boxes on that page in PDF points (the page's
-# size in points is on the page element: data-w / data-h).
+# The frame's 'Save selection' button sends the selection's text, the page its start lies on and its line boxes in
+# PDF points as an event on the app's window; this passes the one from its own frame on to Python.
 _JS = """
 export default function(component) {
-  const { data, setTriggerValue, parentElement } = component;
-  const button = parentElement.querySelector('.save'), hint = parentElement.querySelector('.hint');
-  button.onclick = function() {
+  const { data, setTriggerValue } = component;
+  function save(event) {
     const frame = document.querySelector(data.frame);
-    const win = frame && frame.contentWindow, sel = win && win.getSelection();
-    const text = sel ? sel.toString().trim() : '';
-    const start = sel && sel.rangeCount ? sel.getRangeAt(0).startContainer : null;
-    const el = start && (start.nodeType === 1 ? start : start.parentElement);
-    const page = el && el.closest('.page');
-    if (!text || !page) { hint.textContent = 'Select text in the page first.'; return; }
-    const box = page.getBoundingClientRect(), w = parseFloat(page.dataset.w), h = parseFloat(page.dataset.h);
-    const rects = Array.from(sel.getRangeAt(0).getClientRects())
-      .filter(function(r) { return r.width > 0 && r.left < box.right && r.top < box.bottom && r.bottom > box.top; })
-      .map(function(r) { return [(r.left - box.left) / box.width * w, (r.top - box.top) / box.height * h,
-                                 (r.right - box.left) / box.width * w, (r.bottom - box.top) / box.height * h]; });
-    hint.textContent = '';
-    setTriggerValue('save', {text: text, page: parseInt(page.dataset.page, 10), rects: rects});
-  };
+    if (!frame || event.detail.frame !== frame) return;
+    setTriggerValue('save', {text: event.detail.text, page: event.detail.page, rects: event.detail.rects});
+  }
+  window.addEventListener('viewer-save', save);
+  return function() { window.removeEventListener('viewer-save', save); };
 }
 """
-_SAVER = st.components.v2.component("passage_saver", html=_HTML, css=_CSS, js=_JS)
+_SAVER = st.components.v2.component("passage_saver", js=_JS)
 
 
 def render_passage_saver(app: App, workspace: str, document: Document, *, frame: str, key: str) -> None:
-    """The save button under the viewer whose frame is inside the container `frame`; saves what was selected."""
+    """Listen beside the viewer whose frame is inside the container `frame`; save the selection it sends."""
     result = _SAVER(key=f"{key}-saver", data={"frame": f".st-key-{frame} iframe"}, on_save_change=lambda: None,
-                    width="content")
+                    height=0)
     picked = getattr(result, "save", None)
     if not picked:
         return

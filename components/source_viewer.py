@@ -9,8 +9,8 @@ and an unchanged frame is not reloaded by the browser. The viewer's column stays
 (`sticky_viewer_style`). A citation of a removed source shows its saved quote and says the source is gone.
 
 Around the frame: the wide or beside layout (`viewer_layout`), the page's words for its text layer
-(`page_text`), sharper page images once the frame says its zoom needs them (`page_scale`), and "Save selection to
-notes" (`passage_notes`).
+(`page_text`), sharper page images once the frame says its zoom needs them (`page_scale`), and "Save selection"
+(to notes, `passage_notes`).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def render_citation_viewer(app: App, workspace: str, citation: Citation | None, 
         render_source_viewer(document, _loader(app, workspace, document), focus=citation, marks=others,
                              file=_file_loader(app, workspace, document), layout=layout,
                              words=_words_loader(app, workspace, document), scales=render_scales(app), key=f"{key}-doc",
-                             tools=lambda: render_passage_saver(app, workspace, document, frame=f"{key}-doc-frame",
+                             saver=lambda: render_passage_saver(app, workspace, document, frame=f"{key}-doc-frame",
                                                                 key=f"{key}-doc"))
 
 
@@ -102,11 +102,11 @@ def render_source_preview(app: App, workspace: str, documents: Sequence[Document
 def render_source_viewer(document: Document, load_page: PageLoader, *, focus: Citation | None = None,
                          marks: Sequence[Citation] = (), file: Callable[[], bytes] | None = None,
                          layout: PanelLayout | None = None, words: WordLoader | None = None,
-                         scales: RenderScales = DEFAULT_SCALES, tools: Callable[[], None] | None = None,
+                         scales: RenderScales = DEFAULT_SCALES, saver: Callable[[], None] | None = None,
                          key: str) -> None:
     """Pages of one document with paging, jump-to-page, zoom, full screen, a wide mode and 'open full PDF' at the
-    page in view; the focus passage in view, the text selectable, the images as sharp as the zoom needs. `tools`
-    draws more buttons at the end of the navigation row (above the page: nothing at the bottom can be hidden)."""
+    page in view; the focus passage in view, the text selectable, the images as sharp as the zoom needs. With a
+    `saver` (drawn beside the frame) the frame offers 'Save selection'."""
     if not has_page_images(document):
         st.caption(f"{escape_markdown(document.name)} is a text source: it has no pages to show.")
         return
@@ -119,14 +119,16 @@ def render_source_viewer(document: Document, load_page: PageLoader, *, focus: Ci
     total = window[0].pages
     if layout is not None:
         apply_layout(layout)
-    _render_navigation(document, page, total, file, layout, key, tools)
+    _render_navigation(document, page, total, file, layout, key)
     shown = [
         ShownPage(image, _media_url(image.png, "image/png", f"{key}-page-{i}"), words(image.page) if words else ())
         for i, image in enumerate(window)
     ]
     where = f"{document.name} · page {page} of {total}"
     with st.container(key=f"{key}-frame"):
-        st.iframe(viewer_html(shown, focus, marks, where, document.id), height=FRAME_HEIGHT)
+        st.iframe(viewer_html(shown, focus, marks, where, document.id, can_save=saver is not None), height=FRAME_HEIGHT)
+    if saver is not None:
+        saver()
     # Drawn after the frame is sent, so a sharper page never delays the first paint.
     scale = render_scale(scales, key=key)
     sharp = {} if scale <= scales.first else {
@@ -197,7 +199,7 @@ def _current_page(document: Document, focus: Citation | None, key: str) -> int:
 
 
 def _render_navigation(document: Document, page: int, total: int, file: Callable[[], bytes] | None,
-                       layout: PanelLayout | None, key: str, tools: Callable[[], None] | None = None) -> None:
+                       layout: PanelLayout | None, key: str) -> None:
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"{key}-nav"):
         st.button("", key=f"{key}-prev", icon=":material/chevron_left:", disabled=page <= 1,
                   on_click=_go_to, args=(key, page - 1), help="Previous page")
@@ -214,8 +216,6 @@ def _render_navigation(document: Document, page: int, total: int, file: Callable
             url = _media_url(file(), "application/pdf", f"{key}-file", file_name=document.name)
             st.link_button("Open full PDF", f"{url}#page={page}", icon=":material/open_in_new:",
                            help=f"The whole file in a new tab, at page {page}")
-        if tools is not None:
-            tools()
 
 
 def _go_to(key: str, page: int) -> None:

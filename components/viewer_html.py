@@ -35,11 +35,11 @@ class ShownPage:
 _STYLE = """
 :root{--zoom:1}
 body{margin:0;background:#e9ebef;font:13px/1.3 system-ui,sans-serif;color:#222}
-.bar{position:fixed;top:0;left:0;right:0;z-index:5;display:flex;gap:6px;align-items:center;padding:4px 8px;
- background:#fff;border-bottom:1px solid #d6d8dc;white-space:nowrap}
+.bar{position:fixed;top:0;left:0;right:0;z-index:5;display:flex;flex-wrap:wrap;gap:6px;align-items:center;
+ padding:4px 8px;background:#fff;border-bottom:1px solid #d6d8dc;white-space:nowrap}
 .bar button{font:inherit;padding:2px 8px;border:1px solid #c5c8ce;border-radius:6px;background:#fff;cursor:pointer;
  flex:0 0 auto}
-.bar .where{margin-left:auto;min-width:0;overflow:hidden;text-overflow:ellipsis;color:#555}
+.bar .where{flex:1 1 0;min-width:0;text-align:right;overflow:hidden;text-overflow:ellipsis;color:#555}
 .pages{padding:40px 8px 8px;width:calc(var(--zoom) * 100% - 16px)}
 .page{position:relative;margin:0 0 10px;background:#fff;box-shadow:0 1px 3px rgba(0,0,0,.3);width:100%}
 .page img{width:100%;height:100%;display:block;user-select:none}
@@ -100,6 +100,20 @@ document.getElementById('full-screen').onclick=function(){
  const top=window.frameElement?window.parent.document:document;
  if(top.fullscreenElement){top.exitFullscreen();return;}
  (window.frameElement||document.documentElement).requestFullscreen().catch(function(){});};
+// 'Save selection': the selected text, its page and its boxes in PDF points, to the viewer's saver in the app.
+const save=document.getElementById('save-selection');
+if(save)save.onmousedown=function(e){e.preventDefault();};  // keep the selection while the button is pressed
+if(save)save.onclick=function(){const sel=getSelection(),text=sel.toString().trim();
+ const start=sel.rangeCount?sel.getRangeAt(0).startContainer:null;
+ const el=start&&(start.nodeType===1?start:start.parentElement),page=el&&el.closest('.page');
+ if(!text||!page){save.textContent='Select text first';setTimeout(function(){save.textContent='Save selection';},2500);return;}
+ const box=page.getBoundingClientRect(),w=parseFloat(page.dataset.w),h=parseFloat(page.dataset.h);
+ const rects=Array.from(sel.getRangeAt(0).getClientRects()).filter(function(r){
+  return r.width>0&&r.left<box.right&&r.top<box.bottom&&r.bottom>box.top;}).map(function(r){
+  return [(r.left-box.left)/box.width*w,(r.top-box.top)/box.height*h,(r.right-box.left)/box.width*w,
+   (r.bottom-box.top)/box.height*h];});
+ try{window.parent.dispatchEvent(new window.parent.CustomEvent('viewer-save',{detail:{frame:window.frameElement,
+  text:text,page:parseInt(page.dataset.page,10),rects:rects}}));}catch(e){}};
 document.querySelectorAll('script.words').forEach(function(data){
  const page=data.closest('.page'),w=parseFloat(page.dataset.w),h=parseFloat(page.dataset.h);
  const layer=document.createElement('div');layer.className='text';
@@ -118,19 +132,23 @@ loaded.then(function(){return img&&img.decode?img.decode().catch(function(){}):n
 
 
 def viewer_html(pages: Sequence[ShownPage], focus: Citation | None, marks: Sequence[Citation], where: str,
-                document_id: str = "") -> str:
+                document_id: str = "", can_save: bool = False) -> str:
     """The frame's document: a zoom bar, the pages with their text layers, the focused citation's outline and red
-    sentence, and the other citations' marks. `document_id` lets a zoom the reader chose stay on the next page."""
+    sentence, and the other citations' marks. `document_id` lets a zoom the reader chose stay on the next page;
+    `can_save` offers 'Save selection' (a passage saver listens beside the frame)."""
     body = "".join(_page_html(shown, focus, marks) for shown in pages)
     focus_id = f"{focus.chunk_id}-{focus.n}" if focus else ""
+    save = ("<button id='save-selection' title='Keep the text selected in the page as a note citing it'>"
+            "Save selection</button>") if can_save else ""
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><style>{_STYLE}</style></head>"
         f"<body data-painted='0' data-focus='{html.escape(focus_id, quote=True)}' "
         f"data-doc='{html.escape(document_id, quote=True)}'><div class='bar'>"
         "<button id='zoom-out' title='Zoom out'>−</button><span id='zoom-label'>Fit</span>"
-        "<button id='zoom-in' title='Zoom in'>+</button><button id='zoom-fit' title='The whole page width in the panel'>Fit width</button>"
+        "<button id='zoom-in' title='Zoom in'>+</button>"
+        "<button id='zoom-fit' title='Fit the page&#39;s width to the panel'>Width</button>"
         "<button id='zoom-passage' title='The cited passage across the panel'>Passage</button>"
-        "<button id='full-screen' title='The viewer over the whole screen (Esc leaves it)'>Full screen</button>"
+        f"<button id='full-screen' title='The viewer over the whole screen (Esc leaves it)'>Full screen</button>{save}"
         f"<span class='where' title='{html.escape(where, quote=True)}'>{html.escape(where)}</span></div>"
         f"<div class='pages'>{body}</div><script>{_SCRIPT}</script></body></html>"
     )

@@ -73,12 +73,13 @@ def _wide_css(layout: PanelLayout) -> str:
 
 def render_layout_switch(layout: PanelLayout) -> None:
     """'Wide' and/or 'Beside': the mode not in effect (both when the window's width decides; CSS hides one)."""
+    # Icons only: the navigation row must stay one line in a ~450 px panel (a second line pushes the page down).
     if layout.wide is not True:
-        st.button("Wide", key=f"{layout.key}-wide-on", icon=":material/open_in_full:", on_click=_choose,
-                  args=(layout.key, True), help="The viewer over most of the screen")
+        st.button("", key=f"{layout.key}-wide-on", icon=":material/open_in_full:", on_click=_choose,
+                  args=(layout.key, True), help="Wide: the viewer over most of the screen")
     if layout.wide is not False and (layout.wide is True or layout.wide_below > 0):
-        st.button("Beside", key=f"{layout.key}-wide-off", icon=":material/close_fullscreen:", on_click=_choose,
-                  args=(layout.key, False), help="The viewer back beside the page")
+        st.button("", key=f"{layout.key}-wide-off", icon=":material/close_fullscreen:", on_click=_choose,
+                  args=(layout.key, False), help="Beside: the viewer back beside the page")
 
 
 def _choose(key: str, wide: bool) -> None:

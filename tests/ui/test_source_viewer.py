@@ -170,6 +170,8 @@ def test_frame_outlines_the_passage_once_and_lays_out_escaped_words() -> None:
     assert "<b>x</b>" not in frame and "\\u003c/script\\u003e\\u003cb\\u003ex" in frame, "words cannot close the script"
     assert "data-w='600.00' data-h='800.00'" in frame and ",8.0,1]" in frame
     assert passage_outline(lines, 4) is None
+    assert "id='save-selection'" not in frame, "only a viewer with a saver beside it offers 'Save selection'"
+    assert "id='save-selection'" in viewer_html([ShownPage(image, "/media/x.png")], focus, [], "a.pdf", can_save=True)
 
 
 def test_wide_layout_follows_the_window_until_the_reader_chooses() -> None:
@@ -186,3 +188,13 @@ def test_selection_boxes_from_the_browser_are_checked() -> None:
     words = [[10, 100, 40, 110], [44, 101, 80, 110], [10, 112, 50, 122]]
     assert selection_rects(words, 2) == (Rect(2, 10, 100, 80, 110), Rect(2, 10, 112, 50, 122)), "one box a line"
     assert selection_rects("not a list", 1) == ()
+
+
+def test_a_saved_passage_is_listed_in_notes_and_its_chip_opens_its_page(open_page: Any, service: Any) -> None:
+    [document] = service.documents.list("Cardiology")
+    service.notes.save_passage("Cardiology", document.id, 3, "Carotid sinus massage", (Rect(3, 50, 100, 200, 110),))
+    notes = open_page("pages/notes.py")
+    assert "Saved from the viewer" in texts(notes) and "Passage from syncope\\.pdf\\, p\\. 3" in texts(notes)
+    chip(notes, 1).click().run()
+    assert not notes.exception
+    assert notes.number_input(key="notes-viewer-doc-page-input").value == 3

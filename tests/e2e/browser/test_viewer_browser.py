@@ -282,7 +282,7 @@ def test_cited_text_is_legible_at_1366_and_a_selection_becomes_a_note(
         # Select the red sentence's first line in the text layer and keep it as a note.
         selected = frame.locator("body").evaluate(f"() => ({SELECT_QUOTE})()")
         assert selected.split()[:3] == ["Women", "have", "unique"] and len(selected.split()) >= 20, selected
-        page.get_by_role("button", name="Save selection to notes").click()
+        frame.locator("#save-selection").click()
         expect(page.get_by_text("Saved to notes: Passage from mosca-2011-women-cvd.pdf, p. 3")).to_be_visible(timeout=30_000)
 
         # Docked beside the chat, then full screen from the frame's own button.
