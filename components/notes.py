@@ -17,6 +17,8 @@ from components.text import escape_markdown, format_date
 from workspace_app.models.answers import Note
 
 NoteActionKind = Literal["create", "update", "delete", "cite", "source"]
+# Where a note's saved answer came from, by its answerer (an asked answer: "Saved from chat").
+_SAVED_FROM = {"studio": "Built in the studio", "passage": "Saved from the viewer"}
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ def close_note_editor(*, key: str) -> None:
 
 def _render_content(note: Note, *, key: str, present: set[str] | None = None) -> NoteAction | None:
     edited = f" · edited {format_date(note.updated_at)}" if note.updated_at and note.updated_at != note.created_at else ""
-    kind = "Written" if note.answer is None else "Built in the studio" if note.answer.answerer == "studio" else "Saved from chat"
+    kind = "Written" if note.answer is None else _SAVED_FROM.get(note.answer.answerer, "Saved from chat")
     st.caption(f"{kind} {format_date(note.created_at)}{edited}")
     if note.body:
         # The user's own Markdown, rendered as Markdown (raw HTML stays off: Streamlit's default).

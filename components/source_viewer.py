@@ -7,6 +7,10 @@ Only the pages in view are drawn (1, or 2 when the passage runs onto the next pa
 (`st.cache_data`), and served by URL from Streamlit's media store: a rerun re-sends a small frame, not a PDF,
 and an unchanged frame is not reloaded by the browser. The viewer's column stays in view while the chat scrolls
 (`sticky_viewer_style`). A citation of a removed source shows its saved quote and says the source is gone.
+
+Around the frame: the wide or beside layout (`viewer_layout`), the page's words for its text layer
+(`page_text`), sharper page images once the frame says its zoom needs them (`page_scale`), and "Save selection"
+(to notes, `passage_notes`).
 """
 
 from __future__ import annotations
@@ -18,15 +22,21 @@ import streamlit as st
 from streamlit import runtime
 
 from components.citations import pages_label
+from components.page_scale import RenderScales, render_scale, render_sharpener
+from components.page_text import PageWord, page_words
+from components.passage_notes import render_passage_saver
 from components.text import escape_markdown
 from components.viewer_html import ShownPage, viewer_html
+from components.viewer_layout import PanelLayout, apply_layout, panel_layout, render_layout_switch
 from workspace_app.app import App, grading_text
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Citation, SourceUses
 from workspace_app.models.documents import Document, PageImage
 
-PageLoader = Callable[[int], PageImage]
-SCALE = 2.0  # pixels per PDF point: sharp text up to 200% zoom in a ~600 px panel
+PageLoader = Callable[[int, float], PageImage]  # (page, pixels per PDF point)
+WordLoader = Callable[[int], tuple[PageWord, ...]]
+SCALE = 2.0  # pixels per PDF point a page is first drawn at: the default of Settings.ui.viewer_render_scale
+DEFAULT_SCALES = RenderScales(SCALE, 4.0)
 FRAME_HEIGHT = 760
 REMOVED = "This source was removed from the workspace. The quote saved with the answer is shown instead."
 
@@ -45,6 +55,7 @@ def sticky_viewer_style(key: str) -> None:
 def render_citation_viewer(app: App, workspace: str, citation: Citation | None, marks: Sequence[Citation] = (),
                            *, key: str) -> None:
     """The cited document at the cited page (the answer's other citations marked), or a hint when none is open."""
+    layout = panel_layout(app, key)
     with st.container(key=key):
         if citation is None:
             st.info("Click a citation such as [1] to open its source here.", icon=":material/picture_as_pdf:")
@@ -67,7 +78,10 @@ def render_citation_viewer(app: App, workspace: str, citation: Citation | None, 
             _render_saved_quote(citation)
         others = [m for m in marks if m.document_id == document.id and m.n != citation.n]
         render_source_viewer(document, _loader(app, workspace, document), focus=citation, marks=others,
-                             file=_file_loader(app, workspace, document), key=f"{key}-doc")
+                             file=_file_loader(app, workspace, document), layout=layout,
+                             words=_words_loader(app, workspace, document), scales=render_scales(app), key=f"{key}-doc",
+                             saver=lambda: render_passage_saver(app, workspace, document, frame=f"{key}-doc-frame",
+                                                                key=f"{key}-doc"))
 
 
 def render_source_preview(app: App, workspace: str, documents: Sequence[Document], *, key: str) -> None:
@@ -81,29 +95,62 @@ def render_source_preview(app: App, workspace: str, documents: Sequence[Document
         document = next((d for d in ready if d.id == chosen), None)
         if document is not None:
             render_source_viewer(document, _loader(app, workspace, document), file=_file_loader(app, workspace, document),
+                                 words=_words_loader(app, workspace, document), scales=render_scales(app),
                                  key=f"{key}-doc")
 
 
 def render_source_viewer(document: Document, load_page: PageLoader, *, focus: Citation | None = None,
-                         marks: Sequence[Citation] = (), file: Callable[[], bytes] | None = None, key: str) -> None:
-    """Pages of one document with paging, jump-to-page, zoom and 'open full PDF'; the focus passage in view."""
+                         marks: Sequence[Citation] = (), file: Callable[[], bytes] | None = None,
+                         layout: PanelLayout | None = None, words: WordLoader | None = None,
+                         scales: RenderScales = DEFAULT_SCALES, saver: Callable[[], None] | None = None,
+                         key: str) -> None:
+    """Pages of one document with paging, jump-to-page, zoom, full screen, a wide mode and 'open full PDF' at the
+    page in view; the focus passage in view, the text selectable, the images as sharp as the zoom needs. With a
+    `saver` (drawn beside the frame) the frame offers 'Save selection'."""
     if not has_page_images(document):
         st.caption(f"{escape_markdown(document.name)} is a text source: it has no pages to show.")
         return
     page = _current_page(document, focus, key)
     try:
-        first = load_page(page)
+        window = _window(load_page, page, focus, scales.first)
     except WorkspaceError as exc:
         st.error(exc.user_message, icon=":material/error:")
         return
-    total = first.pages
-    window = [first]
-    if focus is not None and page == focus.page_start and focus.page_end > page and page < total:
-        window.append(load_page(page + 1))
-    _render_navigation(document, page, total, file, key)
-    shown = [ShownPage(image, _media_url(image.png, "image/png", f"{key}-page-{i}")) for i, image in enumerate(window)]
+    total = window[0].pages
+    if layout is not None:
+        apply_layout(layout)
+    _render_navigation(document, page, total, file, layout, key)
+    shown = [
+        ShownPage(image, _media_url(image.png, "image/png", f"{key}-page-{i}"), words(image.page) if words else ())
+        for i, image in enumerate(window)
+    ]
     where = f"{document.name} · page {page} of {total}"
-    st.iframe(viewer_html(shown, focus, marks, where, document.id), height=FRAME_HEIGHT)
+    with st.container(key=f"{key}-frame"):
+        st.iframe(viewer_html(shown, focus, marks, where, document.id, can_save=saver is not None), height=FRAME_HEIGHT)
+    if saver is not None:
+        saver()
+    # Drawn after the frame is sent, so a sharper page never delays the first paint.
+    scale = render_scale(scales, key=key)
+    sharp = {} if scale <= scales.first else {
+        image.page: _media_url(load_page(image.page, scale).png, "image/png", f"{key}-sharp-{i}")
+        for i, image in enumerate(window)
+    }
+    render_sharpener(scales, scale, sharp, frame=f"{key}-frame", key=key)
+
+
+def _window(load_page: PageLoader, page: int, focus: Citation | None, scale: float) -> list[PageImage]:
+    """The pages shown: the page in view, and the next one when the focus passage runs onto it."""
+    first = load_page(page, scale)
+    window = [first]
+    if focus is not None and page == focus.page_start and focus.page_end > page and page < first.pages:
+        window.append(load_page(page + 1, scale))
+    return window
+
+
+def render_scales(app: App) -> RenderScales:
+    """The settings' first and largest scales for drawing a page."""
+    ui = app.settings.ui
+    return RenderScales(ui.viewer_render_scale, max(ui.viewer_render_scale, ui.viewer_max_render_scale))
 
 
 def has_page_images(document: Document) -> bool:
@@ -151,7 +198,8 @@ def _current_page(document: Document, focus: Citation | None, key: str) -> int:
     return page
 
 
-def _render_navigation(document: Document, page: int, total: int, file: Callable[[], bytes] | None, key: str) -> None:
+def _render_navigation(document: Document, page: int, total: int, file: Callable[[], bytes] | None,
+                       layout: PanelLayout | None, key: str) -> None:
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"{key}-nav"):
         st.button("", key=f"{key}-prev", icon=":material/chevron_left:", disabled=page <= 1,
                   on_click=_go_to, args=(key, page - 1), help="Previous page")
@@ -161,9 +209,13 @@ def _render_navigation(document: Document, page: int, total: int, file: Callable
         st.markdown(f"of {total}", width="content")
         st.button("", key=f"{key}-next", icon=":material/chevron_right:", disabled=page >= total,
                   on_click=_go_to, args=(key, page + 1), help="Next page")
+        if layout is not None:
+            render_layout_switch(layout)
         if file is not None:
+            # Browsers' PDF viewers open a file at `#page=N` (RFC 8118), so the full PDF opens where the reader is.
             url = _media_url(file(), "application/pdf", f"{key}-file", file_name=document.name)
-            st.link_button("Open full PDF", url, icon=":material/open_in_new:", help="The whole file in a new tab")
+            st.link_button("Open full PDF", f"{url}#page={page}", icon=":material/open_in_new:",
+                           help=f"The whole file in a new tab, at page {page}")
 
 
 def _go_to(key: str, page: int) -> None:
@@ -175,17 +227,21 @@ def _typed_page(key: str) -> None:
 
 
 def _loader(app: App, workspace: str, document: Document) -> PageLoader:
-    return lambda page: _page_image(app, workspace, document.id, document.sha256, page)
+    return lambda page, scale: _page_image(app, workspace, document.id, document.sha256, page, scale)
 
 
 def _file_loader(app: App, workspace: str, document: Document) -> Callable[[], bytes]:
     return lambda: app.documents.file_bytes(workspace, document.id)
 
 
+def _words_loader(app: App, workspace: str, document: Document) -> WordLoader:
+    return lambda page: page_words(_file_loader(app, workspace, document), document.sha256, page)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
-def _page_image(_app: App, _workspace: str, document_id: str, sha256: str, page: int) -> PageImage:
-    # Keyed by content (sha256), so a page is drawn once per process whichever workspace shows it.
-    return _app.documents.page_image(_workspace, document_id, page, SCALE)
+def _page_image(_app: App, _workspace: str, document_id: str, sha256: str, page: int, scale: float) -> PageImage:
+    # Keyed by content (sha256), so a page is drawn once per process and scale whichever workspace shows it.
+    return _app.documents.page_image(_workspace, document_id, page, scale)
 
 
 def _media_url(data: bytes, mimetype: str, coordinates: str, file_name: str | None = None) -> str:

@@ -319,6 +319,25 @@ class UiSettings(_Group):
         description="How many of the best-connected entities the Graph page always names on the canvas (moved apart "
         "until their names do not overlap); other names are drawn where they fit.",
     )
+    viewer_wide_below: int = Field(
+        1440, ge=0, le=10000,
+        description="Window width in pixels below which the source viewer opens wide (over most of the screen) until "
+        "the reader docks it beside the chat: in a half-screen panel a table's text is drawn too small to read; 0 "
+        "always opens it beside.",
+    )
+    viewer_wide_share: int = Field(
+        85, ge=50, le=100, description="Share of the window's width, in percent, the wide source viewer takes.",
+    )
+    viewer_render_scale: float = Field(
+        2.0, ge=1.0, le=4.0,
+        description="Pixels per PDF point a page is first drawn at in the source viewer; the frame then asks for the "
+        "page at the scale its zoom and the screen's pixel ratio need, up to `viewer_max_render_scale`.",
+    )
+    viewer_max_render_scale: float = Field(
+        4.0, ge=1.0, le=8.0,
+        description="The largest scale, in pixels per PDF point, a page is drawn at for a zoomed or high-density "
+        "viewer (a 4x page of a letter-size PDF is about 1 MB).",
+    )
 
     @field_validator("password")
     @classmethod

@@ -12,9 +12,12 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from components.page_text import PageWord
+from components.passage_notes import selection_rects
 from components.source_viewer import REMOVED
 from components.text import escape_markdown
-from components.viewer_html import ShownPage, viewer_html
+from components.viewer_html import ShownPage, passage_outline, viewer_html
+from components.viewer_layout import PanelLayout, layout_css
 from workspace_app.models.answers import Citation
 from workspace_app.models.documents import PageImage, Rect
 
@@ -84,6 +87,11 @@ def test_chip_opens_the_document_at_the_cited_page_and_pages_through_it(open_pag
     assert at.number_input(key=PAGE).value == 3
     chip(at, 1).click().run()
     assert at.number_input(key=PAGE).value == 3, "the same citation keeps the page the reader moved to"
+    keys = {b.key for b in at.button}
+    assert {"source-viewer-wide-on", "source-viewer-wide-off"} <= keys, "the window's width decides: CSS hides one"
+    at.button(key="source-viewer-wide-off").click().run()
+    keys = {b.key for b in at.button}
+    assert "source-viewer-wide-on" in keys and "source-viewer-wide-off" not in keys, "docked: only 'Wide' is offered"
 
 
 def test_notes_chips_open_the_viewer(open_page: Any, service: Any) -> None:
@@ -147,3 +155,46 @@ def test_frame_marks_the_focus_and_the_other_citations_and_escapes_text() -> Non
     assert "mark-3-" not in frame, "a citation on another page is not drawn on this one"
     assert "&lt;script&gt;alert(1)" in frame and "<script>alert(1)" not in frame
     assert "left:8.167%;top:12.375%" in frame, "boxes are placed in percent of the page (with 1 pt of margin)"
+
+
+def test_frame_outlines_the_passage_once_and_lays_out_escaped_words() -> None:
+    lines = (Rect(page=2, x0=50, y0=100, x1=280, y1=110), Rect(page=2, x0=50, y0=112, x1=300, y1=122),
+             Rect(page=3, x0=40, y0=50, x1=200, y1=60))
+    focus = Citation(n=1, chunk_id="c1", document="d.pdf", document_id="d", page_start=2, page_end=3, section="",
+                     quote="q", rects=lines[:1], chunk_rects=lines, score=1.0)
+    image = PageImage(page=2, pages=5, png=b"", width=600, height=800)
+    words = (PageWord(50, 100, 90, 110, "</script><b>x</b>", 8.0, False), PageWord(95, 100, 120, 110, "end", 8.0, True))
+    frame = viewer_html([ShownPage(image, "/media/x.png", words)], focus, [], "a.pdf")
+    assert frame.count("class='box chunk'") == 1, "one outline around the passage's lines, not one per line"
+    assert "left:8.167%;top:12.375%;width:42.000%;height:3.000%" in frame, "the union of the lines on this page"
+    assert "<b>x</b>" not in frame and "\\u003c/script\\u003e\\u003cb\\u003ex" in frame, "words cannot close the script"
+    assert "data-w='600.00' data-h='800.00'" in frame and ",8.0,1]" in frame
+    assert passage_outline(lines, 4) is None
+    assert "id='save-selection'" not in frame, "only a viewer with a saver beside it offers 'Save selection'"
+    assert "id='save-selection'" in viewer_html([ShownPage(image, "/media/x.png")], focus, [], "a.pdf", can_save=True)
+
+
+def test_wide_layout_follows_the_window_until_the_reader_chooses() -> None:
+    auto = layout_css(PanelLayout("v", None, 1600, 85))
+    assert "@media (max-width:1599px){.st-key-v{position:fixed" in auto and "width:min(85vw" in auto
+    assert "@media (min-width:1600px){.st-key-v-wide-off{display:none}}" in auto
+    assert layout_css(PanelLayout("v", True, 1600, 85)).startswith(".st-key-v{position:fixed")
+    assert layout_css(PanelLayout("v", False, 1600, 85)) == layout_css(PanelLayout("v", None, 0, 85)) == ""
+
+
+def test_selection_boxes_from_the_browser_are_checked() -> None:
+    raw = [[1, 2, 30, 12], [5, 5, 5, 9], ["a", 1, 2, 3], [1, 2], "x"]
+    assert selection_rects(raw, 4) == (Rect(4, 1, 2, 30, 12),)
+    words = [[10, 100, 40, 110], [44, 101, 80, 110], [10, 112, 50, 122]]
+    assert selection_rects(words, 2) == (Rect(2, 10, 100, 80, 110), Rect(2, 10, 112, 50, 122)), "one box a line"
+    assert selection_rects("not a list", 1) == ()
+
+
+def test_a_saved_passage_is_listed_in_notes_and_its_chip_opens_its_page(open_page: Any, service: Any) -> None:
+    [document] = service.documents.list("Cardiology")
+    service.notes.save_passage("Cardiology", document.id, 3, "Carotid sinus massage", (Rect(3, 50, 100, 200, 110),))
+    notes = open_page("pages/notes.py")
+    assert "Saved from the viewer" in texts(notes) and "Passage from syncope\\.pdf\\, p\\. 3" in texts(notes)
+    chip(notes, 1).click().run()
+    assert not notes.exception
+    assert notes.number_input(key="notes-viewer-doc-page-input").value == 3

@@ -7,13 +7,15 @@ The answer service answers; these keep what was asked and saved. Both read the w
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from storage.base import ChatRepository, NoteRepository
 from workspace_app.answer.export import chat_markdown, note_markdown, notes_markdown
-from workspace_app.errors import ChatNotFoundError, NoteNotFoundError, WorkspaceError
-from workspace_app.models.answers import Answer, Chat, ChatMessage, Note, SourceUses, Turn
-from workspace_app.models.documents import Workspace
+from workspace_app.errors import ChatNotFoundError, DocumentNotFoundError, NoteNotFoundError, WorkspaceError
+from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, Note, SourceUses, Turn
+from workspace_app.models.documents import Rect, Workspace
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.text.language import detect_language
 from workspace_app.text.names import refuse_control_characters
 
 NEW_CHAT = "New chat"
@@ -109,6 +111,28 @@ class NoteService:
         ws = self._workspace(workspace)
         heading = title or answer.standalone_question or answer.question
         return self.notes.add_note(ws.id, _note_title(heading), answer, _clean_body(body) if body else "", message_id=message_id)
+
+    def save_passage(self, workspace: str, document_id: str, page: int, quote: str, rects: Sequence[Rect] = ()) -> Note:
+        """Save a passage the reader selected in the viewer as a note citing it: the quoted text as the note's
+        answer with one citation (the document, the page and the selection's boxes), as a saved answer's
+        citations are kept, so its chip opens the page with the passage in red."""
+        ws = self._workspace(workspace)
+        document = next((d for d in self.catalog.list_documents(ws.id) if d.id == document_id), None)
+        if document is None:
+            raise DocumentNotFoundError("That source is no longer in the workspace.")
+        text = re.sub(r"\s+", " ", quote).strip()
+        if not text:
+            raise WorkspaceError("Select some text of the page first, then save it.")
+        if len(text) > MAX_NOTE_CHARS:
+            raise WorkspaceError(f"A note is limited to {MAX_NOTE_CHARS:,} characters; select less and save again.")
+        if not 1 <= page <= max(document.pages, 1):
+            raise WorkspaceError(f"Page {page} is not a page of {document.name}.")
+        on_page = tuple(r for r in rects if r.page == page)
+        citation = Citation(n=1, chunk_id="", document=document.name, document_id=document.id, page_start=page,
+                            page_end=page, section="", quote=text, rects=on_page, chunk_rects=on_page, score=1.0)
+        answer = Answer(question=f"{document.name}, p. {page}", text=f"“{text}” [1]", citations=[citation],
+                        grounded=True, refused=False, confidence=1.0, language=detect_language(text), answerer="passage")
+        return self.notes.add_note(ws.id, _note_title(f"Passage from {document.name}, p. {page}"), answer, "")
 
     def add_note(self, workspace: str, title: str, body: str) -> Note:
         """A note of one's own: a title and Markdown text."""

@@ -1,5 +1,6 @@
 """A user in Chromium reads the cited source beside the chat (screenshots in tmp_path: viewer.png, notes.png,
-removal-warning.png, removed.png):
+removal-warning.png, removed.png), and at 1366x768 reads a table and a prose citation without zooming, selects
+a sentence and keeps it as a note (screenshots in /tmp/workspace-screenshots/viewer-*.png):
 
 - on the 5th answer of a chat, scrolled down, clicking [2] opens the viewer beside it without moving the chat;
   the viewer stays in view, the red sentence is inside the frame's view, the page can be turned, a page typed,
@@ -20,6 +21,8 @@ import pytest
 from served import CHROMIUM_ARGS, require_chromium, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SHOTS = Path("/tmp/workspace-screenshots")
 
 QUESTIONS = [
     "What INR range should warfarin target in women with atrial fibrillation?",
@@ -88,6 +91,7 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
     url, ids = reading_app
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        # Wide enough for the viewer to open beside the chat (below WORKSPACE_UI__VIEWER_WIDE_BELOW it opens wide).
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.goto(url)
         page.get_by_role("button", name="Open").click()
@@ -115,9 +119,9 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         where = frame.locator(".where")
         cited_page = int(where.inner_text().split("page ")[1].split(" of")[0])
         expect(where).to_have_text(f"mosca-2011-women-cvd.pdf · page {cited_page} of 20")
-        zoom = frame.locator("#zoom-label").inner_text()
+        expect(frame.locator("#zoom-label")).to_have_text("Fit")  # a citation opens fitted to the panel's width
         frame.locator("#zoom-in").click()
-        expect(frame.locator("#zoom-label")).not_to_have_text(zoom)
+        expect(frame.locator("#zoom-label")).to_have_text("125%")
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "viewer.png"))
 
@@ -132,7 +136,8 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         expect(frame.locator(".where")).to_have_text("mosca-2011-women-cvd.pdf · page 20 of 20")
         expect(frame.locator("img[alt='Page 20 of 20']")).to_be_visible()
         href = page.get_by_role("link", name="Open full PDF").get_attribute("href")
-        assert href and page.request.get(href if href.startswith("http") else url + href).body().startswith(b"%PDF")
+        assert href and href.endswith("#page=20"), "the full PDF opens at the page in view"
+        assert page.request.get(href if href.startswith("http") else url + href).body().startswith(b"%PDF")
         assert page.get_by_role("link", name="Open full PDF").get_attribute("target") == "_blank"
         assert page.evaluate(SCROLLER) == before, "paging through the source does not move the chat either"
 
@@ -169,4 +174,137 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         expect(page.get_by_text("There is no document")).to_have_count(0)
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "removed.png"))
+        browser.close()
+
+
+# The cited passage's text as drawn: the text layer's words inside the passage's outline, their font sizes in CSS
+# pixels (a word carries the size of the font it is printed in, scaled with the page); and what fitting means.
+DRAWN = """() => {
+  const outline = document.querySelector('.chunk').getBoundingClientRect();
+  const sizes = Array.from(document.querySelectorAll('.text span')).filter(s => {
+    const r = s.getBoundingClientRect(); const x = r.left + 2, y = r.top + r.height / 2;
+    return x >= outline.left && x <= outline.right && y >= outline.top && y <= outline.bottom;
+  }).map(s => parseFloat(getComputedStyle(s).fontSize)).sort((a, b) => a - b);
+  const page = document.querySelector('.page').getBoundingClientRect();
+  const bar = document.querySelector('.bar').getBoundingClientRect();
+  const quote = document.querySelector('.quote').getBoundingClientRect();
+  return {median: sizes[Math.floor(sizes.length / 2)], words: sizes.length, pageWidth: page.width,
+          frameWidth: document.documentElement.clientWidth, scrollX: window.scrollX, bar: bar.height,
+          quoteBelowBar: quote.top >= bar.bottom, outlines: document.querySelectorAll('.chunk').length};
+}"""
+# Select the red sentence's words in the text layer (from its first word to its last), as a reader's drag does.
+SELECT_QUOTE = """() => {
+  const lines = Array.from(document.querySelectorAll('.quote')).map(q => q.getBoundingClientRect());
+  const words = Array.from(document.querySelectorAll('.text span')).filter(s => {
+    const r = s.getBoundingClientRect(); const x = r.left + 2, y = r.top + r.height / 2;
+    return lines.some(l => y >= l.top && y <= l.bottom && x >= l.left && x <= l.right);
+  });
+  const range = document.createRange();
+  range.setStartBefore(words[0]); range.setEndAfter(words[words.length - 1]);
+  getSelection().removeAllRanges(); getSelection().addRange(range);
+  return getSelection().toString();
+}"""
+
+
+# Resolves once the frame's page image is drawn with over 1.4 times the pixels it first had (60 s at most).
+REDRAWN = """(frame, first) => new Promise((ok, no) => { const start = Date.now(); (function wait() {
+  const img = frame.contentDocument.querySelector('.page img');
+  if (img.naturalWidth > 1.4 * first) ok(); else if (Date.now() - start > 60000) no('not redrawn');
+  else setTimeout(wait, 200); })(); })"""
+
+
+def open_chip(page: Any, answer: int, n: int) -> Any:
+    """Click [n] of the answer-th answer; the viewer's frame once it has painted that citation."""
+    from playwright.sync_api import expect
+
+    page.get_by_test_id("stChatMessage").nth(2 * answer - 1).get_by_role("button", name=f"[{n}]", exact=True).first.click()
+    frame = page.frame_locator(FRAME)
+    expect(frame.locator(f"body[data-painted='1'] #quote-{n}-0")).to_be_attached(timeout=30_000)
+    idle(page)
+    return frame
+
+
+def test_cited_text_is_legible_at_1366_and_a_selection_becomes_a_note(
+    reading_app: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url, _ = reading_app
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.goto(url)
+        page.get_by_role("button", name="Open").click()
+        expect(page.get_by_text("Now working in")).to_be_visible()
+        nav(page, "Chat").click()
+        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
+        idle(page)
+        ask(page, QUESTIONS[0])  # [1]: the warfarin row of a recommendations table (p. 11)
+        ask(page, QUESTIONS[1])  # [1]: a row of a one-column table (p. 3); [2]: a sentence of the prose beside it
+
+        measured = {}
+        for answer, n, kind in ((1, 1, "table"), (2, 2, "prose")):
+            if measured:  # the wide viewer covers the chat: a new session (the URL keeps the chat) opens the next
+                page.reload()
+                idle(page)
+            frame = open_chip(page, answer, n)
+            drawn = page.frame_locator(FRAME).locator("body").evaluate(f"() => ({DRAWN})()")
+            measured[kind] = drawn
+            page.screenshot(path=str(SHOTS / f"viewer-{kind}-1366.png"))
+            assert drawn["words"] >= 5, drawn
+            assert drawn["median"] >= 11, f"the cited {kind}'s text is drawn at {drawn['median']} px: {drawn}"
+            assert drawn["outlines"] == 1, "the passage is one outline"
+            assert drawn["pageWidth"] <= drawn["frameWidth"] and drawn["scrollX"] == 0, "fitted: nothing cut off"
+            assert drawn["bar"] < 40 and drawn["quoteBelowBar"], "the toolbar is one line and covers no cited text"
+        print(f"legibility at 1366x768 (median px of the cited words): {measured}")
+
+        # Zoomed in, the page is redrawn for the zoom (and the screen's pixel ratio) and swapped into the same frame.
+        frame = page.frame_locator(FRAME)
+        drawn_px = "() => document.querySelector('.page img').naturalWidth"
+        first_px = frame.locator("body").evaluate(drawn_px)
+        frame.locator("#zoom-in").click()
+        frame.locator("#zoom-in").click()
+        expect(frame.locator("#zoom-label")).to_have_text("156%")
+        page.locator(FRAME).evaluate(REDRAWN, first_px)
+        assert frame.locator("#zoom-label").inner_text() == "156%", "the frame was not reloaded: the zoom stays"
+        frame.locator("#zoom-fit").click()
+
+        # The reader's page turn keeps the fit; the full PDF opens at the page in view.
+        page.locator(".st-key-source-viewer-doc-next button").first.click()
+        expect(frame.locator(".where")).to_have_text("mosca-2011-women-cvd.pdf · page 4 of 20")
+        expect(frame.locator("#zoom-label")).to_have_text("Fit")
+        href = page.get_by_role("link", name="Open full PDF").get_attribute("href")
+        assert href and href.endswith("#page=4")
+        page.locator(".st-key-source-viewer-doc-prev button").first.click()
+        expect(frame.locator("body[data-painted='1'] #quote-2-0")).to_be_attached(timeout=30_000)
+
+        # Select the red sentence's first line in the text layer and keep it as a note.
+        selected = frame.locator("body").evaluate(f"() => ({SELECT_QUOTE})()")
+        assert selected.split()[:3] == ["Women", "have", "unique"] and len(selected.split()) >= 20, selected
+        frame.locator("#save-selection").click()
+        expect(page.get_by_text("Saved to notes: Passage from mosca-2011-women-cvd.pdf, p. 3")).to_be_visible(timeout=30_000)
+
+        # Docked beside the chat, then full screen from the frame's own button.
+        idle(page)
+        page.locator(".st-key-source-viewer-wide-off button").first.click()
+        idle(page)
+        expect(page.locator(".st-key-source-viewer-wide-on button").first).to_be_visible()
+        assert page.locator(FRAME).bounding_box()["width"] < 700, "beside the chat"
+        page.screenshot(path=str(SHOTS / "viewer-beside-1366.png"))
+        frame.locator("#full-screen").click()
+        page.wait_for_function("() => document.fullscreenElement && document.fullscreenElement.tagName === 'IFRAME'")
+        page.screenshot(path=str(SHOTS / "viewer-fullscreen-1366.png"))
+        page.evaluate("() => document.exitFullscreen()")
+
+        nav(page, "Notes").click()
+        expect(page.get_by_role("heading", name="Notes", exact=True)).to_be_visible()
+        card = page.locator("[class*='st-key-note-']").filter(has_text="Passage from mosca-2011-women-cvd.pdf, p. 3")
+        expect(card.first).to_contain_text(" ".join(selected.split()[:3]))
+        card.first.get_by_role("button", name="[1]", exact=True).click()
+        notes_frame = page.frame_locator(".st-key-notes-viewer iframe")
+        expect(notes_frame.locator("body[data-painted='1'] #quote-1-0")).to_be_attached(timeout=30_000)
+        expect(notes_frame.locator(".where")).to_have_text("mosca-2011-women-cvd.pdf · page 3 of 20")
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(SHOTS / "viewer-passage-note-1366.png"))
         browser.close()
