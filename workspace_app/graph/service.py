@@ -37,6 +37,7 @@ ProgressCallback = Callable[[int, int], None]
 Summarizer = Callable[[CommunityReport], str]
 # Another process (a second worker) may store a document while this one refreshes; then it computes again.
 _REFRESH_ATTEMPTS = 3
+_NAME_CACHE = 16  # (workspace, version, documents) name tables kept for matching questions
 
 
 class _Documents(Protocol):
@@ -59,6 +60,9 @@ class GraphService:
         self.summarizer = summarizer
         self.timings: dict[str, float] = {}  # seconds of the last index_document's steps (for benchmarks)
         self._lock = threading.RLock()
+        # The entities' names read for matching questions, per (workspace, graph version, documents): every ask
+        # matches its question, and reading and normalising thousands of names each time cost more than the match.
+        self._names: dict[tuple[str, tuple[int, int] | None, tuple[str, ...] | None], list[tuple[Entity, list[NameTest]]]] = {}
 
     # Building
 
@@ -202,13 +206,25 @@ class GraphService:
         """Entities the question names (by name or alias, as whole words; Chinese by substring), best first."""
         self._fresh(workspace_id)
         words = f" {normalize_key(question)} "
-        found = []
-        for entity in self.store.entity_rows(workspace_id, document_ids=document_ids):
-            for name in (entity.name, *entity.aliases):
-                if _named_in(name, question, words):
-                    found.append(entity)
-                    break
+        found = [entity for entity, tests in self._named(workspace_id, document_ids) if any(t(question, words) for t in tests)]
         return sorted(found, key=lambda e: (-len(e.name), -e.degree))
+
+    def _named(self, workspace_id: str, document_ids: Sequence[str] | None) -> list[tuple[Entity, list[NameTest]]]:
+        """The entities of the workspace (of these documents) with a test for each of their names, read once per
+        graph version."""
+        key = (workspace_id, self.store.refreshed_version(workspace_id), tuple(sorted(document_ids)) if document_ids is not None else None)
+        with self._lock:
+            named = self._names.get(key)
+        if named is None:
+            named = [
+                (entity, tests) for entity in self.store.entity_rows(workspace_id, document_ids=document_ids)
+                for tests in [[t for t in map(name_test, (entity.name, *entity.aliases)) if t is not None]] if tests
+            ]
+            with self._lock:
+                if len(self._names) >= _NAME_CACHE:
+                    self._names.pop(next(iter(self._names)))
+                self._names[key] = named
+        return named
 
     def neighbours(self, workspace_id: str, entity_ids: Sequence[str], depth: int = 1, limit: int = 50) -> list[tuple[Entity, float]]:
         """Entities related to these (up to `depth` steps), with the summed weight that links them, strongest first."""
@@ -302,11 +318,19 @@ def _aliases(name: str, surfaces: Sequence[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def _named_in(name: str, question: str, words: str) -> bool:
-    """True when the question names this entity name: Chinese by substring, abbreviations with their case."""
+NameTest = Callable[[str, str], bool]  # (the question, its normalised words padded with spaces) -> named there
+
+
+def name_test(name: str) -> NameTest | None:
+    """How a question names this entity name (None: it never can): Chinese by substring, abbreviations with their
+    case as a whole word (a plural s allowed), other names by their normalised words."""
     if has_cjk(name):
-        return len(name) >= 2 and name in question
+        return (lambda question, words: name in question) if len(name) >= 2 else None
     if looks_like_abbreviation(name):
-        return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}s?(?![A-Za-z0-9])", question) is not None
+        pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(name)}s?(?![A-Za-z0-9])")
+        return lambda question, words: name in question and pattern.search(question) is not None
     key = normalize_key(name)
-    return len(key) >= 3 and f" {key} " in words
+    if len(key) < 3:
+        return None
+    padded = f" {key} "
+    return lambda question, words: padded in words

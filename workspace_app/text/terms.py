@@ -34,8 +34,10 @@ _SUFFIXES = ("ational", "ations", "ation", "ments", "ment", "ness", "ings", "ing
              "ed", "es", "s")
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A crude English stem: strip one common suffix from words longer than four letters."""
+    """A crude English stem: strip one common suffix from words longer than four letters (remembered: every ask
+    stems the words of dozens of evidence sentences)."""
     if word in _IRREGULAR:
         return _IRREGULAR[word]
     if len(word) <= 4 or not word.isascii() or not word.isalpha():
