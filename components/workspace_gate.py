@@ -78,3 +78,28 @@ def _only_workspace() -> Workspace | None:
     """The workspace when there is exactly one: nothing to choose between."""
     workspaces = current_app().workspaces.list()
     return workspaces[0] if len(workspaces) == 1 else None
+
+
+def remembered_citation(state_key: str, param: str) -> tuple[str, int] | None:
+    """The citation a page has open, as (the id of the answer's message or note, its number): from the session,
+    else from the URL (`?<param>=<id>:<n>`), so a reload or a shared link opens it again."""
+    wanted = st.session_state.get(state_key)
+    if wanted:
+        return wanted  # type: ignore[no-any-return]
+    owner, _, n = str(st.query_params.get(param) or "").rpartition(":")
+    if not owner or not n.isdigit():
+        return None
+    st.session_state[state_key] = (owner, int(n))
+    return owner, int(n)
+
+
+def remember_citation(state_key: str, param: str, owner: str, n: int) -> None:
+    """Keep the citation a chip opened, in the session and in the URL."""
+    st.session_state[state_key] = (owner, n)
+    set_url_param(param, f"{owner}:{n}")
+
+
+def forget_citation(state_key: str, param: str) -> None:
+    """Close the citation: neither the session nor the URL names it any more."""
+    st.session_state.pop(state_key, None)
+    set_url_param(param, None)

@@ -2,7 +2,7 @@
 
 Chats are kept per workspace (new, rename, delete, export to Markdown); the open chat is in the URL
 (`?workspace=<id>&chat=<id>`) so a reload or a bookmark comes back to it. The citation opened in the side panel is
-`st.session_state["cited"]` = (message id, citation number).
+`st.session_state["cited"]` = (message id, citation number), and `?cite=<message id>:<n>` in the URL.
 """
 
 from __future__ import annotations
@@ -27,7 +27,13 @@ from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.guide import render_chat_greeting
 from components.source_viewer import render_citation_viewer, sticky_viewer_style
 from components.text import escape_markdown
-from components.workspace_gate import render_workspace_gate, set_url_param
+from components.workspace_gate import (
+    forget_citation,
+    remember_citation,
+    remembered_citation,
+    render_workspace_gate,
+    set_url_param,
+)
 from workspace_app.app import MODES, App, ChatService, NoteService
 from workspace_app.errors import ChatNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
@@ -38,6 +44,7 @@ log = logging.getLogger("workspace_app.ui")
 CHAT = "chat"
 CHAT_PARAM = "chat"
 CITED = "cited"
+CITE_PARAM = "cite"
 INPUT_KEY = "chat-input"
 VIEWER_KEY = "source-viewer"
 MODE_KEY = "chat-mode"
@@ -123,7 +130,7 @@ def apply_answer_action(notes: NoteService, workspace: Workspace, message: ChatM
     """Open a citation in the panel, or save the answer to notes (once: it is kept by its message id)."""
     if action.kind == "cite":
         # No rerun: the viewer is drawn after the messages in this same run (a rerun would double the wait).
-        st.session_state[CITED] = (message.id, action.n)
+        remember_citation(CITED, CITE_PARAM, message.id, action.n)
         return
     with report_errors():
         notes.save_note(workspace.id, message.answer, message_id=message.id)
@@ -144,7 +151,7 @@ def apply_chat_action(chats: ChatService, workspace: Workspace, action: ChatActi
             flash(f"Renamed to {chats.rename_chat(workspace.id, action.chat_id or '', action.title or '').title}.")
         else:
             _delete_chat(chats, workspace, action.chat_id or "")
-        st.session_state.pop(CITED, None)
+        forget_citation(CITED, CITE_PARAM)
         st.rerun()
 
 
@@ -267,14 +274,16 @@ def selected_mode() -> str:
 
 
 def _cited(messages: list[ChatMessage]) -> tuple[Citation | None, list[Citation]]:
-    """The citation open in the viewer and all citations of its answer (marked on the pages too)."""
-    wanted = st.session_state.get(CITED)
+    """The citation open in the viewer (after a reload: the one the URL names) and all citations of its answer
+    (marked on the pages too). One the open chat does not hold is forgotten."""
+    wanted = remembered_citation(CITED, CITE_PARAM)
     if not wanted:
         return None, []
     message_id, n = wanted
     for message in messages:
         if message.id == message_id:
             return next((c for c in message.answer.citations if c.n == n), None), message.answer.citations
+    forget_citation(CITED, CITE_PARAM)
     return None, []
 
 

@@ -11,13 +11,14 @@ from components.feedback import flash, report_errors, show_flash
 from components.notes import NoteAction, close_note_editor, render_new_note, render_note
 from components.source_viewer import render_citation_viewer, sticky_viewer_style
 from components.studio import render_studio
-from components.workspace_gate import render_workspace_gate
+from components.workspace_gate import forget_citation, remember_citation, remembered_citation, render_workspace_gate
 from workspace_app.app import App, NoteService, safe_file_name
 from workspace_app.models.answers import Citation, Note
 from workspace_app.models.documents import Workspace
 
 LIST_KEY = "note"
 CITED = "notes-cited"
+CITE_PARAM = "note-cite"  # ?note-cite=<note id>:<n>: the citation open in the panel, kept over a reload
 VIEWER_KEY = "notes-viewer"
 
 
@@ -83,7 +84,7 @@ def render_page(app: App, notes: NoteService) -> None:
         for note in listed:
             action = render_note(note, key=LIST_KEY, present=present)
             if action and action.kind == "cite":
-                st.session_state[CITED] = (note.id, action.n)
+                remember_citation(CITED, CITE_PARAM, note.id, action.n)
             elif action:
                 apply_note_action(app, notes, workspace, action)
     with panel:
@@ -93,10 +94,13 @@ def render_page(app: App, notes: NoteService) -> None:
 
 
 def _cited(notes: list[Note]) -> tuple[Citation | None, list[Citation]]:
-    """The citation a chip opened (set while the notes above rendered) and its answer's citations."""
-    note_id, n = st.session_state.get(CITED) or (None, None)
+    """The citation a chip opened (set while the notes above rendered; after a reload, the one the URL names) and
+    its answer's citations. One of a note that is gone is forgotten."""
+    note_id, n = remembered_citation(CITED, CITE_PARAM) or (None, None)
     note = next((x for x in notes if x.id == note_id), None)
     if note is None or note.answer is None:
+        if note_id is not None:
+            forget_citation(CITED, CITE_PARAM)
         return None, []
     return next((c for c in note.answer.citations if c.n == n), None), note.answer.citations
 

@@ -101,6 +101,33 @@ def test_chip_opens_the_cited_page_in_the_panel(app: AppTest, built: Any) -> Non
     assert app.number_input(key="source-viewer-doc-page-input").value == citation.page_start
 
 
+def test_an_opened_citation_is_in_the_url_and_a_reload_opens_it_again(app: AppTest, built: Any) -> None:
+    ask(app, "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?")
+    chips(app)[0].click().run()
+    message_id, n = app.session_state["cited"]
+    assert app.query_params["cite"] == f"{message_id}:{n}"
+    citation = built.chats.chat_messages("Cardiology", built.chats.list_chats("Cardiology")[0].id)[0].answer.citations[0]
+    # A reload: a new session with only the URL.
+    st.cache_resource.clear()
+    again = AppTest.from_file(str(APP), default_timeout=120)
+    for name in ("workspace", "chat", "cite"):
+        again.query_params[name] = app.query_params[name]
+    again.run()
+    again.switch_page("pages/chat.py").run()
+    assert not again.exception and again.session_state["cited"] == (message_id, n)
+    assert f"p. {citation.page_start}" in shown_html(again)
+    assert again.number_input(key="source-viewer-doc-page-input").value == citation.page_start
+    # A link naming a message the chat does not hold opens nothing and leaves the URL.
+    st.cache_resource.clear()
+    stale = AppTest.from_file(str(APP), default_timeout=120)
+    for name in ("workspace", "chat"):
+        stale.query_params[name] = app.query_params[name]
+    stale.query_params["cite"] = "no-such-message:1"
+    stale.run()
+    stale.switch_page("pages/chat.py").run()
+    assert not stale.exception and "cite" not in stale.query_params and "cited" not in stale.session_state
+
+
 def test_document_text_is_shown_as_text(app: AppTest) -> None:
     ask(app, QUESTION)
     html = shown_html(app)

@@ -57,7 +57,7 @@ def test_a_briefing_is_built_kept_as_a_note_and_its_chips_open_the_cited_page(
         page.screenshot(path=str(tmp_path / "studio-cited.png"), full_page=False)
 
         # Below 1440 px the viewer opens wide, over the notes: "Beside" docks it next to them again.
-        page.locator(".st-key-notes-viewer-wide-off button").click()
+        page.locator(".st-key-notes-viewer-wide-off button").first.click()
         note.get_by_role("button", name="Add as source").click()
         expect(page.get_by_text("added to the sources; it is being read")).to_be_visible(timeout=60_000)
         open_page(page, "Sources", "Sources", timeout_ms=60_000)

@@ -145,7 +145,7 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         fifth.get_by_role("button", name="Save to notes").click()
         idle(page)
         nav(page, "Notes").click()
-        expect(page.get_by_role("heading", name="Notes", exact=True)).to_be_visible()
+        expect(page.get_by_role("heading", name="Notes", exact=True)).to_be_visible(timeout=60_000)
         page.get_by_role("button", name="[1]", exact=True).first.click()
         notes_frame = page.frame_locator(".st-key-notes-viewer iframe")
         expect(notes_frame.locator("body[data-painted='1'] #quote-1-0")).to_be_attached(timeout=30_000)
@@ -159,11 +159,11 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
         nav(page, "Sources").click()
         syncope = ids["shen-2017-syncope-p8-9.pdf"]
         page.locator(f".st-key-sources-remove-{syncope} button").first.click()
-        expect(page.get_by_text("1 chat cites")).to_be_visible()
+        expect(page.get_by_text("1 chat cites")).to_be_visible(timeout=60_000)
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "removal-warning.png"))
         page.locator(f".st-key-sources-confirm-remove-{syncope} button").first.click()
-        expect(page.get_by_text("Removed shen-2017-syncope-p8-9.pdf")).to_be_visible()
+        expect(page.get_by_text("Removed shen-2017-syncope-p8-9.pdf")).to_be_visible(timeout=60_000)
         nav(page, "Chat").click()
         idle(page)
         last = page.get_by_test_id("stChatMessage").last
@@ -298,7 +298,7 @@ def test_cited_text_is_legible_at_1366_and_a_selection_becomes_a_note(
         page.evaluate("() => document.exitFullscreen()")
 
         nav(page, "Notes").click()
-        expect(page.get_by_role("heading", name="Notes", exact=True)).to_be_visible()
+        expect(page.get_by_role("heading", name="Notes", exact=True)).to_be_visible(timeout=60_000)
         card = page.locator("[class*='st-key-note-']").filter(has_text="Passage from mosca-2011-women-cvd.pdf, p. 3")
         expect(card.first).to_contain_text(" ".join(selected.split()[:3]))
         card.first.get_by_role("button", name="[1]", exact=True).click()
