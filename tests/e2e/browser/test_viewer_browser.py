@@ -12,6 +12,7 @@ a sentence and keeps it as a note (screenshots in /tmp/workspace-screenshots/vie
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -245,8 +246,9 @@ def test_cited_text_is_legible_at_1366_and_a_selection_becomes_a_note(
 
         measured = {}
         for answer, n, kind in ((1, 1, "table"), (2, 2, "prose")):
-            if measured:  # the wide viewer covers the chat: a new session (the URL keeps the chat) opens the next
-                page.reload()
+            if measured:  # the wide viewer covers the chat: a new session on the chat (the URL keeps it), without
+                # the citation the URL also keeps (a reload would open it again), opens the next
+                page.goto(re.sub(r"([?&])cite=[^&]*&?", r"\1", page.url).rstrip("?&"))
                 idle(page)
             frame = open_chip(page, answer, n)
             drawn = page.frame_locator(FRAME).locator("body").evaluate(f"() => ({DRAWN})()")
