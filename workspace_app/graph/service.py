@@ -62,7 +62,7 @@ class GraphService:
         self._lock = threading.RLock()
         # The entities' names read for matching questions, per (workspace, graph version, documents): every ask
         # matches its question, and reading and normalising thousands of names each time cost more than the match.
-        self._names: dict[tuple[str, tuple[int, int] | None, tuple[str, ...] | None], list[tuple[Entity, list[NameTest]]]] = {}
+        self._names: dict[tuple[str, tuple[int, int], tuple[str, ...] | None], list[tuple[Entity, list[NameTest]]]] = {}
 
     # Building
 
@@ -144,9 +144,12 @@ class GraphService:
         """Whether mentions changed since the stored communities, reports and summaries were computed."""
         return self.store.refreshed_version(workspace_id) != self.store.graph_version(workspace_id)
 
-    def _fresh(self, workspace_id: str) -> None:
-        if self.is_stale(workspace_id):
+    def _fresh(self, workspace_id: str) -> tuple[int, int]:
+        """Refresh the stored communities, reports and summaries when mentions changed; the graph version read."""
+        version = self.store.graph_version(workspace_id)
+        if self.store.refreshed_version(workspace_id) != version:
             self.refresh(workspace_id)
+        return version
 
     def _summarized(self, report: CommunityReport) -> CommunityReport:
         assert self.summarizer is not None
@@ -204,15 +207,18 @@ class GraphService:
 
     def match_question(self, workspace_id: str, question: str, document_ids: Sequence[str] | None = None) -> list[Entity]:
         """Entities the question names (by name or alias, as whole words; Chinese by substring), best first."""
-        self._fresh(workspace_id)
+        version = self._fresh(workspace_id)
         words = f" {normalize_key(question)} "
-        found = [entity for entity, tests in self._named(workspace_id, document_ids) if any(t(question, words) for t in tests)]
+        named = self._named(workspace_id, version, document_ids)
+        found = [entity for entity, tests in named if any(t(question, words) for t in tests)]
         return sorted(found, key=lambda e: (-len(e.name), -e.degree))
 
-    def _named(self, workspace_id: str, document_ids: Sequence[str] | None) -> list[tuple[Entity, list[NameTest]]]:
+    def _named(
+        self, workspace_id: str, version: tuple[int, int], document_ids: Sequence[str] | None
+    ) -> list[tuple[Entity, list[NameTest]]]:
         """The entities of the workspace (of these documents) with a test for each of their names, read once per
         graph version."""
-        key = (workspace_id, self.store.refreshed_version(workspace_id), tuple(sorted(document_ids)) if document_ids is not None else None)
+        key = (workspace_id, version, tuple(sorted(document_ids)) if document_ids is not None else None)
         with self._lock:
             named = self._names.get(key)
         if named is None:
