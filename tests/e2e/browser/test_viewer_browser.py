@@ -71,6 +71,21 @@ def nav(page: Any, name: str) -> Any:
     return page.get_by_test_id("stTopNav").get_by_role("link", name=name)
 
 
+def open_chat(playwright: Any, url: str, viewport: dict[str, int]) -> tuple[Any, Any]:
+    """Chromium at this window size, the workspace opened and the Chat page shown: (browser, page)."""
+    from playwright.sync_api import expect
+
+    browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+    page = browser.new_page(viewport=viewport)
+    page.goto(url)
+    page.get_by_role("button", name="Open").click()
+    expect(page.get_by_text("Now working in")).to_be_visible()
+    nav(page, "Chat").click()
+    expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
+    idle(page)
+    return browser, page
+
+
 def ask(page: Any, question: str) -> None:
     from playwright.sync_api import expect
 
@@ -91,15 +106,8 @@ def test_viewer_beside_the_chat_notes_chips_and_a_removed_source(
 
     url, ids = reading_app
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         # Wide enough for the viewer to open beside the chat (below WORKSPACE_UI__VIEWER_WIDE_BELOW it opens wide).
-        page = browser.new_page(viewport={"width": 1500, "height": 1000})
-        page.goto(url)
-        page.get_by_role("button", name="Open").click()
-        expect(page.get_by_text("Now working in")).to_be_visible()
-        nav(page, "Chat").click()
-        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
-        idle(page)
+        browser, page = open_chat(playwright, url, {"width": 1500, "height": 1000})
         for question in QUESTIONS:
             ask(page, question)
 
@@ -233,14 +241,7 @@ def test_cited_text_is_legible_at_1366_and_a_selection_becomes_a_note(
     url, _ = reading_app
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.goto(url)
-        page.get_by_role("button", name="Open").click()
-        expect(page.get_by_text("Now working in")).to_be_visible()
-        nav(page, "Chat").click()
-        expect(page.get_by_role("heading", name="Chat", exact=True)).to_be_visible(timeout=30_000)
-        idle(page)
+        browser, page = open_chat(playwright, url, {"width": 1366, "height": 768})
         ask(page, QUESTIONS[0])  # [1]: the warfarin row of a recommendations table (p. 11)
         ask(page, QUESTIONS[1])  # [1]: a row of a one-column table (p. 3); [2]: a sentence of the prose beside it
 
