@@ -27,12 +27,13 @@ STAGE_TEXT = {
     "embedding": "Embedding passages",
     "indexing": "Indexing",
     "cross-language": "Indexing for questions in the other language",
+    "sentences": "Preparing sentences for answers",
     "graph": "Building the entity graph",
     "guide": "Writing the source guide",
 }
 # What the current stage counts (the counter shown beside its name).
 STAGE_UNITS = {"parsing": "pages", "chunking": "sections", "embedding": "passages", "indexing": "passages",
-               "cross-language": "passages", "graph": "passages"}
+               "cross-language": "passages", "sentences": "sentences", "graph": "passages"}
 STATUS_TEXT = {"queued": "Queued", "running": "Processing", "ready": "Ready", "failed": "Failed", "cancelled": "Cancelled"}
 _BADGES = {"ready": ":green-badge[:material/check: Ready]", "failed": ":red-badge[:material/error: Failed]",
            "cancelled": ":gray-badge[:material/block: Cancelled]"}

@@ -275,6 +275,12 @@ class AnswersSettings(_Group):
         12, ge=1, le=100, description="Evidence sentences (lexically best) scored by the embedders and the fitted model."
     )
     max_sentences: int = Field(3, ge=1, le=10, description="Most sentences quoted in an offline answer.")
+    sentence_vectors_at_ingest: bool = Field(
+        True,
+        description="Embed every sentence an answer may score while its document is ingested (the 'sentences' "
+        "stage: about a third more embedding work), so an ask embeds only its question. Off: each ask embeds the "
+        "sentences it meets for the first time (a fresh question then takes several times longer).",
+    )
     studio_faq_questions: int = Field(
         8, ge=1, le=30, description="Suggested questions a studio FAQ asks (each answered from its source; ~1 s each)."
     )

@@ -18,6 +18,7 @@ from storage.vector_set import VectorIndexSet
 from workspace_app.adapters.ownership import claim_data_dir
 from workspace_app.adapters.process import make_private
 from workspace_app.answer.llm import LlmAnswerer
+from workspace_app.answer.sentence_vectors import SentenceVectorsStage
 from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
@@ -130,6 +131,8 @@ def build_app(
     states = DocumentStates(catalog, catalog)
     stages: list[IndexStage] = [GraphStage(graph), GuideStage(guides)]
     pace = partial(Pace, settings.queue.pace_window_s, settings.queue.pace_min_measured_s)  # each stage's time left
+    if settings.answers.sentence_vectors_at_ingest:
+        stages.insert(0, SentenceVectorsStage(embedder, crosslingual.embedder if crosslingual else None))
     if crosslingual:
         stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors))
 

@@ -26,6 +26,7 @@ from workspace_app.answer.vocabulary import is_technical
 from workspace_app.domain import GradeGrammar, NoGrades, QuestionCues
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.answers import EvidenceBlock
+from workspace_app.models.documents import Chunk
 from workspace_app.text.cjk import has_cjk
 from workspace_app.text.sentences import Span
 from workspace_app.text.terms import Coverage, content_terms, evidence_terms, loose
@@ -34,6 +35,22 @@ _HAS_NUMBER = re.compile(r"\d")
 _MIN_CHARS = {"en": 30, "zh": 10}
 _MAX_CHARS = 700
 _TERM_LINE = re.compile(r"[•▪●◦‣\-–]\s*([^.;:。；：]{2,40}?)")
+
+
+def _scored_length(text: str) -> bool:
+    """Whether a sentence is long enough to answer and short enough to quote (judged in its own language: a
+    Chinese sentence is shorter than an English one)."""
+    return _MIN_CHARS["zh" if has_cjk(text) else "en"] <= len(text) <= _MAX_CHARS
+
+
+def scored_texts(chunk: Chunk) -> list[str]:
+    """The sentences and table rows of a chunk that an answer may score, as the embedders see them (a superset:
+    `quotable` drops a few more at ask time)."""
+    if chunk.kind != "body":
+        return []
+    spans = quote_sentences(chunk.text)
+    rows = table_rows(chunk.text, spans, is_table_title(chunk.section.split(" > ")[-1]))
+    return [s.text for s in spans if _scored_length(s.text)] + [row.text for _, row in rows]
 
 
 @dataclass
@@ -292,11 +309,8 @@ class ExtractiveAnswerer:
             named_row = _named_rows(block.chunk.text, keyed) if in_table and keyed is not None else set()
             coverage = in_tables if in_table and in_tables is not None else prose
             for i, span in enumerate(spans):
-                # Judged in the sentence's own language (a Chinese sentence is shorter than an English one).
                 own = "zh" if has_cjk(span.text) else "en"
-                if not _MIN_CHARS.get(own, 30) <= len(span.text) <= _MAX_CHARS:
-                    continue
-                if not quotable(block.chunk.text, span, own, in_table):
+                if not _scored_length(span.text) or not quotable(block.chunk.text, span, own, in_table):
                     continue
                 context = " ".join(s.text for s in spans[max(0, i - 1) : i + 2]) + " " + title
                 # An entry of a glossary or definitions table ("• Delayed OH" / "A sustained reduction …") is read

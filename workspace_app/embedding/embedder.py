@@ -72,6 +72,11 @@ class Embedder:
         self._batches = ThreadPoolExecutor(1, thread_name_prefix="embedding-batch")
 
     @property
+    def keeps_vectors(self) -> bool:
+        """Whether passages embedded once are kept (an embedding cache): what is embedded ahead is then not lost."""
+        return self._cache is not None
+
+    @property
     def model_id(self) -> str:
         """Name used in cache keys (the configured model, prefix and any backend but torch's)."""
         backend = self._settings.backend
