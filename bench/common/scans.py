@@ -20,7 +20,7 @@ import pymupdf
 
 def page_picture(page: pymupdf.Page, dpi: int = 150, noise: float = 0.0, skew_deg: float = 0.0, seed: int = 0) -> bytes:
     """The page as a PNG at `dpi`, with `noise` (share of pixels set to a random grey) and a rotation of `skew_deg`."""
-    pixmap = page.get_pixmap(dpi=dpi, alpha=False, colorspace="rgb")
+    pixmap = page.get_pixmap(dpi=dpi, alpha=False, colorspace=pymupdf.csRGB)
     if not noise and not skew_deg:
         return bytes(pixmap.tobytes("png"))
     import numpy as np
