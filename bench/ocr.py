@@ -6,7 +6,8 @@ Its text (the lines in reading order) is compared with the text layer of the sam
 
 - character accuracy = 1 - Levenshtein distance / reference characters, whitespace ignored, NFKC (full-width forms
   as ASCII); pooled per language over all its pages. A table read in another order than the text layer's counts
-  as errors too, so this is a floor on what OCR recognises;
+  as errors too, so this is a floor on what OCR recognises; `order_free` is the share of characters the two texts
+  have in common as multisets (recognition alone, order ignored), to tell the two apart;
 - pages per minute = pages / seconds of the OCR stage (from its first report to its last: rendering + detection +
   recognition), the engine already loaded (its load time is reported apart).
 
@@ -21,6 +22,7 @@ import argparse
 import os
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +68,11 @@ def measure_page(name: str, number: int, folder: Path, ocr: PageOcr, scan: dict[
     reference = lines_text(parse_pdf(original, original.name))
     expected, found = comparable(reference), comparable(read)
     distance = edit_distance(expected, found)
+    common = sum((Counter(expected) & Counter(found)).values())
     return {
         "pdf": name, "page": number, "ocr_s": round(reports[-1] - reports[0], 2), "reference_chars": len(expected),
         "read_chars": len(found), "edit_distance": distance, "accuracy": round(1 - distance / max(len(expected), 1), 4),
+        "common_chars": common, "order_free": round(common / max(len(expected), len(found), 1), 4),
     }
 
 
@@ -83,16 +87,19 @@ def summary(rows: list[dict[str, Any]], load_s: float) -> dict[str, Any]:
         mine = [r for r in rows if r["language"] == language]
         chars = sum(r["reference_chars"] for r in mine)
         result[f"accuracy_{language}"] = round(1 - sum(r["edit_distance"] for r in mine) / max(chars, 1), 4)
+        longer = sum(max(r["reference_chars"], r["read_chars"]) for r in mine)
+        result[f"order_free_{language}"] = round(sum(r["common_chars"] for r in mine) / max(longer, 1), 4)
     return result
 
 
 def markdown(rows: list[dict[str, Any]], total: dict[str, Any]) -> str:
     """The table printed after a run."""
-    head = "| page | language | OCR s | reference chars | accuracy |\n|---|---|---|---|---|\n"
-    lines = [f"| {r['pdf']} p{r['page']} | {r['language']} | {r['ocr_s']} | {r['reference_chars']} | {r['accuracy']} |"
-             for r in rows]
+    head = "| page | language | OCR s | reference chars | accuracy | order-free |\n|---|---|---|---|---|---|\n"
+    lines = [f"| {r['pdf']} p{r['page']} | {r['language']} | {r['ocr_s']} | {r['reference_chars']} | {r['accuracy']} "
+             f"| {r['order_free']} |" for r in rows]
     tail = (f"\n\n{total['pages']} pages in {total['ocr_s']} s: **{total['pages_per_minute']} pages/min**; accuracy "
-            f"**{total['accuracy_en']} English, {total['accuracy_zh']} Chinese**; load average {total['loadavg']}")
+            f"**{total['accuracy_en']} English, {total['accuracy_zh']} Chinese** (order-free {total['order_free_en']}, "
+            f"{total['order_free_zh']}); load average {total['loadavg']}")
     return head + "\n".join(lines) + tail
 
 

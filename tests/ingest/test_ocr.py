@@ -26,9 +26,10 @@ CHINESE = ("zh-acute-af-ed-2024.pdf", 5)  # prose and a recommendation table
 ENGLISH_PHRASE = "Literature searches focus on randomized controlled trials but also include registries"
 ENGLISH_LINE = "Literature searches focus on"  # one line of the page
 CHINESE_PHRASE = "血栓栓塞和出血风险之间的平衡"
-# Character accuracy against the page's own text layer, measured 2026-11-27 (bench/ocr.py has more pages):
-# English 0.95, Chinese 0.90 on these pages; the floors leave room for a different onnxruntime or CPU.
-ENGLISH_FLOOR, CHINESE_FLOOR = 0.88, 0.83
+# Character accuracy against the page's own text layer, measured 2026-11-27 by bench/ocr.py (noisier, skewed copies):
+# 0.997 on the English page, 0.915 on the Chinese one (its recommendation table is read line by line, not row by
+# row as the text layer's is: most of its errors are that order). The floors leave room for another CPU or version.
+ENGLISH_FLOOR, CHINESE_FLOOR = 0.95, 0.85
 
 
 @pytest.fixture(scope="session")
@@ -109,9 +110,13 @@ def test_an_image_only_pdf_ingests_is_found_by_keyword_and_its_chunks_carry_boxe
     assert report.status == "ready", report.error
     ocr = [(p.done, p.total) for p in stages if p.stage == "ocr"]
     assert ocr[0] == (0, 2) and ocr[-1] == (2, 2), "OCR reports its own pages, k of n"
+    overall = [p.overall for p in stages]
+    assert overall == sorted(overall), "the one progress number never goes back"
     for phrase, words, page in ((ENGLISH_PHRASE, ENGLISH_LINE, 1), (CHINESE_PHRASE, CHINESE_PHRASE, 2)):
+        # Keyword search; a Chinese query also ranks the English names of its concepts (the graph lexicon), which
+        # may put an English passage first.
         hits = service.search.search("W", phrase, methods=("sparse",)).hits
-        assert hits and hits[0].chunk.page_start == page and words in hits[0].chunk.text, phrase
+        assert any(words in hit.chunk.text and hit.chunk.page_start == page for hit in hits[:3]), phrase
     document = service.documents.get("W", "scanned.pdf")
     ids = service.catalog.document_chunk_ids(document.id)
     chunks = list(service.catalog.get_chunks(ids).values())

@@ -34,6 +34,10 @@ _BOX_PER_POINT = 1.45
 # Lines within this share of a page's typical height get its size, so one paragraph's lines keep one size
 # (paragraphs break where the size changes by more than a few tenths of a point).
 _SAME_SIZE = 0.25
+# The detector pads each box (rapidocr's unclip ratio 1.6), so neighbouring lines' boxes overlap; on a slightly
+# skewed scan the reading order then took overlapping lines as one row and read them by x (lines of a column
+# swapped). A line's box is the middle share of the detected one, as tall as the text layer's line boxes.
+_CORE = 0.7
 
 
 @dataclass(frozen=True)
@@ -170,7 +174,9 @@ def to_text_lines(found: list[OcrLine], page_number: int, scale: float, origin: 
     typical = median(line.box[3] - line.box[1] for line in found)
     lines = []
     for line in found:
-        x0, y0, x1, y1 = (value * scale for value in line.box)
+        x0, top, x1, bottom = (value * scale for value in line.box)
+        middle, half = (top + bottom) / 2, _CORE * (bottom - top) / 2
+        y0, y1 = middle - half, middle + half
         height = (line.box[3] - line.box[1])
         usual = abs(height - typical) <= _SAME_SIZE * typical
         size = round((typical if usual else height) * scale / _BOX_PER_POINT, 1)
