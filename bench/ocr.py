@@ -85,6 +85,9 @@ def summary(rows: list[dict[str, Any]], load_s: float) -> dict[str, Any]:
     }
     for language in ("en", "zh"):
         mine = [r for r in rows if r["language"] == language]
+        if not mine:  # --limit left this language out
+            result[f"accuracy_{language}"] = result[f"order_free_{language}"] = None
+            continue
         chars = sum(r["reference_chars"] for r in mine)
         result[f"accuracy_{language}"] = round(1 - sum(r["edit_distance"] for r in mine) / max(chars, 1), 4)
         longer = sum(max(r["reference_chars"], r["read_chars"]) for r in mine)
