@@ -127,7 +127,8 @@ class IngestSettings(_Group):
     ocr_engine: Literal["rapidocr", "none"] = Field(
         "rapidocr",
         description="OCR engine for pages without a usable text layer (scans): rapidocr (PP-OCR models shipped in its "
-        "package, offline; ~5-30 s a page on 2 cores) or none (a PDF without any text layer is refused).",
+        "package, offline; ~20-40 s a page on a busy 2-core machine, bench/README.md) or none (a PDF without any "
+        "text layer is refused).",
     )
     ocr_dpi: int = Field(200, ge=72, le=600, description="Resolution in dots per inch a page is rendered at for OCR.")
     ocr_max_chars: int = Field(

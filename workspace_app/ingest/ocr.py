@@ -10,8 +10,8 @@ PP-OCR ONNX models shipped in its wheel with onnxruntime (offline). It is loaded
 
 from __future__ import annotations
 
-import functools
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import median
@@ -84,14 +84,18 @@ class RapidOcrEngine:
 
 
 _ENGINES: dict[str, Callable[[], OcrEngine]] = {"rapidocr": RapidOcrEngine}
+_LOADED: dict[str, OcrEngine] = {}
+_LOADING = threading.Lock()  # a worker ingests two documents at once: both may reach their first scanned page
 
 
-@functools.cache
 def load_engine(name: str) -> OcrEngine:
     """The named engine, made at first use and kept for the process (its models take a second or two to load)."""
     if name not in _ENGINES:
         raise ModelUnavailableError(f"Unknown OCR engine {name!r}: use one of {', '.join(_ENGINES)} or none.")
-    return _ENGINES[name]()
+    with _LOADING:
+        if name not in _LOADED:
+            _LOADED[name] = _ENGINES[name]()
+        return _LOADED[name]
 
 
 @dataclass(frozen=True)
