@@ -23,6 +23,7 @@ ActionKind = Literal["cancel", "retry", "remove", "include", "exclude"]
 STAGE_TEXT = {
     "queued": "Waiting for a worker",
     "parsing": "Reading pages",
+    "ocr": "Reading scanned pages (OCR)",
     "chunking": "Splitting into passages",
     "embedding": "Embedding passages",
     "indexing": "Indexing",
@@ -32,7 +33,7 @@ STAGE_TEXT = {
     "guide": "Writing the source guide",
 }
 # What the current stage counts (the counter shown beside its name).
-STAGE_UNITS = {"parsing": "pages", "chunking": "sections", "embedding": "passages", "indexing": "passages",
+STAGE_UNITS = {"parsing": "pages", "ocr": "pages", "chunking": "sections", "embedding": "passages", "indexing": "passages",
                "cross-language": "passages", "sentences": "sentences", "graph": "passages"}
 STATUS_TEXT = {"queued": "Queued", "running": "Processing", "ready": "Ready", "failed": "Failed", "cancelled": "Cancelled"}
 _BADGES = {"ready": ":green-badge[:material/check: Ready]", "failed": ":red-badge[:material/error: Failed]",

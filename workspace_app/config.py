@@ -124,6 +124,22 @@ class IngestSettings(_Group):
     chunk_overlap_tokens: int = Field(32, ge=0, description="Word pieces repeated between neighbouring chunks.")
     max_file_mb: int = Field(200, ge=1, description="Largest accepted upload, in megabytes.")
     max_pages: int = Field(2000, ge=1, description="Largest accepted document, in pages.")
+    ocr_engine: Literal["rapidocr", "none"] = Field(
+        "rapidocr",
+        description="OCR engine for pages without a usable text layer (scans): rapidocr (PP-OCR models shipped in its "
+        "package, offline; ~20-40 s a page on a busy 2-core machine, bench/README.md) or none (a PDF without any "
+        "text layer is refused).",
+    )
+    ocr_dpi: int = Field(200, ge=72, le=600, description="Resolution in dots per inch a page is rendered at for OCR.")
+    ocr_max_chars: int = Field(
+        20, ge=0,
+        description="A page is read by OCR when its text layer has fewer characters than this and images cover "
+        "at least ocr_min_image_share of it.",
+    )
+    ocr_min_image_share: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="Share of a page's area its images must cover for the page to be read by OCR (a scan covers it all).",
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> IngestSettings:

@@ -1,5 +1,6 @@
 """Files that cannot be ingested, through the service and the CLI: a clear message naming the file, nothing else
-in the workspace changes, and the good files given alongside are ingested all the same."""
+in the workspace changes, and the good files given alongside are ingested all the same. OCR is off here, so an
+image-only PDF is refused too (tests/ingest/test_ocr.py reads one with OCR on)."""
 
 from __future__ import annotations
 
@@ -109,9 +110,9 @@ def fts_rows(data_dir: Path) -> int:
 def workspace(
     tmp_path_factory: pytest.TempPathFactory, build: Callable[..., Any], files: dict[str, Path]
 ) -> Iterator[tuple[Any, Path, dict[str, Any]]]:
-    """A service with workspace "W" holding the good document, and a snapshot of it."""
+    """A service (OCR off) with workspace "W" holding the good document, and a snapshot of it."""
     data_dir = tmp_path_factory.mktemp("bad-service") / "data"
-    service = build(data_dir)
+    service = build(data_dir, ocr_engine="none")
     service.workspaces.create("W")
     assert service.documents.ingest("W", files[GOOD]).status == "ready"
     yield service, data_dir, snapshot(service, "W", GOOD)
@@ -244,7 +245,8 @@ def test_the_size_limit_refuses_a_large_file_before_storing_it(
 def cli_run(
     tmp_path_factory: pytest.TempPathFactory, cli: Callable[..., Any], files: dict[str, Path]
 ) -> tuple[Path, Any, list[dict[str, Any]], list[Path]]:
-    """`workspace-app ingest` given the good file, every bad one, the odd name, a missing file and big PDFs."""
+    """`workspace-app ingest` (OCR off) given the good file, every bad one, the odd name, a missing file and big
+    PDFs."""
     data_dir = tmp_path_factory.mktemp("bad-cli") / "data"
     created = cli(data_dir, "workspace", "create", "W", timeout=120)
     assert created.returncode == 0, created.stderr
@@ -252,7 +254,7 @@ def cli_run(
         files[GOOD], *(files[bad.name] for bad in BAD), files["odd"], data_dir.parent / "missing.pdf",
         files["blank-password.pdf"], files["300-pages.pdf"],
     ]
-    done = cli(data_dir, "ingest", "-w", "W", *given, timeout=600)
+    done = cli(data_dir, "ingest", "-w", "W", *given, timeout=600, WORKSPACE_INGEST__OCR_ENGINE="none")
     reports = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     return data_dir, done, reports, given
 

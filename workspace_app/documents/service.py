@@ -150,7 +150,7 @@ class DocumentService:
         if not is_new and _already_there(document):
             return _duplicate(document, name)
         try:
-            check_source(source, name, document.media_type)
+            check_source(source, name, document.media_type, ocr=self._settings.ocr_engine != "none")
         except WorkspaceError as exc:  # what the worker would find: failed now, like a run that waits
             if is_new and not keep_refused:
                 self._forget(document)

@@ -131,6 +131,7 @@ class ParsedDocument:
     # Per page: symbol-font glyphs in the text, and in lines set aside (running headers, rotated margin notes).
     glyphs: dict[int, GlyphCount] = field(default_factory=dict)
     glyphs_set_aside: dict[int, GlyphCount] = field(default_factory=dict)
+    pages_ocr: list[int] = field(default_factory=list)  # pages read by OCR (no usable text layer)
 
     @property
     def flagged_pages(self) -> list[int]:

@@ -1,4 +1,4 @@
-"""The ingestion pipeline: parse -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> source guide -> ready.
+"""The ingestion pipeline: parse (and OCR of pages without a text layer) -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> source guide -> ready.
 
 Progress (stage, counts, overall share, the stage's time left at the pace measured in this run: jobs/pace.py) is
 written to the document row as it goes. A caller may pass `should_stop`, called between pages and embedding batches
@@ -28,6 +28,7 @@ from workspace_app.errors import FileTooLargeError, IngestionError, StorageError
 from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.glyphs import MARKER
 from workspace_app.ingest.layout import ParsedDocument
+from workspace_app.ingest.ocr import PageOcr
 from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
 from workspace_app.jobs.leases import JobInterrupted
@@ -40,11 +41,12 @@ from workspace_app.text.grades import Recommendation
 log = logging.getLogger(__name__)
 
 # Share of the whole job each stage ends at, for one progress number.
-# The cross-language embedder (USE) is ~3-4x faster than the main one: its stage gets a smaller share.
-# The answer's sentences (short texts, both embedders) take about a third of the passages' embedding.
-_STAGE_END = {"parsing": 0.2, "chunking": 0.25, "embedding": 0.72, "indexing": 0.76, "cross-language": 0.82,
+# The cross-language embedder (USE) is ~3-4x faster than the main one: its stage gets a smaller share. OCR (seconds a
+# page, only on scanned pages) has half of reading's share; without scanned pages the bar steps over it. The answer's
+# sentences (short texts, both embedders) take about a third of the passages' embedding.
+_STAGE_END = {"parsing": 0.1, "ocr": 0.2, "chunking": 0.25, "embedding": 0.72, "indexing": 0.76, "cross-language": 0.82,
               "sentences": 0.93, "graph": 0.97, "guide": 1.0}
-_PREVIOUS = {"parsing": 0.0, "chunking": 0.2, "embedding": 0.25, "indexing": 0.72, "cross-language": 0.76,
+_PREVIOUS = {"parsing": 0.0, "ocr": 0.1, "chunking": 0.2, "embedding": 0.25, "indexing": 0.72, "cross-language": 0.76,
              "sentences": 0.82, "graph": 0.93, "guide": 0.97}
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
@@ -166,8 +168,10 @@ def ingest_document(
     states.start(document.id)
     track = _Tracker(states, document.id, on_progress, should_stop, pace)
     try:
+        ocr = PageOcr.from_settings(settings, lambda d, t: track("ocr", d, t))
         parsed = read_source(
-            path, document.name, document.media_type, lambda d, t: track("parsing", d, t), grade_cells=grades.table_cells
+            path, document.name, document.media_type, lambda d, t: track("parsing", d, t),
+            grade_cells=grades.table_cells, ocr=ocr,
         )
         if parsed.page_count > settings.max_pages:
             raise FileTooLargeError(
@@ -176,6 +180,8 @@ def ingest_document(
             )
         states.parsed(document.id, parsed.page_count, parsed.pages_without_text)
         _log_unreadable_glyphs(document, parsed)
+        if parsed.pages_ocr:
+            log.info("%s: pages %s read by OCR", document.name, ", ".join(map(str, parsed.pages_ocr)))
         track("chunking", 0, 1)
         records = build_chunks(document, parsed, embedder, settings, lambda d, t: track("chunking", d, t), grades)
         chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts(records))

@@ -20,6 +20,7 @@ from workspace_app.ingest.captioned_tables import join_table_rows
 from workspace_app.ingest.glyphs import FontEncodings, recover_page
 from workspace_app.ingest.grade_cells import attach_grade_cells, stands_apart, tag_recommendation_cells
 from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
+from workspace_app.ingest.ocr import PageOcr, read_scanned_pages
 from workspace_app.ingest.paragraphs import build_paragraphs
 from workspace_app.ingest.reading_order import page_order
 from workspace_app.ingest.ruled_tables import join_ruled_rows, may_hold_table
@@ -79,9 +80,9 @@ def open_pdf(path: Path, display_name: str) -> pymupdf.Document:
     return doc
 
 
-def check_pdf(path: Path, display_name: str) -> None:
-    """Raise what `parse_pdf` would raise for a file that is empty, not a PDF, damaged, locked or without a text
-    layer, quickly: pages are read as plain text only until one has some (the first, in a usual PDF)."""
+def check_pdf(path: Path, display_name: str, *, ocr: bool = False) -> None:
+    """Raise what `parse_pdf` would raise for a file that is empty, not a PDF, damaged, locked or (without `ocr`)
+    without a text layer, quickly: pages are read as plain text only until one has some (the first, in a usual PDF)."""
     doc = open_pdf(path, display_name)
     try:
         for index in range(doc.page_count):
@@ -91,7 +92,8 @@ def check_pdf(path: Path, display_name: str) -> None:
                 raise CorruptPdfError(_damaged_page(display_name, index)) from exc
             if text.strip():
                 return
-        raise ImageOnlyPdfError(_no_text_layer(display_name))
+        if not ocr:
+            raise ImageOnlyPdfError(_no_text_layer(display_name))
     finally:
         doc.close()
 
@@ -103,36 +105,48 @@ def _damaged_page(display_name: str, index: int) -> str:
     )
 
 
-def _no_text_layer(display_name: str) -> str:
+def _no_text_layer(display_name: str, ocr: PageOcr | None = None) -> str:
+    if ocr is not None and ocr.enabled:
+        return (
+            f"{display_name} has no text layer, and OCR read no text on its pages (blank, or images of no text). "
+            "Check the file, or scan it again at a higher resolution."
+        )
     return (
-        f"{display_name} has no text layer (it looks scanned or image-only). Run OCR on it "
-        "(e.g. ocrmypdf) and upload the result."
+        f"{display_name} has no text layer (it looks scanned or image-only) and OCR is turned off "
+        "(WORKSPACE_INGEST__OCR_ENGINE=none). Turn OCR on (rapidocr), or run OCR on it (e.g. ocrmypdf) and upload "
+        "the result."
     )
 
 
 def parse_pdf(
-    path: Path, display_name: str, on_page: PageCallback | None = None, *, grade_cells: bool = True
+    path: Path, display_name: str, on_page: PageCallback | None = None, *, grade_cells: bool = True,
+    ocr: PageOcr | None = None,
 ) -> ParsedDocument:
     """Parse a PDF into paragraphs in reading order; raise if it has no text at all. With `grade_cells` (the domain
-    pack grades recommendations) grade cells are joined to their rows and grading lines are never headings."""
+    pack grades recommendations) grade cells are joined to their rows and grading lines are never headings. With
+    `ocr` (enabled), pages without a usable text layer are read by OCR after the text layer of every page."""
     doc = open_pdf(path, display_name)
     try:
         metadata_title = _clean(str((doc.metadata or {}).get("title") or ""))
         read = list(_read_pages(doc, display_name, on_page, grade_cells))
+        pages = [lines for lines, _ in read]
+        scanned = read_scanned_pages(doc, pages, ocr) if ocr is not None and ocr.enabled else []
     finally:
         doc.close()
-    pages = [lines for lines, _ in read]
+    for number in scanned:
+        lines = pages[number - 1]
+        pages[number - 1] = tag_recommendation_cells(attach_grade_cells(lines)) if grade_cells else lines
     set_aside = {number: count for number, (_, count) in enumerate(read, start=1) if count.total}
     empty = [number for number, lines in enumerate(pages, start=1) if not lines]
     if len(empty) == len(pages):
-        raise ImageOnlyPdfError(_no_text_layer(display_name))
+        raise ImageOnlyPdfError(_no_text_layer(display_name, ocr))
     drop = _running_furniture(pages)
     ordered = [page_order([line for line in lines if _furniture_key(line) not in drop]) for lines in pages]
     for line in (line for lines in pages for line in lines if _furniture_key(line) in drop):
         set_aside.setdefault(line.page, GlyphCount()).add(line.glyphs)
     title = metadata_title if _meaningful_title(metadata_title) else _first_page_title(pages)
     paragraphs = build_paragraphs(ordered, grade_lines=grade_cells)
-    return ParsedDocument(paragraphs, len(pages), empty, title, _glyphs_by_page(ordered), set_aside)
+    return ParsedDocument(paragraphs, len(pages), empty, title, _glyphs_by_page(ordered), set_aside, scanned)
 
 
 def _glyphs_by_page(pages: list[list[TextLine]]) -> dict[int, GlyphCount]:
