@@ -16,8 +16,9 @@ within its window; import throughput (with embedding, a fresh data dir) and re-i
 parsing throughput of the whole demo without embedding; related() latency p50/p95 (warm patient memory).
 
 By default the related-event part runs on a subset: the smallest patients with administrations until `--budget`
-events (default 1500; the patients used are recorded). `--all` imports the whole demo (235,609 events, 33,087
-distinct texts: an event's text is embedded once, whatever number of events share it) and measures it all.
+events (default 1500; the patients used are recorded). `--all` imports the whole demo (235,609 events, 6,307
+distinct embedded texts: an event's text, its numbers as '#', is embedded once, whatever number of events share it)
+and measures it all.
 """
 
 from __future__ import annotations

@@ -294,7 +294,7 @@ class AnswersSettings(_Group):
     sentence_vectors_at_ingest: bool = Field(
         True,
         description="Embed every sentence an answer may score while its document is ingested (the 'sentences' "
-        "stage: about a third more embedding work), so an ask embeds only its question. Off: each ask embeds the "
+        "stage: short texts, by both embedders), so an ask embeds only its question. Off: each ask embeds the "
         "sentences it meets for the first time (a fresh question then takes several times longer).",
     )
     studio_faq_questions: int = Field(

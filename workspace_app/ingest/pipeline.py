@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 # Share of the whole job each stage ends at, for one progress number.
 # The cross-language embedder (USE) is ~3-4x faster than the main one: its stage gets a smaller share. OCR (seconds a
 # page, only on scanned pages) has half of reading's share; without scanned pages the bar steps over it. The answer's
-# sentences (short texts, both embedders) take about a third of the passages' embedding.
+# sentences are short texts, but both embedders read them.
 _STAGE_END = {"parsing": 0.1, "ocr": 0.2, "chunking": 0.25, "embedding": 0.72, "indexing": 0.76, "cross-language": 0.82,
               "sentences": 0.93, "graph": 0.97, "guide": 1.0}
 _PREVIOUS = {"parsing": 0.0, "ocr": 0.1, "chunking": 0.2, "embedding": 0.25, "indexing": 0.72, "cross-language": 0.76,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -10,6 +11,7 @@ from typing import Any
 from workspace_app.models.documents import time_left_words
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")  # a value, dose, rate, code or clock time
 
 
 def parse_time(text: str) -> datetime:
@@ -43,8 +45,11 @@ class Event:
 
     @property
     def embedding_text(self) -> str:
-        """What is embedded: a short type label, then the content (seed 004 §3; no id, no time)."""
-        return f"[{self.event_type}/{self.sub_type}] {self.content}"
+        """What is embedded: a short type label, then the content with each number as '#' (seed 004 §3; no id, no
+        time). A vector says what kind of event this is (which test, drug, order, and its direction: "low", "high");
+        values are compared as numbers where they count (timelines, guideline targets). Without its numbers the
+        demo's 33,087 distinct event texts are 6,310, each embedded once (bench/README.md, "The whole demo")."""
+        return f"[{self.event_type}/{self.sub_type}] {_NUMBER.sub('#', self.content)}"
 
     def to_json(self) -> dict[str, Any]:
         """The event as JSON (a public contract: keys are only ever added)."""
