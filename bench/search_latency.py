@@ -8,7 +8,7 @@ A shared 2-core machine's load swings within minutes, so one run of each side sa
 search) once for each side in its own process, the order alternating between rounds; a side's figures are the
 median over rounds of its p50 and p95, and every round is recorded with the load average around it. The
 baseline is a plain copy of another commit's tree (`git archive COMMIT | tar -x -C DIR`): its `workspace_app/`
-and `storage/` run, measured by this checkout's bench code. Then both retrievers rank every question of
+(with a top-level `storage/` before it moved inside) runs, measured by this checkout's bench code. Then both retrievers rank every question of
 `--identity-questions` in this process (`same_results`): are their top-10 chunk ids and ranks identical?
 The data dir is a plain ingested workspace outside the fingerprinted caches (`bench/.cache/latency13` by
 default), so no code change here ever re-ingests it.

@@ -62,8 +62,8 @@ def embedding_cache_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def embedder(embedding_cache_file: Path) -> Iterator[Any]:
     """The real MiniLM embedder, loaded once per session, with an embedding cache shared by all tests."""
-    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
     from workspace_app.embedding.embedder import Embedder
+    from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
 
     cache = SqliteEmbeddingCache(embedding_cache_file)
     shared = Embedder(make_settings(Path("unused")).embedding, cache)

@@ -9,7 +9,9 @@
                studio (over the base, answer and the scope: outputs built from asked answers and guides)
     the App    app.py, workspaces.py over the features; adapters/ (wiring, cli, worker, supervisor) over all
     evaluation over the base and the App (it asks and searches as a user does; nothing in the core imports it)
-    storage    only its protocols, plain models, errors and settings of the core
+    storage    workspace_app/storage: only its protocols, plain models, errors and settings of the core; the
+               core packages (all but the leaves) see only its protocols (workspace_app.storage.base), and
+               only the adapters import its backends. Nothing imports a top-level `storage` any more.
     UI         pages/ import the App module, models and errors, and components/; components/application.py
                alone builds the App (through the wiring)
 """
@@ -23,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE_FORBIDDEN = {"streamlit", "fastapi", "chromadb", "sqlite3"}
 BASE = ("workspace_app.config", "workspace_app.errors", "workspace_app.models", "workspace_app.text",
         "workspace_app.llm", "workspace_app.embedding", "workspace_app.domain")
-# What each core package may import from workspace_app (besides itself).
+# What each core package may import from workspace_app (besides itself); the leaves see no storage at all.
+LEAVES = ("text", "models", "domain")
+STORAGE_PROTOCOLS = ("workspace_app.storage.base",)
 ALLOWED: dict[str, tuple[str, ...]] = {
     "text": ("workspace_app.errors",),
     "models": (),
@@ -91,10 +95,10 @@ def test_the_import_walker_sees_every_form(tmp_path: Path) -> None:
 
 def test_the_core_imports_no_front_end_or_backend() -> None:
     found = [
-        f"{path} -> {module}" for path in python_files("workspace_app") if "adapters" not in path.parts
+        f"{path} -> {module}" for path in python_files("workspace_app") if package_of(path) not in ("adapters", "storage")
         for module in imports_of(path) if module.split(".")[0] in CORE_FORBIDDEN
     ]
-    assert not found, f"move this code to an adapter or storage/: {found}"
+    assert not found, f"move this code to an adapter or workspace_app/storage/: {found}"
 
 
 def test_core_packages_import_only_the_layers_below() -> None:
@@ -102,7 +106,8 @@ def test_core_packages_import_only_the_layers_below() -> None:
     assert {package_of(p) for p in paths} >= {
         "text", "models", "domain", "ingest", "retrieval", "graph", "answer", "documents"
     }
-    found = offenders(paths, {p: (f"workspace_app.{package_of(p)}", *ALLOWED[package_of(p)]) for p in paths},
+    found = offenders(paths, {p: (f"workspace_app.{package_of(p)}", *ALLOWED[package_of(p)],
+                                  *(() if package_of(p) in LEAVES else STORAGE_PROTOCOLS)) for p in paths},
                       ("workspace_app",))
     assert not found, f"feature packages import each other's internals: {found}"
 
@@ -117,14 +122,33 @@ def test_nothing_in_the_core_imports_the_evaluation() -> None:
 
 
 def test_storage_imports_only_protocols_and_plain_models_of_the_core() -> None:
-    paths = python_files("storage")
-    found = offenders(paths, dict.fromkeys(paths, STORAGE_ALLOWED), ("workspace_app",))
+    paths = python_files("workspace_app/storage")
+    assert Path("workspace_app/storage/base.py") in paths
+    found = offenders(paths, dict.fromkeys(paths, ("workspace_app.storage", *STORAGE_ALLOWED)), ("workspace_app",))
     assert not found, f"storage must receive what it stores, not call the core: {found}"
+
+
+def test_only_the_adapters_and_the_app_reach_past_the_storage_protocols() -> None:
+    paths = [p for p in python_files("workspace_app") if package_of(p) not in ("adapters", "storage")]
+    found = [
+        f"{path} -> {module}" for path in paths for module in sorted(imports_of(path))
+        if within(module, ("workspace_app.storage",)) and not within(module, STORAGE_PROTOCOLS)
+    ]
+    assert not found, f"the core sees storage through its protocols; backends are chosen in the wiring: {found}"
+
+
+def test_nothing_imports_a_top_level_storage_package() -> None:
+    paths = [p for folder in ("workspace_app", "pages", "components", "tests", "bench") for p in python_files(folder)]
+    found = [
+        f"{path} -> {module}" for path in [*paths, Path("app.py")] for module in sorted(imports_of(path))
+        if within(module, ("storage",))
+    ]
+    assert not found, f"storage lives in workspace_app/storage: {found}"
 
 
 def test_pages_import_only_the_app_and_components() -> None:
     paths = python_files("pages")
-    found = offenders(paths, dict.fromkeys(paths, PAGES_ALLOWED), ("workspace_app", "storage", "components"))
+    found = offenders(paths, dict.fromkeys(paths, PAGES_ALLOWED), ("workspace_app", "components"))
     assert not found, f"pages take the App from components.application: {found}"
 
 
@@ -133,13 +157,13 @@ def test_components_never_reach_storage_and_only_one_builds_the_app() -> None:
     builders = [p for p in paths if any(within(m, ("workspace_app.adapters",)) for m in imports_of(p))]
     assert builders == [Path("components/application.py")]
     found = offenders(paths, {p: (*PAGES_ALLOWED, "workspace_app.adapters.wiring", "workspace_app.config") for p in paths},
-                      ("workspace_app", "storage"))
+                      ("workspace_app",))
     assert not found, f"components render plain models: {found}"
 
 
 def test_only_the_lifecycle_writes_document_state() -> None:
     writers = [
-        path for path in python_files("workspace_app")
+        path for path in python_files("workspace_app") if package_of(path) != "storage"  # storage defines them
         if "update_document(" in (ROOT / path).read_text(encoding="utf-8") or "status=" in _release_calls(path)
     ]
     assert writers == [Path("workspace_app/documents/lifecycle.py")]

@@ -27,7 +27,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from storage.base import Catalog, VectorIndex
 from workspace_app.answer.export import answer_markdown, escape, grading_text
 from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
@@ -47,6 +46,7 @@ from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.modes import MODES
 from workspace_app.retrieval.search import SearchService
+from workspace_app.storage.base import Catalog, VectorIndex
 from workspace_app.studio.service import KINDS as STUDIO_KINDS
 from workspace_app.studio.service import StudioService
 from workspace_app.text.file_names import safe_file_name

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from storage.base import Catalog, VectorIndex
 from workspace_app.documents.service import DocumentService
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.documents import Workspace
 from workspace_app.retrieval.scope import find_workspace
+from workspace_app.storage.base import Catalog, VectorIndex
 from workspace_app.text.names import refuse_control_characters
 
 

@@ -57,7 +57,7 @@ def new_embedder(embedding_settings: Any, cache: Path | None = None) -> Any:
 
 
 def embedding_cache_class() -> type:
-    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+    from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
 
     return SqliteEmbeddingCache
 

@@ -6,7 +6,7 @@ whole directories, not a list of files, so moving or adding a module inside them
 - `workspace_app/ingest/`, `workspace_app/text/` (the analyzer that builds the keyword index),
   `workspace_app/embedding/`, `workspace_app/models/`, `workspace_app/graph/` (the graph stage runs during
   ingestion), `workspace_app/documents/` (states, jobs) and `workspace_app/adapters/wiring.py` (which stages
-  run) and `storage/`: every file under them (recursively; `__pycache__` and dot-files skipped). Python
+  run) and `workspace_app/storage/`: every file under them (recursively; `__pycache__` and dot-files skipped). Python
   files count by their AST, so comments and formatting do not force a re-ingest; other files (e.g. the graph
   lexicon) by their bytes. A missing directory hashes as empty.
 
@@ -39,7 +39,7 @@ FINGERPRINT_DIRS = (
     "workspace_app/graph",
     "workspace_app/documents",
     "workspace_app/adapters/wiring.py",
-    "storage",
+    "workspace_app/storage",
 )
 # Query-time definitions (top-level names or `Class.member`), dropped in every fingerprinted file.
 QUERY_TIME = (

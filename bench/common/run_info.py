@@ -13,7 +13,7 @@ from bench.common.paths import REPO
 
 @functools.lru_cache(maxsize=1)
 def git_info() -> dict[str, Any]:
-    """The commit, and whether the core (workspace_app/, storage/) has uncommitted changes."""
+    """The commit, and whether the core (workspace_app/, storage included) has uncommitted changes."""
 
     def run(*args: str) -> str:
         try:
@@ -21,7 +21,7 @@ def git_info() -> dict[str, Any]:
         except (OSError, subprocess.CalledProcessError):
             return ""
 
-    dirty = run("status", "--porcelain", "--", "workspace_app", "storage")
+    dirty = run("status", "--porcelain", "--", "workspace_app")
     return {"commit": run("rev-parse", "HEAD") or None, "core_dirty": bool(dirty)}
 
 

@@ -36,9 +36,9 @@ class IngestProbe:
         self._restore: list[tuple[Any, str, Any]] = []
 
     def __enter__(self) -> Self:
-        from storage.sqlite.catalog import SqliteCatalog
         from workspace_app.embedding.embedder import Embedder
         from workspace_app.ingest import pipeline
+        from workspace_app.storage.sqlite.catalog import SqliteCatalog
 
         self._wrap(Embedder, "_encode_in_batches", "embedding_model", collect_texts=True)
         self._wrap(Embedder, "embed_passages", "embed_passages_total")

@@ -229,8 +229,8 @@ def test_the_printed_url_is_the_address_it_listens_on(stack: Stack) -> None:
 
 
 def test_a_chroma_error_body_becomes_a_clean_message(stack: Stack) -> None:
-    from storage.chroma import ChromaVectorIndex, open_chroma
     from workspace_app.errors import StorageError
+    from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
 
     with pytest.raises(StorageError) as refused:
         ChromaVectorIndex(open_chroma(None, stack.common["WORKSPACE_CHROMA_URL"], "wrong-token")).count("any")

@@ -31,7 +31,7 @@ PAIRS = [
 
 @pytest.fixture(scope="module")
 def use(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedder]:
-    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
+    from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
 
     cache = SqliteEmbeddingCache(tmp_path_factory.mktemp("use-cache") / "embeddings.sqlite")
     yield Embedder(EmbeddingSettings(model=USE_MODEL), cache)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from keyword_index import keyword_rows
 
-from storage.sqlite.catalog import SqliteCatalog
-from storage.sqlite.migrations import MIGRATIONS
 from workspace_app.ingest.pipeline import keyword_texts
 from workspace_app.models.documents import Chunk, Document, Rect
+from workspace_app.storage.sqlite.catalog import SqliteCatalog
+from workspace_app.storage.sqlite.migrations import MIGRATIONS
 from workspace_app.text.analyzer import query_terms
 
 # The catalog schema as the first commit (fd9d3ce) wrote it, at schema_version 1.

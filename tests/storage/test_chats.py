@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storage.sqlite.catalog import SqliteCatalog
 from workspace_app.models.answers import Answer, Citation
 from workspace_app.models.documents import Rect
+from workspace_app.storage.sqlite.catalog import SqliteCatalog
 
 
 def answer(question: str) -> Answer:
@@ -74,8 +74,8 @@ def test_an_answer_is_saved_once_per_chat_message_and_notes_can_be_edited(tmp_pa
 
 
 def test_notes_of_the_schema_before_own_notes_are_kept_and_titled_by_the_standalone_question(tmp_path: Path) -> None:
-    from storage.sqlite.database import Database
-    from storage.sqlite.migrations import MIGRATIONS
+    from workspace_app.storage.sqlite.database import Database
+    from workspace_app.storage.sqlite.migrations import MIGRATIONS
 
     path = tmp_path / "catalog.sqlite"
     old = Database(path)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from storage.sqlite.database import Database, Step
 from workspace_app.errors import StorageError
+from workspace_app.storage.sqlite.database import Database, Step
 
 NOTES: list[Step] = ["CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)"]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage.sqlite.catalog import SqliteCatalog
-from storage.sqlite.database import Database
-from storage.sqlite.keywords import create_keyword_table
-from storage.sqlite.migrations import MIGRATIONS
 from workspace_app.models.guides import GuideEntity, GuideRecommendation, SourceGuide, SuggestedQuestion
+from workspace_app.storage.sqlite.catalog import SqliteCatalog
+from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.keywords import create_keyword_table
+from workspace_app.storage.sqlite.migrations import MIGRATIONS
 
 GUIDE = SourceGuide(
     document_id="doc-ready", summary="Warfarin keeps the INR at 2.0 to 3.0 <b>in</b> women with AF.",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from storage.sqlite.catalog import SqliteCatalog
 from workspace_app.models.events import ImportReport, ImportStep, RowError
+from workspace_app.storage.sqlite.catalog import SqliteCatalog
 
 
 def test_one_holder_progress_and_outcome_survive_a_reopen(tmp_path: Path) -> None:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from storage.sqlite.catalog import SqliteCatalog
-from storage.sqlite.migrations import MIGRATIONS
 from workspace_app.adapters.ownership import release_data_dir
 from workspace_app.jobs.leases import new_owner, owner_is_gone
+from workspace_app.storage.sqlite.catalog import SqliteCatalog
+from workspace_app.storage.sqlite.migrations import MIGRATIONS
 
 
 @pytest.fixture

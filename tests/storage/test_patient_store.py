@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from storage.sqlite.catalog import SqliteCatalog
 from workspace_app.models.events import Admission, Event, Patient
+from workspace_app.storage.sqlite.catalog import SqliteCatalog
 
 
 def _event(event_id: str, content: str, when: str = "2150-01-01 08:00:00") -> Event:

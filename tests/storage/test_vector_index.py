@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storage.chroma import ChromaVectorIndex, open_chroma
+from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
 
 DIM = 384
 

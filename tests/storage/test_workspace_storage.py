@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from keyword_index import keyword_rows, orphan_keyword_rows
 
-from storage.chroma import open_chroma
 from workspace_app.errors import DocumentNotFoundError, WorkspaceError, WorkspaceExistsError, WorkspaceNotFoundError
+from workspace_app.storage.chroma import open_chroma
 from workspace_app.text.analyzer import query_terms
 
 ARNETT = "arnett-2014-guideline-strategies.pdf"

@@ -134,7 +134,7 @@ def test_duplicate_name_is_refused_with_a_message(app: AppTest) -> None:
 
 def test_the_card_counts_a_failed_file_apart(app: AppTest, tmp_path: Path) -> None:
     """A file that could not be ingested is not one of the workspace's documents: the card says it failed."""
-    from storage.sqlite.database import Database
+    from workspace_app.storage.sqlite.database import Database
 
     workspace_id = create(app, "Cardiology")
     database = Database(tmp_path / "data" / "catalog.sqlite")

@@ -8,13 +8,6 @@ import os
 from functools import partial
 from pathlib import Path
 
-from storage.chroma import ChromaVectorIndex, open_chroma
-from storage.files import LocalFileStore
-from storage.queue import HueyJobQueue, open_huey
-from storage.sqlite.catalog import SqliteCatalog
-from storage.sqlite.embedding_cache import SqliteEmbeddingCache
-from storage.sqlite.graph import SqliteGraphStore
-from storage.vector_set import VectorIndexSet
 from workspace_app.adapters.ownership import claim_data_dir
 from workspace_app.adapters.process import make_private
 from workspace_app.answer.llm import LlmAnswerer
@@ -52,6 +45,13 @@ from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
+from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
+from workspace_app.storage.files import LocalFileStore
+from workspace_app.storage.queue import HueyJobQueue, open_huey
+from workspace_app.storage.sqlite.catalog import SqliteCatalog
+from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
+from workspace_app.storage.sqlite.graph import SqliteGraphStore
+from workspace_app.storage.vector_set import VectorIndexSet
 from workspace_app.studio.service import StudioService
 from workspace_app.workspaces import WorkspaceService
 

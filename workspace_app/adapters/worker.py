@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from storage.base import RetryJob
 from workspace_app.adapters.liveness import WorkerBeacon
 from workspace_app.app import App
 from workspace_app.config import Settings
@@ -25,6 +24,7 @@ from workspace_app.errors import WorkspaceError
 from workspace_app.jobs.entries import JobEntry
 from workspace_app.jobs.leases import new_owner
 from workspace_app.models.documents import JobAttempt
+from workspace_app.storage.base import RetryJob
 
 log = logging.getLogger("workspace_app.worker")
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from storage.base import ChunkRepository
 from workspace_app.answer.answerability import (
     AnswerabilityRules,
     Needs,
@@ -31,6 +30,7 @@ from workspace_app.answer.extractive import Candidate, EitherLanguage, Extractiv
 from workspace_app.models.answers import EvidenceBlock
 from workspace_app.models.documents import Chunk
 from workspace_app.retrieval.scope import Scope
+from workspace_app.storage.base import ChunkRepository
 from workspace_app.text.analyzer import expand_with_abbreviations, index_text
 from workspace_app.text.terms import (
     Coverage,

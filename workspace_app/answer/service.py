@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Protocol
 
-from storage.base import ChunkRepository, DocumentRepository
 from workspace_app.answer.answerability import AnswerabilityRules, leans_on_before
 from workspace_app.answer.answerers import Answerer, Draft, QuotingAnswerer, WritingAnswerer
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
@@ -53,6 +52,7 @@ from workspace_app.retrieval.graph_query import GraphQuery
 from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetriever, entity_refs
 from workspace_app.retrieval.scope import ScopeCatalog, answer_scope, find_workspace
 from workspace_app.retrieval.search import SearchService
+from workspace_app.storage.base import ChunkRepository, DocumentRepository
 from workspace_app.text.language import detect_language
 
 MAX_QUESTION_CHARS = 2000

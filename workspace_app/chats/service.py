@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from storage.base import ChatRepository, NoteRepository
 from workspace_app.answer.export import chat_markdown, note_markdown, notes_markdown
 from workspace_app.errors import ChatNotFoundError, DocumentNotFoundError, NoteNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation, Note, SourceUses, Turn
 from workspace_app.models.documents import Rect, Workspace
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.storage.base import ChatRepository, NoteRepository
 from workspace_app.text.language import detect_language
 from workspace_app.text.names import refuse_control_characters
 

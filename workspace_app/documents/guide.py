@@ -22,13 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from storage.base import ChunkRepository, DocumentRepository, GuideRepository
 from workspace_app.documents.summary import Embed, chunk_centrality, extractive_summary, key_topics
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Chunk, Document
 from workspace_app.models.graph import Entity
 from workspace_app.models.guides import GuideEntity, GuideRecommendation, SourceGuide
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.storage.base import ChunkRepository, DocumentRepository, GuideRepository
 from workspace_app.text.grades import ROW_CELLS, Recommendation, grading_in, states_grading
 from workspace_app.text.language import detect_language
 from workspace_app.text.quotable import is_table_title

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from storage.base import Catalog, JobQueue, VectorIndex
 from workspace_app.config import QueueSettings
 from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.errors import WorkspaceError
@@ -29,6 +28,7 @@ from workspace_app.jobs.engine import Unfinished, recover_unfinished, run_leased
 from workspace_app.jobs.entries import JobEntry
 from workspace_app.jobs.leases import lease_is_dead
 from workspace_app.models.documents import Document, JobAttempt, JobState
+from workspace_app.storage.base import Catalog, JobQueue, VectorIndex
 
 log = logging.getLogger(__name__)
 WAIT_POLL_S = 0.5

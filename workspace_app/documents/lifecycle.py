@@ -15,8 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from storage.base import DocumentRepository, JobLeases
 from workspace_app.models.documents import StageProgress
+from workspace_app.storage.base import DocumentRepository, JobLeases
 
 
 class DocumentStates:

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from storage.base import Catalog, FileStore, VectorIndex
 from workspace_app.config import IngestSettings
 from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
@@ -29,6 +28,7 @@ from workspace_app.ingest.readers import check_source, has_pages, media_type_for
 from workspace_app.jobs.leases import new_owner
 from workspace_app.models.documents import FINAL_STATUSES, Document, IngestReport, PageImage
 from workspace_app.retrieval.scope import find_workspace, pick_document
+from workspace_app.storage.base import Catalog, FileStore, VectorIndex
 from workspace_app.text.names import refuse_control_characters
 
 _MAX_NAME = 180

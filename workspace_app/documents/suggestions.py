@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from itertools import zip_longest
 from typing import Protocol
 
-from storage.base import GuideRepository
 from workspace_app.documents.guide import GuideService
 from workspace_app.domain.pack import no_question
 from workspace_app.models.answers import Answer, Turn
 from workspace_app.models.documents import Document
 from workspace_app.models.guides import SourceGuide, SuggestedQuestion
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
+from workspace_app.storage.base import GuideRepository
 from workspace_app.text.language import detect_language
 
 SUGGESTIONS_VERSION = "suggest-v3"

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from storage.base import EmbeddingCache
 from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
 from workspace_app.embedding.priority import QUERY_PRIORITY, PriorityLock
 from workspace_app.embedding.use import USE_MODEL, UseModel
 from workspace_app.errors import ModelUnavailableError
+from workspace_app.storage.base import EmbeddingCache
 
 ProgressCallback = Callable[[int, int], None]
 StopCheck = Callable[[], None]

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from workspace_app.config import LlmSettings
 from workspace_app.graph.entities import LexiconEntityExtractor, ProgressCallback
@@ -23,6 +23,7 @@ from workspace_app.graph.lexicon import Concept, case_key, clean_text, load_lexi
 from workspace_app.llm import LlmClient
 from workspace_app.models.documents import Chunk
 from workspace_app.models.graph import ENTITY_TYPES, ChunkEntities, CommunityReport, FoundEntity, FoundRelation
+from workspace_app.storage.base import ResponseCache
 from workspace_app.text.cjk import has_cjk
 
 log = logging.getLogger(__name__)
@@ -42,13 +43,6 @@ SUMMARY_PROMPT = (
     "Write plain text, no lists."
 )
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-
-
-class ResponseCache(Protocol):
-    """Where model replies are kept (the catalog's graph_llm_cache)."""
-
-    def cached_response(self, model: str, key: str) -> str | None: ...
-    def cache_response(self, model: str, key: str, response: str) -> None: ...
 
 
 def cache_key(version: str, text: str) -> str:

@@ -21,7 +21,6 @@ from typing import Protocol
 
 import networkx as nx
 
-from storage.base import GraphStore
 from workspace_app.graph.build import build_document_graph
 from workspace_app.graph.communities import MIN_WEIGHT, detect_communities, weighted_graph
 from workspace_app.graph.entities import EntityExtractor, LexiconEntityExtractor
@@ -30,6 +29,7 @@ from workspace_app.graph.reports import EntityView, community_report, document_s
 from workspace_app.graph.views import entity_graph, full_graph, graphml_bytes
 from workspace_app.models.documents import Chunk, Document
 from workspace_app.models.graph import CommunityReport, DocumentSummary, Entity, EntityStats, Mention, Relation
+from workspace_app.storage.base import GraphStore
 from workspace_app.text.cjk import has_cjk
 
 log = logging.getLogger(__name__)

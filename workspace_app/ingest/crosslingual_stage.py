@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from storage.base import VectorIndex
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.ingest.pipeline import embedding_text, index_vectors
 from workspace_app.models.documents import Chunk, Document
+from workspace_app.storage.base import VectorIndex
 
 
 class CrossLanguageStage:

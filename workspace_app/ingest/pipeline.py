@@ -20,7 +20,6 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.config import IngestSettings
 from workspace_app.domain import GradeGrammar, NoGrades
 from workspace_app.embedding.embedder import Embedder
@@ -34,6 +33,7 @@ from workspace_app.ingest.references import chunk_kind
 from workspace_app.jobs.leases import JobInterrupted
 from workspace_app.jobs.pace import Pace
 from workspace_app.models.documents import Chunk, Document, StageProgress
+from workspace_app.storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.text.abbreviations import find_abbreviations
 from workspace_app.text.analyzer import index_text
 from workspace_app.text.grades import Recommendation

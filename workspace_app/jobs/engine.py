@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from storage.base import JobQueue, Lease
 from workspace_app.errors import WorkspaceError
 from workspace_app.jobs.entries import JobEntry
 from workspace_app.jobs.leases import Heartbeat, JobInterrupted, lease_is_dead
+from workspace_app.storage.base import JobQueue, Lease
 
 log = logging.getLogger(__name__)
 

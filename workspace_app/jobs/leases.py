@@ -17,8 +17,8 @@ import uuid
 from types import TracebackType
 from typing import Self
 
-from storage.base import Lease
 from workspace_app.errors import WorkspaceError
+from workspace_app.storage.base import Lease
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()

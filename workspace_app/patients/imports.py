@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from storage.base import ImportStore, JobQueue
 from workspace_app.config import QueueSettings
 from workspace_app.errors import ImportNotFoundError, ImportSourceError, WorkspaceError
 from workspace_app.jobs.engine import Unfinished, recover_unfinished, run_leased
@@ -32,6 +31,7 @@ from workspace_app.models.events import ImportStep, PatientImport
 from workspace_app.patients.events_file import SUFFIXES
 from workspace_app.patients.mimic import is_mimic_dir
 from workspace_app.patients.service import ImportProgress, PatientService
+from workspace_app.storage.base import ImportStore, JobQueue
 from workspace_app.text.file_names import safe_file_name
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from storage.base import EventStore, VocabularyStore
 from workspace_app.embedding.embedder import Embedder, text_key
 from workspace_app.errors import EventNotFoundError, PatientNotFoundError, UnsupportedFileError
 from workspace_app.jobs.pace import Pace
@@ -37,6 +36,7 @@ from workspace_app.patients.mimic import MimicReader, is_mimic_dir
 from workspace_app.patients.related import TOP_N, PatientMemory, related_events, similar_events
 from workspace_app.patients.rules import RuleSet, load_rules
 from workspace_app.patients.similar import PatientIndex, Profile, profile_of
+from workspace_app.storage.base import EventStore, VocabularyStore
 
 ImportProgress = Callable[[ImportStep], None]
 """Called after each batch (and at the end of each table) with where the import is: table, events stored so far,

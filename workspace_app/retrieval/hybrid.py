@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from storage.base import ChunkRepository, VectorIndex
 from workspace_app.config import RetrievalSettings
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.models.documents import Chunk
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.fusion import Fused, fuse_rankings, fuse_scores
 from workspace_app.retrieval.rerank import Reranker
+from workspace_app.storage.base import ChunkRepository, VectorIndex
 from workspace_app.text.analyzer import expand_with_abbreviations, query_terms
 from workspace_app.text.cjk import WIDE_CHAR, is_mostly_cjk
 

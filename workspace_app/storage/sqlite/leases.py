@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 
-from storage.sqlite.database import Database
 from workspace_app.models.documents import JobState
+from workspace_app.storage.sqlite.database import Database
 
 NOW = "((julianday('now') - 2440587.5) * 86400.0)"  # seconds since the epoch, by the database's clock
 _RELEASE_FIELDS = {"status", "stage", "progress", "error", "eta_s", "cancel_requested", "next_try_at"}

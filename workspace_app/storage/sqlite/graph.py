@@ -15,7 +15,6 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from storage.sqlite.database import Database
 from workspace_app.models.graph import (
     ChunkInfo,
     CommunityReport,
@@ -27,6 +26,7 @@ from workspace_app.models.graph import (
     Relation,
     ReportSentence,
 )
+from workspace_app.storage.sqlite.database import Database
 
 _MAX_EVIDENCE = 20
 _BATCH = 500

@@ -1,6 +1,6 @@
 """Patient imports in the catalog (SQLite): one row per import with its progress, outcome and worker lease.
 
-Claiming works as for documents (storage/sqlite/leases.py): one conditional UPDATE inside `BEGIN IMMEDIATE`, so
+Claiming works as for documents (workspace_app/storage/sqlite/leases.py): one conditional UPDATE inside `BEGIN IMMEDIATE`, so
 two workers never both run an import; heartbeats use SQLite's clock.
 """
 
@@ -12,9 +12,9 @@ import time
 import uuid
 from collections.abc import Sequence
 
-from storage.sqlite.database import Database
-from storage.sqlite.leases import NOW
 from workspace_app.models.events import ImportReport, ImportStep, PatientImport
+from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.leases import NOW
 
 FIRST_ERRORS = 20  # bad rows kept in words; the count says how many there were in all
 _COLUMNS = (

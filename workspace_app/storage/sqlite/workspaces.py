@@ -6,10 +6,10 @@ import sqlite3
 import uuid
 from datetime import UTC, datetime
 
-from storage.sqlite.database import Database
-from storage.sqlite.keywords import create_keyword_table, keyword_table
 from workspace_app.errors import WorkspaceExistsError, WorkspaceNotFoundError
 from workspace_app.models.documents import Workspace
+from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.keywords import create_keyword_table, keyword_table
 
 _SELECT = (
     "SELECT w.*, (SELECT COUNT(*) FROM documents d WHERE d.workspace_id = w.id) AS n, "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from storage.sqlite.database import Database
 from workspace_app.models.events import VocabularyEntry
+from workspace_app.storage.sqlite.database import Database
 
 
 class SqliteVocabularyStore:

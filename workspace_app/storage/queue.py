@@ -4,7 +4,7 @@ A job is a queue entry (`workspace_app.jobs.entries.JobEntry`: a document id, or
 import). Front ends only enqueue; `workspace-app worker` consumes with huey's own consumer
 (threads, polling back-off capped at `poll_max_delay_s`). huey deletes a task from the queue when a
 worker takes it, so a job whose worker dies is not in the queue any more: the document row's lease
-(storage/sqlite/leases.py) is what lets `workspace_app.documents.jobs.recover_jobs` find and re-enqueue it.
+(workspace_app/storage/sqlite/leases.py) is what lets `workspace_app.documents.jobs.recover_jobs` find and re-enqueue it.
 
 A job that fails for a passing reason raises `RetryJob`; huey's own retries run it again (`retries` times) from its
 schedule, the pause doubling from `retry_delay_s` up to `retry_delay_max_s`. The handler is told which try it
@@ -22,10 +22,10 @@ from huey import Huey, RedisHuey, SqliteHuey
 from huey.consumer import Consumer
 from huey.exceptions import RetryTask
 
-from storage.base import RetryJob
 from workspace_app.config import QueueSettings
 from workspace_app.errors import StorageError
 from workspace_app.models.documents import JobAttempt
+from workspace_app.storage.base import RetryJob
 
 TASK_NAME = "ingest_document"
 QUEUE_NAME = "workspace-ingest"

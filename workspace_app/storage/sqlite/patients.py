@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from storage.sqlite.database import Database
 from workspace_app.models.events import Admission, Event, Patient, epoch_seconds
+from workspace_app.storage.sqlite.database import Database
 
 _EVENT_COLUMNS = (
     "event_id, patient_id, timestamp, event_type, sub_type, content, source_table, source_row, links, concepts, "

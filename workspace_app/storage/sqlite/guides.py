@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from storage.sqlite.database import Database
-from storage.sqlite.workspaces import now_iso
 from workspace_app.models.guides import SourceGuide, SuggestedQuestion
+from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.workspaces import now_iso
 
 
 class SqliteGuides:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from storage.sqlite.database import Database
-from storage.sqlite.keywords import delete_keyword_rows
-from storage.sqlite.workspaces import now_iso
 from workspace_app.models.documents import Document
+from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.keywords import delete_keyword_rows
+from workspace_app.storage.sqlite.workspaces import now_iso
 
 _DOCUMENT_FIELDS = {
     "name", "pages", "chunks", "status", "stage", "progress", "error", "pages_without_text", "included",

@@ -11,9 +11,9 @@ import sqlite3
 import uuid
 from datetime import UTC, datetime
 
-from storage.sqlite.database import Database
 from workspace_app.errors import ChatNotFoundError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
+from workspace_app.storage.sqlite.database import Database
 
 
 def _now() -> str:

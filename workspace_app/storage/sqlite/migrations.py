@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from storage.sqlite.database import Step
-from storage.sqlite.keywords import create_keyword_table, keyword_table
+from workspace_app.storage.sqlite.database import Step
+from workspace_app.storage.sqlite.keywords import create_keyword_table, keyword_table
 
 
 def _add_missing_chunk_kind(db: sqlite3.Connection) -> None:

@@ -11,20 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from storage.sqlite.chats import SqliteChats, SqliteNotes
-from storage.sqlite.chunks import SqliteChunks
-from storage.sqlite.database import Database
-from storage.sqlite.documents import SqliteDocuments
-from storage.sqlite.guides import SqliteGuides
-from storage.sqlite.imports import SqliteImports
-from storage.sqlite.leases import SqliteJobLeases
-from storage.sqlite.migrations import MIGRATIONS
-from storage.sqlite.patients import SqlitePatientStore
-from storage.sqlite.vocabulary import SqliteVocabularyStore
-from storage.sqlite.workspaces import SqliteWorkspaces
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
 from workspace_app.models.documents import Chunk, Document, JobState, Workspace
 from workspace_app.models.guides import SourceGuide, SuggestedQuestion
+from workspace_app.storage.sqlite.chats import SqliteChats, SqliteNotes
+from workspace_app.storage.sqlite.chunks import SqliteChunks
+from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.documents import SqliteDocuments
+from workspace_app.storage.sqlite.guides import SqliteGuides
+from workspace_app.storage.sqlite.imports import SqliteImports
+from workspace_app.storage.sqlite.leases import SqliteJobLeases
+from workspace_app.storage.sqlite.migrations import MIGRATIONS
+from workspace_app.storage.sqlite.patients import SqlitePatientStore
+from workspace_app.storage.sqlite.vocabulary import SqliteVocabularyStore
+from workspace_app.storage.sqlite.workspaces import SqliteWorkspaces
 
 
 class SqliteCatalog:

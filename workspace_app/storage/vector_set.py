@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from storage.base import VectorIndex
+from workspace_app.storage.base import VectorIndex
 
 
 class VectorIndexSet:

@@ -8,9 +8,9 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from storage.sqlite.database import Database
-from storage.sqlite.keywords import create_keyword_table, delete_keyword_rows, keyword_table
 from workspace_app.models.documents import Chunk, Rect
+from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.keywords import create_keyword_table, delete_keyword_rows, keyword_table
 
 _BATCH = 500
 

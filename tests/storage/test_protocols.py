@@ -1,0 +1,61 @@
+"""The storage protocols stay small (3-8 methods of their own, STYLE.md §1; a few two-method caches and leases
+predate the split), larger stores are unions of role protocols, and the SQLite classes provide every method of
+the protocols the wiring hands them as. mypy checks the signatures; this checks the shape."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Protocol
+
+from workspace_app.storage import base
+from workspace_app.storage.sqlite.catalog import SqliteCatalog
+from workspace_app.storage.sqlite.chats import SqliteChats, SqliteNotes
+from workspace_app.storage.sqlite.graph import SqliteGraphStore
+from workspace_app.storage.sqlite.guides import SqliteGuides
+from workspace_app.storage.sqlite.imports import SqliteImports
+from workspace_app.storage.sqlite.patients import SqlitePatientStore
+from workspace_app.storage.sqlite.vocabulary import SqliteVocabularyStore
+
+# Protocols of fewer than three methods, each one thing a caller needs on its own.
+SMALL = {"Lease", "EmbeddingCache", "VocabularyStore", "ResponseCache"}
+
+
+def protocols() -> dict[str, type]:
+    """Every protocol class that base.py defines."""
+    return {
+        name: cls for name, cls in vars(base).items()
+        if inspect.isclass(cls) and cls.__module__ == base.__name__ and getattr(cls, "_is_protocol", False)
+    }
+
+
+def own_methods(protocol: type) -> set[str]:
+    """The methods a protocol declares itself (not those it gathers from its role protocols)."""
+    return {name for name, value in vars(protocol).items() if inspect.isfunction(value) and not name.startswith("_")}
+
+
+def all_methods(protocol: type) -> set[str]:
+    """Its own methods and those of every protocol it is made of."""
+    bases = [cls for cls in protocol.__mro__ if cls not in (protocol, Protocol, object) and cls.__module__ == base.__name__]
+    return own_methods(protocol).union(*(own_methods(cls) for cls in bases))
+
+
+def test_every_protocol_declares_three_to_eight_methods_or_is_a_union_of_roles() -> None:
+    sizes = {name: len(own_methods(cls)) for name, cls in protocols().items()}
+    assert {"GraphWriter", "GraphReader", "EventWriter", "EventReader", "EventVectors", "ImportRecords"} <= set(sizes)
+    unions = {"GraphStore", "EventStore", "ImportStore", "Catalog"}
+    too_big = {name: size for name, size in sizes.items() if size > 8}
+    too_small = {name: size for name, size in sizes.items() if size < 3 and name not in SMALL | unions}
+    assert not too_big and not too_small, (too_big, too_small)
+    assert all(len(protocols()[name].__mro__) > 3 for name in unions), "each union is made of role protocols"
+
+
+def test_the_sqlite_classes_provide_every_method_of_their_protocols() -> None:
+    provided = {
+        "GraphStore": SqliteGraphStore, "ResponseCache": SqliteGraphStore, "EventStore": SqlitePatientStore,
+        "VocabularyStore": SqliteVocabularyStore, "ImportStore": SqliteImports, "Catalog": SqliteCatalog,
+        "ChatRepository": SqliteChats, "NoteRepository": SqliteNotes, "GuideRepository": SqliteGuides,
+    }
+    missing = {
+        name: sorted(all_methods(protocols()[name]) - set(dir(cls))) for name, cls in provided.items()
+    }
+    assert not any(missing.values()), missing
