@@ -30,9 +30,9 @@ def cached(path: Path) -> int:
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[bool], tuple[Any, list[Path]]]]:
     """fresh(stage_on) -> (app, its embedding cache files): an app whose embedders start with empty caches of
     their own (the session's shared cache would already hold other tests' sentences)."""
-    from storage.sqlite.embedding_cache import SqliteEmbeddingCache
     from workspace_app.adapters.wiring import build_app
     from workspace_app.embedding.embedder import Embedder
+    from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
 
     opened: list[Any] = []
 
