@@ -81,8 +81,9 @@ def open_pdf(path: Path, display_name: str) -> pymupdf.Document:
 
 
 def check_pdf(path: Path, display_name: str, *, ocr: bool = False) -> None:
-    """Raise what `parse_pdf` would raise for a file that is empty, not a PDF, damaged, locked or (without `ocr`)
-    without a text layer, quickly: pages are read as plain text only until one has some (the first, in a usual PDF)."""
+    """Raise what `parse_pdf` would raise for a file that is empty, not a PDF, damaged, locked or without a text
+    layer (with `ocr`: without a text layer and without any page image to read), quickly: pages are read as plain
+    text only until one has some (the first, in a usual PDF)."""
     doc = open_pdf(path, display_name)
     try:
         for index in range(doc.page_count):
@@ -94,6 +95,11 @@ def check_pdf(path: Path, display_name: str, *, ocr: bool = False) -> None:
                 return
         if not ocr:
             raise ImageOnlyPdfError(_no_text_layer(display_name))
+        if not any(doc.load_page(index).get_images() for index in range(doc.page_count)):
+            raise ImageOnlyPdfError(
+                f"{display_name} has no text layer and no page image that OCR could read (it is blank or damaged). "
+                "Check the file, or export it again as PDF and upload it once more."
+            )
     finally:
         doc.close()
 
