@@ -150,12 +150,12 @@ class PatientService:
         """Embed the events with no vector for this model (or one of an older text); returns how many."""
         model = self._embedder.model_id
         stored = self._store.vector_keys(model, [e.event_id for e in events])
-        todo = [(e, text_key(e.embedding_text)) for e in events]
-        todo = [(e, key) for e, key in todo if stored.get(e.event_id) != key]
+        texts = [(e, e.embedding_text) for e in events]  # each made once: a regex over the content
+        todo = [(e, text, key) for e, text in texts if stored.get(e.event_id) != (key := text_key(text))]
         if not todo:
             return 0
-        vectors = self._embedder.embed_passages([e.embedding_text for e, _ in todo])
-        self._store.put_vectors(model, {e.event_id: (key, v) for (e, key), v in zip(todo, vectors, strict=True)})
+        vectors = self._embedder.embed_passages([text for _, text, _ in todo])
+        self._store.put_vectors(model, {e.event_id: (key, v) for (e, _, key), v in zip(todo, vectors, strict=True)})
         return len(todo)
 
     # Reading
