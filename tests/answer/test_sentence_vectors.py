@@ -99,3 +99,42 @@ def test_the_stage_reports_its_progress(
     assert document.status == "ready"
     steps = [(done, total) for stage, done, total in seen if stage == "sentences"]
     assert steps and steps[-1][0] == steps[-1][1] > 0
+
+
+
+def test_both_embedders_read_each_group_so_the_count_moves_at_one_pace(
+    fresh: Callable[[bool], tuple[Any, list[Path]]], excerpt: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Issue 29 item 4: the time left is measured on the count's pace, so at the count's halfway point the
+    multilingual embedder (~4x faster) has already read sentences and the main one has sentences left (read one
+    after the other, the first half was all the slow one's, and the time left shown then ~3x too long)."""
+    from workspace_app.answer.extractive import scored_texts
+    from workspace_app.answer.sentence_vectors import SentenceVectorsStage
+    from workspace_app.embedding.embedder import Embedder
+    from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
+
+    app, _ = fresh(False)
+    app.workspaces.create("Pace")
+    document = app.documents.ingest("Pace", excerpt("arnett-2014-guideline-strategies.pdf", 1, 2), "arnett.pdf")
+    chunks = [hit.chunk for hit in app.search.search("Pace", "guideline", top_k=50).hits]
+    embedding = app.settings.embedding
+    paths = [tmp_path / "main.sqlite", tmp_path / "multi.sqlite"]
+    caches = [SqliteEmbeddingCache(path) for path in paths]
+    multi_model = {"model": embedding.crosslingual_model, "backend": "torch", "query_prefix": "", "passage_prefix": ""}
+    main, multi = Embedder(embedding, caches[0]), Embedder(embedding.model_copy(update=multi_model), caches[1])
+    halfway: list[list[int]] = []
+
+    def report(done: int, total: int) -> None:
+        if 2 * done >= total and not halfway:
+            halfway.append([cached(path) for path in paths])
+
+    try:
+        SentenceVectorsStage(main, multi, group=8).run(document, chunks, report)
+    finally:
+        for cache in caches:
+            cache.close()
+    end = [cached(path) for path in paths]
+    assert len({t for c in chunks for t in scored_texts(c)}) > 32, "enough sentences for several groups"
+    [middle] = halfway
+    assert 0 < middle[1] < end[1], "the multilingual embedder read sentences in the first half, and the second"
+    assert 0 < middle[0] < end[0], "the main embedder read sentences in the first half, and the second"
