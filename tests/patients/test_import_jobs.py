@@ -215,3 +215,21 @@ def test_an_import_has_its_total_and_time_left_once_half_done(tmp_path: Path, em
     assert (shown.step.rows_total, shown.step.table_rows, shown.step.tables_total) == (9000, 9000, 1)
     assert shown.step.eta_s is not None and shown.step.eta_s > 0 and shown.step.table_eta_s == shown.step.eta_s
     assert "6,000 of 9,000 rows" in shown.step.in_words() and shown.step.in_words().endswith(" s left")
+
+
+def test_the_time_left_in_all_is_shown_while_a_new_table_is_not_measured_yet() -> None:
+    """Issue 29 item 4: right after a table ends, the next one has no pace of its own yet; the time left in all
+    then counts its rows at the whole run's pace (the import's halfway point often falls there), never nothing."""
+    from workspace_app.jobs.pace import Pace
+    from workspace_app.patients.import_pace import ImportPace
+
+    now = [0.0]
+    pace = ImportPace([("labevents", 1000), ("emar", 600), ("poe", 400)], lambda: Pace(15.0, 1.0), lambda: now[0])
+    for rows in (250, 500, 750):
+        now[0] += 2.5
+        pace.step("labevents", rows, rows)
+    now[0] = 10.0
+    pace.finish("labevents", 1000)  # 1,000 rows in 10 s: 100 rows a second so far
+    started = pace.step("emar", 0, 0)
+    assert started.table_eta_s is None, "the new table is not measured yet"
+    assert started.eta_s == 10.0, "its 600 rows and the next table's 400 at the run's pace"

@@ -79,11 +79,14 @@ class ImportPace:
         )
 
     def _all_left(self, table: str, table_left: float | None, rows_done: int, now: float) -> float | None:
-        """The table's time left plus the rows of the tables after it at the whole run's pace so far."""
-        if table_left is None or rows_done <= 0:
+        """The table's time left plus the rows of the tables after it at the whole run's pace so far (the table's own
+        rows too, while its pace is not measured yet: it has just started)."""
+        if rows_done <= 0:
             return None
         later = self._order[self._order.index(table) + 1:] if table in self._order else []
         rate = rows_done / max(now - self._started, 1e-6)
+        if table_left is None:
+            table_left = max(0, self._rows.get(table, 0) - (rows_done - self._finished)) / rate
         return table_left + sum(self._rows[name] for name in later) / rate
 
 
