@@ -232,6 +232,24 @@ def test_a_question_whose_parts_name_their_sources_is_answered_part_by_part(app:
     assert any("underreported" in c.quote for c in answer.citations if c.document == ARNETT), answer.text
 
 
+def test_a_question_of_two_questions_naming_no_source_is_answered_part_by_part(app: App) -> None:
+    """Two questions asked as one, each answered by another source, name neither: their evidence is apart (each
+    part's best passage in another source), so each is answered from its own evidence, as if asked alone
+    (bench.compound measures it on pairs of the large sets' questions)."""
+    first = "Which comorbidities does the paper say may be underreported?"
+    second = "阵发性房颤如何定义？"
+    scope = answer_scope(app.catalog, "Dev", None)
+    plan = app.answers.planner.plan(f"{first} {second}", scope, "hybrid")
+    assert len(plan.parts) == 2 and not any(part.naming for part in plan.parts) and plan.in_parts
+    assert not plan.by_part and app.answers.evidence.gather(plan, {}).apart
+    answer = app.answers.ask("Dev", f"{first} {second}", mode="hybrid")
+    assert not answer.refused, answer.text
+    alone = [app.answers.ask("Dev", question, mode="hybrid").citations[0] for question in (first, second)]
+    assert {c.document for c in alone} == {ARNETT, CHINESE}
+    cited = {(c.document, c.quote) for c in answer.citations}
+    assert all((c.document, c.quote) in cited for c in alone), answer.text
+
+
 def test_a_question_in_parts_is_planned_once_and_each_part_gathered_in_the_source_it_names(app: App) -> None:
     """The plan splits and names once; the evidence holds each part's own blocks, all from the source the part
     names, and the whole question's blocks hold each part's best ones (nothing is searched again to answer)."""

@@ -66,7 +66,7 @@ class QuotingAnswerer:
 
     def answer(self, plan: QuestionPlan, evidence: Evidence, timings: dict[str, float]) -> Generator[str, None, Draft]:
         started = time.perf_counter()
-        draft = self._by_part(plan, evidence) if plan.by_part else None
+        draft = self._by_part(plan, evidence) if plan.by_part or evidence.apart else None
         if draft is None:
             selection = self.select(plan.standalone, evidence.blocks, plan.language, plan.scope, evidence.part_documents,
                                     parts=plan.part_texts)
@@ -91,9 +91,10 @@ class QuotingAnswerer:
 
     def _by_part(self, plan: QuestionPlan, evidence: Evidence) -> Draft | None:
         """A question in parts naming the sources they ask ("What dose does the first guideline give, and what
-        target does the second set?"), answered one part at a time from its own evidence
-        in the source it names: the quoted sentences, the blocks they cite (numbered across parts) and the lowest
-        confidence. None when a part goes unanswered alone (the whole question's evidence then decides)."""
+        target does the second set?"), or whose parts' evidence is in different sources, answered one part at a
+        time from its own evidence (in the source it names): the quoted sentences, the blocks they cite (numbered
+        across parts) and the lowest confidence. None when a part goes unanswered alone (the whole question's
+        evidence then decides)."""
         sentences: list[str] = []
         blocks: list[EvidenceBlock] = []
         confidence = 1.0

@@ -39,6 +39,13 @@ class Evidence:
     part_documents: dict[str, frozenset[str]] = field(default_factory=dict)
     parts: tuple[list[EvidenceBlock], ...] = ()
 
+    @property
+    def apart(self) -> bool:
+        """Whether the question's parts are answered in different sources: each part's best passage is in another
+        document (two questions asked as one, not one question asked in two steps about one subject)."""
+        leads = [own[0].chunk.document_id for own in self.parts if own]
+        return len(self.parts) > 1 and len(leads) == len(self.parts) and len(set(leads)) == len(leads)
+
 
 class EvidenceGatherer:
     """Gathers a question's evidence blocks from the query modes."""
@@ -66,7 +73,7 @@ class EvidenceGatherer:
             # gathered here, once.
             named = part.named
             within = scope.narrowed([named]) if named else scope
-            asked = self._direct(part.asked, within, mode, part.parts) if (named or plan.by_part) and part.asked else []
+            asked = self._direct(part.asked, within, mode, part.parts) if (named or plan.in_parts) and part.asked else []
             own_hits.append(asked)
             if named:
                 own = self.modes.retrieve(within, query, mode, PART_BLOCKS).hits[:PART_BLOCKS]
@@ -85,7 +92,7 @@ class EvidenceGatherer:
                 _add(hits, self.modes.retrieve(scope.narrowed([document_id]), query, mode, PART_BLOCKS).hits[:PART_BLOCKS])
         self._add_anchored(hits, query, scope)
         timings.update(retrieve=_ms(started), **{f"retrieve.{stage}": ms for stage, ms in found.timings.items()})
-        parts = tuple(_numbered(own) for own in own_hits) if plan.by_part else ()
+        parts = tuple(_numbered(own) for own in own_hits) if plan.in_parts else ()
         return Evidence(_numbered(hits), found, part_documents, parts)
 
     def _direct(self, query: str, scope: Scope, mode: str, parts: Sequence[str] = ()) -> list[ModeHit]:

@@ -57,10 +57,16 @@ class QuestionPlan:
         return tuple(part.text for part in self.parts)
 
     @property
+    def in_parts(self) -> bool:
+        """Whether each part gets its own evidence: it is two or more questions and no part names several sources."""
+        return len(self.parts) > 1 and all(len(part.naming) <= 1 for part in self.parts)
+
+    @property
     def by_part(self) -> bool:
-        """Whether it is answered one part at a time, each in the source it names: some part names one source
-        and none names several."""
-        return any(part.named for part in self.parts) and all(len(part.naming) <= 1 for part in self.parts)
+        """Whether it is answered one part at a time whatever its evidence: some part names one source (each part
+        is then answered in the source it names). A question whose parts name none is answered part by part when
+        their evidence is in different sources (`Evidence.apart`)."""
+        return self.in_parts and any(part.named for part in self.parts)
 
 
 class Planner:
