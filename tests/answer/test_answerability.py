@@ -11,6 +11,7 @@ from workspace_app.answer.answerability import (
     defines,
     names_a_subject,
     names_acronyms,
+    points_back,
     question_acronyms,
     question_needs,
     question_parts,
@@ -125,6 +126,14 @@ def test_question_parts() -> None:
     assert len(question_parts("How is delayed OH defined, and how does it differ from classic OH?")) == 1
     assert len(question_parts("射血分数不低于40%的急性房颤，控制心室率首选什么药？这条推荐是几类、什么证据级别？")) == 1
     assert len(question_parts("华法林起始剂量是多少？开始时INR多久监测一次，INR稳定后监测间隔可以延长到多久？")) == 2
+
+
+def test_chinese_words_point_back_as_words_not_as_characters() -> None:
+    """这些, 该药, 它 point back; 应该 ("should") and 其他 ("other") hold such a character and point nowhere, so a
+    second question using them is a question of its own."""
+    assert points_back("这些药物有哪些副作用？") and points_back("该药的剂量是多少？") and points_back("它的作用是什么？")
+    assert not points_back("急性心衰患者应该使用哪些利尿剂？") and not points_back("其他抗凝药物有哪些禁忌证？")
+    assert len(question_parts("房颤患者如何选择抗凝药物？急性心衰患者应该使用哪些利尿剂？")) == 2
 
 
 def test_a_sentence_on_the_other_side_of_the_questions_threshold_does_not_answer_it() -> None:

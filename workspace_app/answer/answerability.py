@@ -26,7 +26,8 @@ from workspace_app.answer.vocabulary import is_technical
 from workspace_app.domain import QuestionCues
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
 from workspace_app.text.source_markers import without_source_markers
-from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, stem
+from workspace_app.text.analyzer import analyze
+from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, normalize, stem
 
 _DURATION_QUESTION = re.compile(
     r"\b(?:how long|how soon|how often|how frequently|for how many|within how many|what (?:time|interval|duration))\b"
@@ -241,18 +242,26 @@ _PART_BREAK = re.compile(
     re.IGNORECASE,
 )
 _MIN_PART_TERMS = 3
-# Words that point back ("how does it differ", "这条推荐是几类"): a part or a chat turn
-# using one, or naming fewer than three things, goes on from what came before it.
-_BACK_REFERENCE = re.compile(
-    r"\b(?:it|its|this|that|these|those|they|them|he|she|him|her)\b|[它这那该其此]",
-    re.IGNORECASE,
-)
+# Words that point back ("how does it differ", "这条推荐是几类"): a part or a chat turn using one, or naming fewer than
+# three things, goes on from what came before it. Chinese ones are read as jieba cuts the words, not as characters
+# anywhere: 应该 ("should") and 其他 ("other") point nowhere.
+_BACK_REFERENCE = re.compile(r"\b(?:it|its|this|that|these|those|they|them|he|she|him|her)\b", re.IGNORECASE)
+_ZH_BACK_WORDS = frozenset({"它", "它们", "其", "此", "这", "那", "上述", "前述"})
+_ZH_BACK_OPENINGS = "这那该此"  # a two-character word opening with one: 这些, 这种, 该药, 此类, 那么
+
+
+def points_back(text: str) -> bool:
+    """Whether a question uses a word pointing back to something asked before ("it", "these", "该药", "这些")."""
+    if _BACK_REFERENCE.search(text):
+        return True
+    words = [word for word in analyze(normalize(text)) if is_cjk_term(word)]
+    return any(word in _ZH_BACK_WORDS or (len(word) == 2 and word[0] in _ZH_BACK_OPENINGS) for word in words)
 
 
 def leans_on_before(text: str) -> bool:
     """Whether a question (or a part of one) goes on from what was asked before it: it points back, or it names
     fewer than three things of its own ("and for how long?")."""
-    return bool(_BACK_REFERENCE.search(text)) or len(content_terms(text, drop_question_words=True)) < _MIN_PART_TERMS
+    return points_back(text) or len(content_terms(text, drop_question_words=True)) < _MIN_PART_TERMS
 
 
 def names_a_subject(text: str) -> bool:
