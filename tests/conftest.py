@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from catalogs import catalog_store  # noqa: F401  (a test on each catalog: SQLite, and PostgreSQL marked `postgres`)
+from postgres_cluster import postgres_cluster, postgres_url  # noqa: F401  (fixtures for the `postgres` tests)
 
 
 @pytest.fixture(autouse=True)
