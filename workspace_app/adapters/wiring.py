@@ -16,7 +16,7 @@ from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
 from workspace_app.chats.service import ChatService, NoteService
-from workspace_app.config import Settings
+from workspace_app.config import CATALOG_SCHEMES, Settings
 from workspace_app.documents.guide import GuideService, GuideStage
 from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
@@ -24,6 +24,7 @@ from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.domain import pack
 from workspace_app.embedding.embedder import Embedder
+from workspace_app.errors import WorkspaceError
 from workspace_app.evaluation.service import EvaluationService
 from workspace_app.graph.entities import LexiconEntityExtractor
 from workspace_app.graph.lexicon import Lexicon, load_lexicon
@@ -47,6 +48,7 @@ from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
 from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
 from workspace_app.storage.files import LocalFileStore
+from workspace_app.storage.postgres.catalog import MISSING as POSTGRES_MISSING
 from workspace_app.storage.queue import HueyJobQueue, open_huey
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
@@ -90,6 +92,23 @@ def _read_token(path: Path) -> str | None:
         return None
 
 
+def check_catalog_url(settings: Settings) -> None:
+    """Refuse a catalog the app cannot run on whole: the catalog is chosen by the scheme of
+    `WORKSPACE_CATALOG__URL` (empty: SQLite in the data dir); PostgreSQL holds only part of it so far
+    (storage/postgres/catalog.py `MISSING`), and an app half on one store and half on another is worse than none.
+    Raises WorkspaceError naming what is missing, before anything is opened or created."""
+    url = settings.catalog.url
+    if not url:
+        return
+    if url.startswith(CATALOG_SCHEMES):
+        raise WorkspaceError(
+            "WORKSPACE_CATALOG__URL names a PostgreSQL catalog, but the PostgreSQL catalog does not hold everything "
+            f"the app needs yet: missing {', '.join(POSTGRES_MISSING)}. Leave WORKSPACE_CATALOG__URL empty to use "
+            "the SQLite catalog in the data dir."
+        )
+    raise WorkspaceError("WORKSPACE_CATALOG__URL must be empty (SQLite in the data dir) or a postgresql:// URL.")
+
+
 def build_queue(settings: Settings) -> HueyJobQueue:
     """The ingestion queue: SQLite in the data dir, or Redis, as configured."""
     queue = settings.queue
@@ -108,6 +127,7 @@ def build_app(
     it is in the message another process gets); DataDirBusyError when a `serve` or another process owns it.
     `chroma_timeout_s` bounds each call to a Chroma server: request paths (the API) set it, the worker does not."""
     data_dir = settings.storage.data_dir
+    check_catalog_url(settings)
     data_dir.mkdir(parents=True, exist_ok=True)
     make_private(data_dir)
     catalog = SqliteCatalog(data_dir / "catalog.sqlite")
