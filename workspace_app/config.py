@@ -93,8 +93,8 @@ class CatalogSettings(_Group):
     url: str = Field(
         "",
         description="Empty: the SQLite file catalog.sqlite in the data dir. A postgresql:// URL (e.g. "
-        "postgresql://user:password@host:5432/workspace) selects the PostgreSQL catalog, which does not hold every "
-        "repository yet: the app refuses to start on it and says what is missing.",
+        "postgresql://user:password@host:5432/workspace) keeps the catalog in that PostgreSQL database instead "
+        "(tables made on first use); files, vectors, the embedding cache and the SQLite queue stay in the data dir.",
     )
 
     @field_validator("url")

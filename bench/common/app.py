@@ -84,9 +84,9 @@ def load_app_modules() -> None:
 def keywords_on_postgres(app: BenchApp, url: str) -> Any:
     """Serve the app's chunk reads, keyword search and abbreviations from a PostgreSQL catalog holding a copy of the
     app's SQLite catalog (its workspaces, documents, chunks with the pipeline's index terms, abbreviations), so a
-    retrieval bench measures PostgreSQL's BM25 with everything else unchanged. Workspaces of the same ids already
-    in that database are replaced. A reach past the App (the retriever's chunk repository), like `vector_index`:
-    the wiring refuses a PostgreSQL catalog until every repository exists there. Returns the PostgreSQL catalog."""
+    retrieval bench measures PostgreSQL's BM25 on the cached workspace (same chunk ids, so the same vectors) with
+    everything else unchanged. Workspaces of the same ids already in that database are replaced. A reach past the
+    App (the retriever's chunk repository), like `vector_index`. Returns the PostgreSQL catalog."""
     from workspace_app.ingest.pipeline import keyword_texts
     from workspace_app.storage.postgres.catalog import PostgresCatalog
 

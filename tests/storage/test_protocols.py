@@ -9,6 +9,7 @@ from typing import Protocol
 
 from workspace_app.storage import base
 from workspace_app.storage.postgres.catalog import PostgresCatalog
+from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.postgres.imports import PostgresImports
 from workspace_app.storage.postgres.patients import PostgresPatientStore
 from workspace_app.storage.postgres.vocabulary import PostgresVocabularyStore
@@ -71,3 +72,5 @@ def test_the_postgres_catalog_provides_every_method_of_the_protocols_it_holds() 
     assert sorted(all_methods(protocols()["VocabularyStore"]) - set(dir(PostgresVocabularyStore))) == []
     assert sorted(all_methods(protocols()["ImportStore"]) - set(dir(PostgresImports))) == []
     assert sorted(all_methods(protocols()["EventStore"]) - set(dir(PostgresPatientStore))) == []
+    for name in ("GraphStore", "ResponseCache"):
+        assert sorted(all_methods(protocols()[name]) - set(dir(PostgresGraphStore))) == [], name

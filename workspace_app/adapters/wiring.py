@@ -24,7 +24,6 @@ from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.domain import pack
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.errors import WorkspaceError
 from workspace_app.evaluation.service import EvaluationService
 from workspace_app.graph.entities import LexiconEntityExtractor
 from workspace_app.graph.lexicon import Lexicon, load_lexicon
@@ -48,7 +47,8 @@ from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
 from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
 from workspace_app.storage.files import LocalFileStore
-from workspace_app.storage.postgres.catalog import MISSING as POSTGRES_MISSING
+from workspace_app.storage.postgres.catalog import PostgresCatalog
+from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.queue import HueyJobQueue, open_huey
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
@@ -92,21 +92,25 @@ def _read_token(path: Path) -> str | None:
         return None
 
 
-def check_catalog_url(settings: Settings) -> None:
-    """Refuse a catalog the app cannot run on whole: the catalog is chosen by the scheme of
-    `WORKSPACE_CATALOG__URL` (empty: SQLite in the data dir); PostgreSQL holds only part of it so far
-    (storage/postgres/catalog.py `MISSING`), and an app half on one store and half on another is worse than none.
-    Raises WorkspaceError naming what is missing, before anything is opened or created."""
+Catalog = SqliteCatalog | PostgresCatalog
+"""The catalog backends: one store of every repository, chosen by `WORKSPACE_CATALOG__URL`."""
+
+
+def open_catalog(settings: Settings) -> Catalog:
+    """The catalog chosen by the scheme of `WORKSPACE_CATALOG__URL`: empty is the SQLite file catalog.sqlite in the
+    data dir, postgresql:// (or postgres://) the PostgreSQL database it names (migrated on open). A scheme is
+    checked when the settings are read (config.py), so nothing else gets here."""
     url = settings.catalog.url
-    if not url:
-        return
     if url.startswith(CATALOG_SCHEMES):
-        raise WorkspaceError(
-            "WORKSPACE_CATALOG__URL names a PostgreSQL catalog, but the PostgreSQL catalog does not hold everything "
-            f"the app needs yet: missing {', '.join(POSTGRES_MISSING)}. Leave WORKSPACE_CATALOG__URL empty to use "
-            "the SQLite catalog in the data dir."
-        )
-    raise WorkspaceError("WORKSPACE_CATALOG__URL must be empty (SQLite in the data dir) or a postgresql:// URL.")
+        return PostgresCatalog(url)
+    return SqliteCatalog(settings.storage.data_dir / "catalog.sqlite")
+
+
+def graph_store(catalog: Catalog) -> SqliteGraphStore | PostgresGraphStore:
+    """The entity graph's tables, in the catalog's database."""
+    if isinstance(catalog, PostgresCatalog):
+        return PostgresGraphStore(catalog.database)
+    return SqliteGraphStore(catalog.database)
 
 
 def build_queue(settings: Settings) -> HueyJobQueue:
@@ -127,10 +131,9 @@ def build_app(
     it is in the message another process gets); DataDirBusyError when a `serve` or another process owns it.
     `chroma_timeout_s` bounds each call to a Chroma server: request paths (the API) set it, the worker does not."""
     data_dir = settings.storage.data_dir
-    check_catalog_url(settings)
     data_dir.mkdir(parents=True, exist_ok=True)
     make_private(data_dir)
-    catalog = SqliteCatalog(data_dir / "catalog.sqlite")
+    catalog = open_catalog(settings)
     cache = SqliteEmbeddingCache(data_dir / "embeddings.sqlite")
     if embedder is None:
         embedder = Embedder(settings.embedding, cache)
@@ -226,7 +229,7 @@ def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddin
     return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-"))
 
 
-def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService, embedder: Embedder) -> GuideService:
+def build_guides(settings: Settings, catalog: Catalog, graph: GraphService, embedder: Embedder) -> GuideService:
     """Source guides on the catalog, the graph and an embedder whose cache holds the chunks' vectors (the
     multilingual one when there is one: Chinese and English alike); with a language model configured, it writes
     their summaries."""
@@ -235,10 +238,10 @@ def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService
     return GuideService(catalog, graph, embedder.embed_passages, LlmClient(settings.llm), settings.llm.model)
 
 
-def build_graph(settings: Settings, catalog: SqliteCatalog, lexicon: Lexicon | None = None) -> GraphService:
+def build_graph(settings: Settings, catalog: Catalog, lexicon: Lexicon | None = None) -> GraphService:
     """The entity graph on the catalog: offline extraction with the domain pack's lexicon, or the configured
     language model's (cached) merged with it."""
-    store = SqliteGraphStore(catalog.database)
+    store = graph_store(catalog)
     offline = LexiconEntityExtractor(lexicon)
     if not (settings.llm.api_key or settings.llm.base_url):
         return GraphService(store, catalog, offline)

@@ -1,10 +1,9 @@
-"""The PostgreSQL catalog: one `PostgresDatabase` (migrations) with the repositories ported so far.
+"""The PostgreSQL catalog: one `PostgresDatabase` (migrations) with every repository of the SQLite catalog on it.
 
 It answers the `Catalog`, `ChatRepository`, `NoteRepository` and `GuideRepository` protocols (workspaces,
 documents, chunks with the BM25 keyword index, job leases, chats, notes, source guides and suggestions) as
-`SqliteCatalog` does, with the patient, vocabulary and import stores as `.patients`, `.vocabulary` and `.imports`.
-`MISSING` names what the application needs that PostgreSQL does not hold yet; the wiring refuses a `postgresql://`
-catalog URL while it is not empty, so the app never runs half on one store.
+`SqliteCatalog` does, with the patient, vocabulary and import stores as `.patients`, `.vocabulary` and `.imports`;
+the graph store is built on its `.database` by the wiring (storage/postgres/graph.py), as for SQLite.
 """
 
 from __future__ import annotations
@@ -26,9 +25,6 @@ from workspace_app.storage.postgres.patients import PostgresPatientStore
 from workspace_app.storage.postgres.tokens import Fts5Tokenizer
 from workspace_app.storage.postgres.vocabulary import PostgresVocabularyStore
 from workspace_app.storage.postgres.workspaces import PostgresWorkspaces
-
-MISSING = ("GraphStore and ResponseCache (the entity graph and the language model's reply cache)",)
-"""Repositories the application uses that have no PostgreSQL implementation yet (storage/base.py names them)."""
 
 
 class PostgresCatalog:

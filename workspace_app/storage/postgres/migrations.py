@@ -5,7 +5,7 @@ with their job columns, chunks, abbreviations) plus the keyword index that stand
 positions in one column of one chunk) and each chunk's length in tokens. Times stay ISO 8601 text as in SQLite (the
 same ordering); lease heartbeats and retry times are epoch seconds by the server's clock. Flags are booleans.
 Version 2 adds chats and notes, version 3 source guides and suggestions, version 4 the vocabulary, version 5
-patient imports, version 6 patient records. The graph tables (still to port) will append a version here.
+patient imports, version 6 patient records, version 7 the entity graph. New tables append versions here.
 """
 
 from __future__ import annotations
@@ -232,6 +232,75 @@ MIGRATIONS: list[list[Step]] = [
             text_key TEXT NOT NULL,
             vector BYTEA NOT NULL,
             PRIMARY KEY (event_id, model)
+        )""",
+    ],
+    # 7: the entity graph (SQLite's versions 7 and 8): entities, their mentions in chunks, relations per document,
+    # communities with their reports, document summaries, the language model's reply cache, and the mentions'
+    # version the last refresh saw. `seq` stands in for SQLite's rowid (the graph's version, reading order).
+    [
+        """CREATE TABLE graph_entities (
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            aliases TEXT NOT NULL DEFAULT '[]',
+            mentions INTEGER NOT NULL DEFAULT 0,
+            documents INTEGER NOT NULL DEFAULT 0,
+            degree INTEGER NOT NULL DEFAULT 0,
+            community INTEGER,
+            PRIMARY KEY (workspace_id, id)
+        )""",
+        """CREATE TABLE graph_mentions (
+            seq BIGSERIAL UNIQUE,
+            workspace_id TEXT NOT NULL,
+            entity_id TEXT NOT NULL,
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            page_start INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            surfaces TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (chunk_id, entity_id)
+        )""",
+        "CREATE INDEX graph_mentions_entity ON graph_mentions(workspace_id, entity_id)",
+        "CREATE INDEX graph_mentions_document ON graph_mentions(document_id)",
+        """CREATE TABLE graph_relations (
+            seq BIGSERIAL UNIQUE,
+            workspace_id TEXT NOT NULL,
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            source TEXT NOT NULL,
+            target TEXT NOT NULL,
+            type TEXT NOT NULL,
+            weight DOUBLE PRECISION NOT NULL,
+            chunk_ids TEXT NOT NULL,
+            PRIMARY KEY (document_id, source, target, type)
+        )""",
+        "CREATE INDEX graph_relations_workspace ON graph_relations(workspace_id, source)",
+        """CREATE TABLE graph_communities (
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            level INTEGER NOT NULL,
+            id INTEGER NOT NULL,
+            parent INTEGER,
+            report TEXT NOT NULL,
+            PRIMARY KEY (workspace_id, level, id)
+        )""",
+        """CREATE TABLE graph_document_summaries (
+            seq BIGSERIAL UNIQUE,
+            workspace_id TEXT NOT NULL,
+            document_id TEXT NOT NULL PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+            summary TEXT NOT NULL
+        )""",
+        """CREATE TABLE graph_llm_cache (
+            model TEXT NOT NULL,
+            key TEXT NOT NULL,
+            response TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (model, key)
+        )""",
+        """CREATE TABLE graph_refreshed (
+            workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+            mentions_max BIGINT NOT NULL,
+            mentions_count BIGINT NOT NULL
         )""",
     ],
 ]
