@@ -8,8 +8,9 @@ PIP     := $(VENV)/bin/pip
 STAMP   := $(VENV)/.setup-stamp
 # torch first: pip.conf points at local wheel dirs that hold the CPU build (see ../shared/STACK.md).
 TORCH   := torch==2.13.0
-# System packages the tests drive: Chromium (browser tests) and redis-server (the Redis queue backend).
-SYSTEM_PACKAGES := chromium chromium-driver fonts-wqy-microhei redis-server
+# System packages the tests drive: Chromium (browser tests), redis-server (the Redis queue backend) and PostgreSQL
+# (the PostgreSQL catalog: the tests run initdb + pg_ctl from /usr/lib/postgresql/*/bin on a throwaway cluster).
+SYSTEM_PACKAGES := chromium chromium-driver fonts-wqy-microhei redis-server postgresql
 
 .PHONY: setup run test test-fast system-deps
 
@@ -23,11 +24,13 @@ $(STAMP): pyproject.toml
 
 # Only the tests need these; checked on every run because they live outside the venv.
 system-deps:
-	@if ! command -v chromium >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then \
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 \
+		|| ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			apt-get update && apt-get install -y $(SYSTEM_PACKAGES); \
 		else \
-			echo "chromium or redis-server is missing (needed by the browser and Redis queue tests); install them with:"; \
+			echo "chromium, redis-server or postgresql is missing (needed by the browser, Redis queue and PostgreSQL"; \
+			echo "catalog tests); install them with:"; \
 			echo "  sudo apt-get update && sudo apt-get install -y $(SYSTEM_PACKAGES)"; \
 		fi; \
 	fi

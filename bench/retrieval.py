@@ -6,6 +6,7 @@ Run from the repository root:
     .venv/bin/python -m bench.retrieval --only-dev      # guideline dev set only (seconds with a cached ingest)
     .venv/bin/python -m bench.retrieval --only-dev --misses   # + the questions hybrid misses at @5
     .venv/bin/python -m bench.retrieval --only-dev --questions all   # the enlarged dev set, per file and kind
+    .venv/bin/python -m bench.retrieval --only-dev --catalog-url postgresql://...   # keyword search on PostgreSQL
 
 The parts live in bench/retrieval_dev.py (1), bench/retrieval_pubmedqa.py (2), bench/retrieval_latency.py (3, 4)
 and bench/retrieval_report.py (tables). Ingested workspaces live in `bench/.cache/<kind>-<fingerprint>/` (one
@@ -43,7 +44,7 @@ from bench.common import (
     now_iso,
     warm,
 )
-from bench.common.app import load_app_modules
+from bench.common.app import keywords_on_postgres, load_app_modules
 from bench.common.fingerprint import embedding_fingerprint
 from bench.common.questions import add_questions_option, results_name, select_questions
 from bench.retrieval_dev import METHODS, build_dev, eval_dev, print_misses
@@ -108,6 +109,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     add_questions_option(parser)
     parser.add_argument(
+        "--catalog-url",
+        default="",
+        help="a postgresql:// URL: keyword search (and the chunk reads of ranking) run on a PostgreSQL catalog "
+        "holding a copy of the dev workspace (only with --only-dev; workspaces of the same ids there are replaced)",
+    )
+    parser.add_argument(
         "--markdown",
         type=Path,
         nargs="?",
@@ -119,6 +126,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.only_dev:
         args.skip_pubmedqa = args.skip_latency = True
+    if args.catalog_url and not args.only_dev:
+        parser.error("--catalog-url needs --only-dev (the other parts run on the SQLite catalog)")
     return args
 
 
@@ -159,6 +168,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not stale.name.startswith(current):  # also its -wal / -shm files
             stale.unlink(missing_ok=True)
     app = dev_ws.open(build_dev, args.fresh)
+    results["catalog"] = "sqlite"
+    if args.catalog_url:
+        log("[dev] copying the catalog to PostgreSQL")
+        keywords_on_postgres(app, args.catalog_url)
+        results["catalog"] = "postgresql"
     results["settings"] = app.settings.model_dump(mode="json", exclude={"llm", "storage"})
     results["ingest_fingerprint"] = dev_ws.fingerprint_parts["code"]
     warm(app)

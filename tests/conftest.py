@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from catalogs import catalog_store  # noqa: F401  (a test on each catalog: SQLite, and PostgreSQL marked `postgres`)
+from postgres_cluster import postgres_cluster, postgres_url  # noqa: F401  (fixtures for the `postgres` tests)
 
 
 @pytest.fixture(autouse=True)
@@ -74,13 +76,16 @@ def embedder(embedding_cache_file: Path) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def build(embedder: Any) -> Iterator[Callable[..., Any]]:
-    """Build a WorkspaceService on a data dir with the shared embedder: build(data_dir, **ingest_settings)."""
+    """Build a WorkspaceService on a data dir with the shared embedder: build(data_dir, catalog_url="",
+    **ingest_settings)."""
     from workspace_app.adapters.wiring import build_app
 
     services: list[Any] = []
 
-    def _build(data_dir: Path, **ingest: Any) -> Any:
-        service = build_app(make_settings(data_dir, **ingest), embedder=embedder)
+    def _build(data_dir: Path, catalog_url: str = "", **ingest: Any) -> Any:
+        settings = make_settings(data_dir, **ingest)
+        settings.catalog.url = catalog_url  # empty: the SQLite catalog in the data dir
+        service = build_app(settings, embedder=embedder)
         services.append(service)
         return service
 

@@ -84,6 +84,28 @@ class StorageSettings(_Group):
     )
 
 
+CATALOG_SCHEMES = ("postgresql://", "postgres://")
+
+
+class CatalogSettings(_Group):
+    """Which database holds the catalog (workspaces, documents, chunks and their keyword index, jobs...)."""
+
+    url: str = Field(
+        "",
+        description="Empty: the SQLite file catalog.sqlite in the data dir. A postgresql:// URL (e.g. "
+        "postgresql://user:password@host:5432/workspace) keeps the catalog in that PostgreSQL database instead "
+        "(tables made on first use); files, vectors, the embedding cache and the SQLite queue stay in the data dir.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _known_scheme(cls, url: str) -> str:
+        url = url.strip()
+        if url and not url.startswith(CATALOG_SCHEMES):
+            raise ValueError("must be empty (SQLite in the data dir) or a postgresql:// URL")
+        return url
+
+
 class EmbeddingSettings(_Group):
     """The sentence-transformers model that embeds passages and queries."""
 
@@ -513,6 +535,7 @@ class Settings(BaseSettings):
     )
 
     storage: StorageSettings = Field(default_factory=StorageSettings, description="Storage locations.")
+    catalog: CatalogSettings = Field(default_factory=CatalogSettings, description="Catalog database.")
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings, description="Embedding model.")
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="Parsing and chunking.")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search depths.")

@@ -79,3 +79,28 @@ def bench_settings(data_dir: Path) -> Any:
 def load_app_modules() -> None:
     """Import the application's modules, so that the code fingerprinted next is the code in memory."""
     import workspace_app.adapters.wiring  # noqa: F401
+
+
+def keywords_on_postgres(app: BenchApp, url: str) -> Any:
+    """Serve the app's chunk reads, keyword search and abbreviations from a PostgreSQL catalog holding a copy of the
+    app's SQLite catalog (its workspaces, documents, chunks with the pipeline's index terms, abbreviations), so a
+    retrieval bench measures PostgreSQL's BM25 on the cached workspace (same chunk ids, so the same vectors) with
+    everything else unchanged. Workspaces of the same ids already in that database are replaced. A reach past the
+    App (the retriever's chunk repository), like `vector_index`. Returns the PostgreSQL catalog."""
+    from workspace_app.ingest.pipeline import keyword_texts
+    from workspace_app.storage.postgres.catalog import PostgresCatalog
+
+    source, target = app.catalog, PostgresCatalog(url)
+    pairs = source.database.query("SELECT document_id, short, long FROM abbreviations")
+    for workspace in source.list_workspaces():
+        target.delete_workspace(workspace.id)
+        target.workspaces.add_workspace(workspace)
+        for document in source.list_documents(workspace.id):
+            target.add_document(document)
+            chunks = list(source.get_chunks(source.document_chunk_ids(document.id)).values())
+            chunks.sort(key=lambda chunk: chunk.ordinal)
+            target.replace_chunks(document.id, workspace.id, chunks, keyword_texts(chunks))
+            defined = {row["short"]: row["long"] for row in pairs if row["document_id"] == document.id}
+            target.replace_abbreviations(document.id, workspace.id, defined)
+    app.search._retriever._chunks = target
+    return target

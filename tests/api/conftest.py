@@ -40,15 +40,20 @@ def evidence_reply(request: dict[str, Any]) -> str:
     return f"{first}. [1]"
 
 
-@pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """Chroma, a worker and the two API processes, started once for the API tests."""
-    root = tmp_path_factory.mktemp("api-stack")
+@pytest.fixture(scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Chroma, a worker and the two API processes, started once per catalog for the API tests: the SQLite file in
+    the data dir, then a PostgreSQL database of the session's cluster (tests/postgres_cluster.py) shared by all."""
+    root = tmp_path_factory.mktemp(f"api-stack-{request.param}")
     data_dir = root / "data"
+    catalog = {}
+    if request.param == "postgres":
+        cluster = request.getfixturevalue("postgres_cluster")
+        catalog = {"WORKSPACE_CATALOG__URL": cluster.url(cluster.create_database())}
     chroma, url, token = start_chroma(root)
     common = {
         "WORKSPACE_CHROMA_URL": url, "WORKSPACE_STORAGE__CHROMA_TOKEN": token,
-        "WORKSPACE_INGEST__MAX_FILE_MB": str(MAX_FILE_MB), "WORKSPACE_QUEUE__POLL_MAX_DELAY_S": "0.1",
+        "WORKSPACE_INGEST__MAX_FILE_MB": str(MAX_FILE_MB), "WORKSPACE_QUEUE__POLL_MAX_DELAY_S": "0.1", **catalog,
     }
     children: list[Process | Api] = [chroma]
     with fake_openai_server() as fake:

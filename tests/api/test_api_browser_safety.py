@@ -33,11 +33,18 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def portal_api(stack: Stack, roots: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    """An API and a worker on a data dir of their own (what they store stays out of the shared stack), clients of the
-    stack's Chroma server: CORS for PORTAL, PORTAL_HOST allowed, patient imports under `roots`."""
+def portal_api(
+    stack: Stack, roots: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[httpx.Client]:
+    """An API and a worker on a data dir and a catalog of their own (what they store stays out of the shared stack;
+    on PostgreSQL a database of their own), clients of the stack's Chroma server: CORS for PORTAL, PORTAL_HOST
+    allowed, patient imports under `roots`."""
     data_dir = tmp_path_factory.mktemp("portal") / "data"
-    env = environ(**stack.common, WORKSPACE_API__CORS_ORIGINS=PORTAL, WORKSPACE_API__ALLOWED_HOSTS=PORTAL_HOST,
+    common = dict(stack.common)
+    if "WORKSPACE_CATALOG__URL" in common:
+        cluster = request.getfixturevalue("postgres_cluster")
+        common["WORKSPACE_CATALOG__URL"] = cluster.url(cluster.create_database())
+    env = environ(**common, WORKSPACE_API__CORS_ORIGINS=PORTAL, WORKSPACE_API__ALLOWED_HOSTS=PORTAL_HOST,
                   WORKSPACE_PATIENTS__IMPORT_ROOTS=str(roots))
     children = [start_worker(data_dir, env)]
     try:

@@ -1,11 +1,12 @@
-"""SqliteCatalog on a real SQLite file: migrations (fresh, reopened, upgraded), chunks and the BM25 index."""
+"""The catalog on a real SQLite file and on a real PostgreSQL database (`catalog_store`, tests/catalogs.py): chunks
+and the BM25 index on both; SQLite's migrations (fresh, reopened, upgraded)."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
-from keyword_index import keyword_rows
+from catalogs import CatalogStore
 
 from workspace_app.ingest.pipeline import keyword_texts
 from workspace_app.models.documents import Chunk, Document, Rect
@@ -99,8 +100,8 @@ def test_a_catalog_of_the_first_schema_is_upgraded_and_keeps_its_data(tmp_path: 
     catalog.close()
 
 
-def test_chunks_round_trip_with_rects_and_recommendations(tmp_path: Path) -> None:
-    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+def test_chunks_round_trip_with_rects_and_recommendations(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     ws = catalog.create_workspace("W")
     catalog.add_document(document(ws.id, "d1"))
     written = [chunk("d1", 0, "Beta blockers might be reasonable"), chunk("d1", 1, "Midodrine is reasonable 心率")]
@@ -110,8 +111,8 @@ def test_chunks_round_trip_with_rects_and_recommendations(tmp_path: Path) -> Non
     assert catalog.document_chunk_ids("d1") == ["d1-00000", "d1-00001"]
 
 
-def test_chunk_texts_give_kind_and_text_of_the_chunks_that_exist(tmp_path: Path) -> None:
-    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+def test_chunk_texts_give_kind_and_text_of_the_chunks_that_exist(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     ws = catalog.create_workspace("W")
     catalog.add_document(document(ws.id, "d1"))
     written = [chunk("d1", 0, "Beta blockers might be reasonable"), chunk("d1", 1, "Midodrine is reasonable 心率")]
@@ -123,22 +124,20 @@ def test_chunk_texts_give_kind_and_text_of_the_chunks_that_exist(tmp_path: Path)
     assert catalog.chunk_texts(["d1-00000", "d1-00001"]) == {"d1-00000": ("body", "tilt table testing")}
 
 
-def test_replacing_chunks_leaves_no_stale_index_rows(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.sqlite"
-    catalog = SqliteCatalog(path)
+def test_replacing_chunks_leaves_no_stale_index_rows(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     ws = catalog.create_workspace("W")
     catalog.add_document(document(ws.id, "d1"))
     catalog.replace_chunks("d1", ws.id, *indexed([chunk("d1", i, f"orthostatic hypotension part {i}") for i in range(5)]))
     catalog.replace_chunks("d1", ws.id, *indexed([chunk("d1", i, f"vasovagal syncope part {i}") for i in range(3)]))
     assert catalog.keyword_search(ws.id, ["orthostatic"], 10, None) == []
     assert len(catalog.keyword_search(ws.id, ["vasovagal"], 10, None)) == 3
-    with sqlite3.connect(path) as db:
-        assert keyword_rows(db) == 3
-        assert db.execute("SELECT COUNT(*) FROM chunks").fetchone() == (3,)
+    assert catalog_store.keyword_rows() == 3
+    assert catalog_store.scalar("SELECT COUNT(*) FROM chunks") == 3
 
 
-def test_keyword_search_sees_only_ready_documents_of_its_workspace(tmp_path: Path) -> None:
-    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+def test_keyword_search_sees_only_ready_documents_of_its_workspace(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     mine, other = catalog.create_workspace("Mine"), catalog.create_workspace("Other")
     catalog.add_document(document(mine.id, "ready"))
     catalog.add_document(document(mine.id, "running", status="running"))
@@ -153,8 +152,8 @@ def test_keyword_search_sees_only_ready_documents_of_its_workspace(tmp_path: Pat
     assert {cid for cid, _ in catalog.keyword_search(mine.id, terms, 10, None)} == {"ready-00000", "running-00000"}
 
 
-def test_query_terms_with_fts_syntax_are_searched_literally(tmp_path: Path) -> None:
-    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+def test_query_terms_with_fts_syntax_are_searched_literally(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     ws = catalog.create_workspace("W")
     catalog.add_document(document(ws.id, "d1"))
     catalog.replace_chunks("d1", ws.id, *indexed([chunk("d1", 0, "NEAR the AND gate, OR not")]))
@@ -163,9 +162,8 @@ def test_query_terms_with_fts_syntax_are_searched_literally(tmp_path: Path) -> N
     assert catalog.keyword_search(ws.id, ["near"], 5, None)
 
 
-def test_deleting_a_document_cascades_to_its_chunks_and_index_rows(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.sqlite"
-    catalog = SqliteCatalog(path)
+def test_deleting_a_document_cascades_to_its_chunks_and_index_rows(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     ws = catalog.create_workspace("W")
     for doc_id in ("d1", "d2"):
         catalog.add_document(document(ws.id, doc_id))
@@ -173,9 +171,7 @@ def test_deleting_a_document_cascades_to_its_chunks_and_index_rows(tmp_path: Pat
     catalog.delete_document("d1")
     assert catalog.document_chunk_ids("d1") == []
     assert {cid.split("-")[0] for cid, _ in catalog.keyword_search(ws.id, ["syncope"], 20, None)} == {"d2"}
-    with sqlite3.connect(path) as db:
-        assert keyword_rows(db) == 4
+    assert catalog_store.keyword_rows() == 4
     catalog.delete_workspace(ws.id)
-    with sqlite3.connect(path) as db:
-        assert keyword_rows(db) == 0
-        assert db.execute("SELECT COUNT(*) FROM documents").fetchone() == (0,)
+    assert catalog_store.keyword_rows() == 0
+    assert catalog_store.scalar("SELECT COUNT(*) FROM documents") == 0

@@ -1,9 +1,12 @@
-"""Chats, their messages and notes in the SQLite catalog: persisted across reopen, cascade with their workspace."""
+"""Chats, their messages and notes in the catalog, on SQLite and on PostgreSQL (`catalog_store`, tests/catalogs.py):
+persisted across reopen, cascade with their workspace; the SQLite notes migration."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from catalogs import CatalogStore
 
 from workspace_app.models.answers import Answer, Citation
 from workspace_app.models.documents import Rect
@@ -20,9 +23,8 @@ def answer(question: str) -> Answer:
                   {"total": 12.5}, "disclaimer", unsupported=[], documents=["d1"])
 
 
-def test_chats_messages_and_notes_survive_reopening(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.sqlite"
-    catalog = SqliteCatalog(path)
+def test_chats_messages_and_notes_survive_reopening(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     workspace = catalog.create_workspace("W")
     chat = catalog.create_chat(workspace.id, "First")
     catalog.add_message(chat.id, "q1", answer("q1"))
@@ -31,7 +33,7 @@ def test_chats_messages_and_notes_survive_reopening(tmp_path: Path) -> None:
     catalog.rename_chat(chat.id, "Renamed")
     catalog.close()
 
-    reopened = SqliteCatalog(path)
+    reopened = catalog_store.open()
     [found] = reopened.list_chats(workspace.id)
     assert found.title == "Renamed"
     messages = reopened.list_messages(chat.id)
@@ -42,8 +44,8 @@ def test_chats_messages_and_notes_survive_reopening(tmp_path: Path) -> None:
     reopened.close()
 
 
-def test_deleting_a_chat_or_the_workspace_removes_what_belongs_to_it(tmp_path: Path) -> None:
-    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+def test_deleting_a_chat_or_the_workspace_removes_what_belongs_to_it(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     workspace = catalog.create_workspace("W")
     other = catalog.create_workspace("Other")
     one, two = catalog.create_chat(workspace.id, "one"), catalog.create_chat(workspace.id, "two")
@@ -58,8 +60,8 @@ def test_deleting_a_chat_or_the_workspace_removes_what_belongs_to_it(tmp_path: P
     catalog.close()
 
 
-def test_an_answer_is_saved_once_per_chat_message_and_notes_can_be_edited(tmp_path: Path) -> None:
-    catalog = SqliteCatalog(tmp_path / "catalog.sqlite")
+def test_an_answer_is_saved_once_per_chat_message_and_notes_can_be_edited(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     workspace = catalog.create_workspace("W")
     first = catalog.add_note(workspace.id, "q1", answer("q1"), message_id="m1")
     again = catalog.add_note(workspace.id, "q1 again", answer("q1"), message_id="m1")

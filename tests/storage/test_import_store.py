@@ -1,18 +1,18 @@
-"""Patient imports in the catalog on a real SQLite file: one worker holds an import at a time, progress and the
-outcome are kept across a reopen, a stale lease can be taken over, cancel works queued and running."""
+"""Patient imports in the catalog on a real SQLite file and a real PostgreSQL database (`catalog_store`,
+tests/catalogs.py): one worker holds an import at a time, progress and the outcome are kept across a reopen, a stale
+lease can be taken over, cancel works queued and running."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
+
+from catalogs import CatalogStore
 
 from workspace_app.models.events import ImportReport, ImportStep, RowError
-from workspace_app.storage.sqlite.catalog import SqliteCatalog
 
 
-def test_one_holder_progress_and_outcome_survive_a_reopen(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.sqlite"
-    catalog = SqliteCatalog(path)
+def test_one_holder_progress_and_outcome_survive_a_reopen(catalog_store: CatalogStore) -> None:
+    catalog = catalog_store.open()
     store = catalog.imports
     added = store.add_import("/data/mimic", ["10019917"])
     assert (added.status, added.patients, added.held_by) == ("queued", ("10019917",), None)
@@ -34,7 +34,7 @@ def test_one_holder_progress_and_outcome_survive_a_reopen(tmp_path: Path) -> Non
     assert store.finish_import(added.import_id, "a@h:1:x", report)
     catalog.close()
 
-    reopened = SqliteCatalog(path).imports
+    reopened = catalog_store.open().imports
     [done] = reopened.list_imports()
     assert (done.status, done.held_by, done.patient_count, done.admissions, done.events) == ("done", None, 1, 2, 197)
     assert done.error_count == 30 and len(done.first_errors) == 20 and done.first_errors[0].startswith("emar:2: ")
@@ -43,8 +43,8 @@ def test_one_holder_progress_and_outcome_survive_a_reopen(tmp_path: Path) -> Non
     assert reopened.active_imports() == [] and not reopened.claim_import(done.import_id, "c@h:3:z", 60)
 
 
-def test_a_stale_lease_is_taken_over_and_cancel_works_queued_and_running(tmp_path: Path) -> None:
-    store = SqliteCatalog(tmp_path / "catalog.sqlite").imports
+def test_a_stale_lease_is_taken_over_and_cancel_works_queued_and_running(catalog_store: CatalogStore) -> None:
+    store = catalog_store.open().imports
     first, second = store.add_import("/a.csv", []), store.add_import("/b.csv", [])
     assert [job.import_id for job in store.list_imports()] == [second.import_id, first.import_id], "newest first"
     assert store.claim_import(first.import_id, "a@h:1:x", 60)

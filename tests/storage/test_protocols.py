@@ -8,6 +8,11 @@ import inspect
 from typing import Protocol
 
 from workspace_app.storage import base
+from workspace_app.storage.postgres.catalog import PostgresCatalog
+from workspace_app.storage.postgres.graph import PostgresGraphStore
+from workspace_app.storage.postgres.imports import PostgresImports
+from workspace_app.storage.postgres.patients import PostgresPatientStore
+from workspace_app.storage.postgres.vocabulary import PostgresVocabularyStore
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.chats import SqliteChats, SqliteNotes
 from workspace_app.storage.sqlite.graph import SqliteGraphStore
@@ -59,3 +64,13 @@ def test_the_sqlite_classes_provide_every_method_of_their_protocols() -> None:
         name: sorted(all_methods(protocols()[name]) - set(dir(cls))) for name, cls in provided.items()
     }
     assert not any(missing.values()), missing
+
+
+def test_the_postgres_catalog_provides_every_method_of_the_protocols_it_holds() -> None:
+    for name in ("Catalog", "ChatRepository", "NoteRepository", "GuideRepository"):
+        assert sorted(all_methods(protocols()[name]) - set(dir(PostgresCatalog))) == [], name
+    assert sorted(all_methods(protocols()["VocabularyStore"]) - set(dir(PostgresVocabularyStore))) == []
+    assert sorted(all_methods(protocols()["ImportStore"]) - set(dir(PostgresImports))) == []
+    assert sorted(all_methods(protocols()["EventStore"]) - set(dir(PostgresPatientStore))) == []
+    for name in ("GraphStore", "ResponseCache"):
+        assert sorted(all_methods(protocols()[name]) - set(dir(PostgresGraphStore))) == [], name

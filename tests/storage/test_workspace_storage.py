@@ -1,4 +1,5 @@
-"""Workspaces and documents on real storage: SQLite catalog + FTS5, embedded Chroma and the file store under tmp_path."""
+"""Workspaces and documents on real storage: the SQLite catalog + FTS5 or a PostgreSQL catalog (marked `postgres`),
+embedded Chroma and the file store under tmp_path."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from keyword_index import keyword_rows, orphan_keyword_rows
 
@@ -23,6 +25,18 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def catalog_url(request: pytest.FixtureRequest) -> str:
+    """Empty for the SQLite catalog in the data dir, else a new PostgreSQL database's URL."""
+    return "" if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def build(build: Callable[..., Any], catalog_url: str) -> Callable[..., Any]:
+    """The session's `build`, on this test's catalog."""
+    return lambda data_dir, **ingest: build(data_dir, catalog_url=catalog_url, **ingest)
+
+
 @pytest.fixture
 def arnett(guidelines: Path) -> Path:
     return guidelines / ARNETT
@@ -34,10 +48,26 @@ def women(excerpt: Callable[..., Path]) -> Path:
     return excerpt("mosca-2011-women-cvd.pdf", 10, 11)
 
 
-def sql(data_dir: Path, query: str, *params: object) -> list[tuple[Any, ...]]:
-    """Read the catalog file directly, through a connection of its own."""
+def sql(data_dir: Path, catalog_url: str, query: str, *params: object) -> list[tuple[Any, ...]]:
+    """Read the catalog directly (the data dir's SQLite file, or the PostgreSQL database), through a connection of
+    its own; `?` marks parameters."""
+    if catalog_url:
+        with psycopg.connect(catalog_url) as pg:
+            return pg.execute(query.replace("?", "%s"), params).fetchall()
     with sqlite3.connect(data_dir / "catalog.sqlite") as db:
         return db.execute(query, params).fetchall()
+
+
+def index_rows(data_dir: Path, catalog_url: str) -> tuple[int, int]:
+    """(rows of the keyword index, those whose chunk no longer exists), in either catalog."""
+    if catalog_url:
+        total = sql(data_dir, catalog_url, "SELECT COUNT(*) FROM keyword_lengths")[0][0]
+        orphans = sql(
+            data_dir, catalog_url, "SELECT COUNT(*) FROM keyword_lengths WHERE chunk_id NOT IN (SELECT id FROM chunks)"
+        )
+        return int(total), int(orphans[0][0])
+    with sqlite3.connect(data_dir / "catalog.sqlite") as db:
+        return keyword_rows(db), orphan_keyword_rows(db)
 
 
 def collections(data_dir: Path) -> set[str]:
@@ -110,7 +140,7 @@ def test_workspace_create_rename_and_name_rules(build: Callable[..., Any], data_
 
 
 def test_deleting_a_workspace_removes_everything_it_alone_used(
-    build: Callable[..., Any], data_dir: Path, arnett: Path, women: Path
+    build: Callable[..., Any], data_dir: Path, catalog_url: str, arnett: Path, women: Path
 ) -> None:
     service = build(data_dir)
     doomed = service.workspaces.create("Doomed")
@@ -125,11 +155,9 @@ def test_deleting_a_workspace_removes_everything_it_alone_used(
 
     with pytest.raises(WorkspaceNotFoundError):
         service.workspaces.get("Doomed")
-    assert sql(data_dir, "SELECT COUNT(*) FROM documents WHERE workspace_id = ?", doomed.id) == [(0,)]
-    assert sql(data_dir, "SELECT COUNT(*) FROM chunks WHERE workspace_id = ?", doomed.id) == [(0,)]
-    with sqlite3.connect(data_dir / "catalog.sqlite") as db:
-        assert keyword_rows(db) == kept_doc.chunks
-        assert orphan_keyword_rows(db) == 0
+    assert sql(data_dir, catalog_url, "SELECT COUNT(*) FROM documents WHERE workspace_id = ?", doomed.id) == [(0,)]
+    assert sql(data_dir, catalog_url, "SELECT COUNT(*) FROM chunks WHERE workspace_id = ?", doomed.id) == [(0,)]
+    assert index_rows(data_dir, catalog_url) == (kept_doc.chunks, 0)
     assert not {f"ws-{doomed.id}", f"xl-{doomed.id}"} & collections(data_dir)
     assert {f"ws-{kept.id}", f"xl-{kept.id}"} <= collections(data_dir)
     # The arnett file is still used by "Kept"; the women's excerpt was only in "Doomed".
@@ -152,7 +180,7 @@ def test_deleting_an_empty_workspace_works(build: Callable[..., Any], data_dir: 
 
 
 def test_removing_a_document_removes_its_chunks_index_rows_vectors_and_file(
-    build: Callable[..., Any], data_dir: Path, arnett: Path, women: Path
+    build: Callable[..., Any], data_dir: Path, catalog_url: str, arnett: Path, women: Path
 ) -> None:
     service = build(data_dir)
     workspace = service.workspaces.create("W")
@@ -173,8 +201,7 @@ def test_removing_a_document_removes_its_chunks_index_rows_vectors_and_file(
     remaining = service.catalog.keyword_search(workspace.id, terms, 50, None)
     found = service.catalog.get_chunks([chunk_id for chunk_id, _ in remaining])
     assert {chunk.document_id for chunk in found.values()} <= {kept.id}
-    with sqlite3.connect(data_dir / "catalog.sqlite") as db:
-        assert keyword_rows(db) == kept.chunks
+    assert index_rows(data_dir, catalog_url)[0] == kept.chunks
     assert service.vectors.count(workspace.id, removed.id) == 0
     assert service.vectors.count(workspace.id) == kept.chunks
     assert crosslingual.count(workspace.id, removed.id) == 0
@@ -207,7 +234,7 @@ def test_a_file_used_by_two_workspaces_stays_until_the_last_one_removes_it(
 
 
 def test_the_same_file_twice_in_a_workspace_is_one_document(
-    build: Callable[..., Any], data_dir: Path, arnett: Path, tmp_path: Path
+    build: Callable[..., Any], data_dir: Path, catalog_url: str, arnett: Path, tmp_path: Path
 ) -> None:
     service = build(data_dir)
     workspace = service.workspaces.create("W")
@@ -223,7 +250,7 @@ def test_the_same_file_twice_in_a_workspace_is_one_document(
     assert ARNETT in (again.error or "")
     assert [d.id for d in service.documents.list("W")] == [first.id]
     assert service.vectors.count(workspace.id) == first.chunks
-    assert sql(data_dir, "SELECT COUNT(*) FROM chunks") == [(first.chunks,)]
+    assert sql(data_dir, catalog_url, "SELECT COUNT(*) FROM chunks") == [(first.chunks,)]
 
 
 def test_a_second_workspace_reuses_cached_embeddings(

@@ -16,7 +16,7 @@ from workspace_app.answer.service import AnswerService
 from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
 from workspace_app.chats.service import ChatService, NoteService
-from workspace_app.config import Settings
+from workspace_app.config import CATALOG_SCHEMES, Settings
 from workspace_app.documents.guide import GuideService, GuideStage
 from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
@@ -47,6 +47,8 @@ from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
 from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
 from workspace_app.storage.files import LocalFileStore
+from workspace_app.storage.postgres.catalog import PostgresCatalog
+from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.queue import HueyJobQueue, open_huey
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
@@ -90,6 +92,27 @@ def _read_token(path: Path) -> str | None:
         return None
 
 
+Catalog = SqliteCatalog | PostgresCatalog
+"""The catalog backends: one store of every repository, chosen by `WORKSPACE_CATALOG__URL`."""
+
+
+def open_catalog(settings: Settings) -> Catalog:
+    """The catalog chosen by the scheme of `WORKSPACE_CATALOG__URL`: empty is the SQLite file catalog.sqlite in the
+    data dir, postgresql:// (or postgres://) the PostgreSQL database it names (migrated on open). A scheme is
+    checked when the settings are read (config.py), so nothing else gets here."""
+    url = settings.catalog.url
+    if url.startswith(CATALOG_SCHEMES):
+        return PostgresCatalog(url)
+    return SqliteCatalog(settings.storage.data_dir / "catalog.sqlite")
+
+
+def graph_store(catalog: Catalog) -> SqliteGraphStore | PostgresGraphStore:
+    """The entity graph's tables, in the catalog's database."""
+    if isinstance(catalog, PostgresCatalog):
+        return PostgresGraphStore(catalog.database)
+    return SqliteGraphStore(catalog.database)
+
+
 def build_queue(settings: Settings) -> HueyJobQueue:
     """The ingestion queue: SQLite in the data dir, or Redis, as configured."""
     queue = settings.queue
@@ -110,7 +133,7 @@ def build_app(
     data_dir = settings.storage.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     make_private(data_dir)
-    catalog = SqliteCatalog(data_dir / "catalog.sqlite")
+    catalog = open_catalog(settings)
     cache = SqliteEmbeddingCache(data_dir / "embeddings.sqlite")
     if embedder is None:
         embedder = Embedder(settings.embedding, cache)
@@ -206,7 +229,7 @@ def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddin
     return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-"))
 
 
-def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService, embedder: Embedder) -> GuideService:
+def build_guides(settings: Settings, catalog: Catalog, graph: GraphService, embedder: Embedder) -> GuideService:
     """Source guides on the catalog, the graph and an embedder whose cache holds the chunks' vectors (the
     multilingual one when there is one: Chinese and English alike); with a language model configured, it writes
     their summaries."""
@@ -215,10 +238,10 @@ def build_guides(settings: Settings, catalog: SqliteCatalog, graph: GraphService
     return GuideService(catalog, graph, embedder.embed_passages, LlmClient(settings.llm), settings.llm.model)
 
 
-def build_graph(settings: Settings, catalog: SqliteCatalog, lexicon: Lexicon | None = None) -> GraphService:
+def build_graph(settings: Settings, catalog: Catalog, lexicon: Lexicon | None = None) -> GraphService:
     """The entity graph on the catalog: offline extraction with the domain pack's lexicon, or the configured
     language model's (cached) merged with it."""
-    store = SqliteGraphStore(catalog.database)
+    store = graph_store(catalog)
     offline = LexiconEntityExtractor(lexicon)
     if not (settings.llm.api_key or settings.llm.base_url):
         return GraphService(store, catalog, offline)

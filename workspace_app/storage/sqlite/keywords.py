@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 
-FTS_COLUMNS = "section, body, tokenize = 'porter unicode61 remove_diacritics 2'"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # the PostgreSQL catalog's postings use it too
+FTS_COLUMNS = f"section, body, tokenize = '{FTS_TOKENIZER}'"
 
 
 def keyword_table(workspace_id: str) -> str:

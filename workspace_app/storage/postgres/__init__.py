@@ -1,0 +1,1 @@
+"""The catalog on PostgreSQL (chosen by `WORKSPACE_CATALOG__URL=postgresql://...`), beside storage/sqlite/."""
