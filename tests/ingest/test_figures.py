@@ -1,0 +1,65 @@
+"""Figures of real corpus pages: a vector flowchart and a raster figure are found with their caption and box, a
+ruled table and a journal's logo are not figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+
+from workspace_app.ingest.figures import FigureRules, caption_label, find_figures
+
+# (pdf, 1-based page, label, caption start): pages checked by eye on renders (bench/figures_gold.jsonl has them all).
+FLOWCHART = ("shen-2017-syncope.pdf", 9, "Figure 1", "FIGURE 1 Syncope Initial Evaluation")  # drawn boxes, arrows
+RASTER = ("ommen-2024-hcm.pdf", 28, "Figure 2", "FIGURE 2 Genetic Testing Process in HCM")  # one picture
+RASTER_ZH = ("zh-acute-af-ed-2024.pdf", 5, "图 1", "图1 急性房颤急诊管理流程")  # its caption shares a block with a table
+NOT_FIGURES = {
+    ("shen-2017-syncope.pdf", 12): "TABLE 6, a ruled table with shaded rows (106 drawings)",
+    ("eckel-2013-lifestyle.pdf", 4): "Table 1 set as a picture under its caption",
+    ("kusumoto-2018-bradycardia.pdf", 1): "the journal's masthead band and a small logo",
+    ("zh-dapt-chd-consensus-2021.pdf", 2): "a scanned page: one picture under the whole text layer",
+}
+
+
+def figures_of(guidelines: Path, name: str, number: int) -> list[Any]:
+    with pymupdf.open(guidelines / name) as doc:
+        return find_figures(doc.load_page(number - 1), FigureRules())
+
+
+def test_caption_labels_are_read_from_typography_alone() -> None:
+    assert caption_label("FIGURE 3 Syncope Algorithm") == "Figure 3"
+    assert caption_label("Figure 2. Risk of events") == "Figure 2"
+    assert caption_label("Fig. 4A: Panels") == "Figure 4A"
+    assert caption_label("Central Illustration Shared Decision-Making") == "Central Illustration"
+    assert caption_label("图1 射血分数保留的心力衰竭诊断流程") == "图 1"
+    assert caption_label("图 2 治疗") == "图 2"
+    for mention in ("Figure 3 shows that the risk rises", "Figure 2) and then", "Figures are shown", "A Figure 3",
+                    "图1）所示", "图12.5", "Table 3 Risk factors"):
+        assert caption_label(mention) is None, mention
+
+
+def test_a_vector_flowchart_is_found_with_its_caption_and_box(guidelines: Path) -> None:
+    name, number, label, caption = FLOWCHART
+    found = [f for f in figures_of(guidelines, name, number) if f.label == label]
+    assert len(found) == 1
+    figure = found[0]
+    assert figure.caption.startswith(caption) and figure.kind in ("vector", "mixed")
+    x0, y0, x1, y1 = figure.box
+    assert (x1 - x0) > 200 and (y1 - y0) > 150  # the chart, not its caption line
+    assert len(figure.text) > 40  # the words in its boxes
+
+
+@pytest.mark.parametrize("case", [RASTER, RASTER_ZH], ids=["english", "chinese"])
+def test_a_raster_figure_is_found_with_its_caption(guidelines: Path, case: tuple[str, int, str, str]) -> None:
+    name, number, label, caption = case
+    found = figures_of(guidelines, name, number)
+    assert [f.label for f in found] == [label]
+    assert found[0].caption == caption or found[0].caption.startswith(caption + " ")
+    assert found[0].kind == "raster"
+
+
+@pytest.mark.parametrize("page", sorted(NOT_FIGURES), ids=[f"{n[:12]}-p{p}" for n, p in sorted(NOT_FIGURES)])
+def test_tables_logos_and_page_scans_are_not_figures(guidelines: Path, page: tuple[str, int]) -> None:
+    assert figures_of(guidelines, *page) == [], NOT_FIGURES[page]
