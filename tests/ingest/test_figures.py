@@ -1,8 +1,10 @@
 """Figures of real corpus pages: a vector flowchart and a raster figure are found with their caption and box, a
-ruled table and a journal's logo are not figures."""
+ruled table and a journal's logo are not figures; the ingestion stage stores them with thumbnails and the chunks
+beside them, figure search finds them by caption and inner text, and removing the document removes them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +65,30 @@ def test_a_raster_figure_is_found_with_its_caption(guidelines: Path, case: tuple
 @pytest.mark.parametrize("page", sorted(NOT_FIGURES), ids=[f"{n[:12]}-p{p}" for n, p in sorted(NOT_FIGURES)])
 def test_tables_logos_and_page_scans_are_not_figures(guidelines: Path, page: tuple[str, int]) -> None:
     assert figures_of(guidelines, *page) == [], NOT_FIGURES[page]
+
+
+@pytest.fixture
+def ingested(tmp_path: Path, build: Callable[..., Any], excerpt: Callable[[str, int, int], Path]) -> Any:
+    """The flowchart's page ingested through the real pipeline in a new data dir."""
+    app = build(tmp_path / "data")
+    app.workspaces.create("Figures")
+    name, number, _, _ = FLOWCHART
+    report = app.documents.ingest("Figures", excerpt(name, number, number))
+    assert report.status == "ready", report
+    return app, report.document_id
+
+
+def test_the_stage_stores_figures_with_thumbnails_and_removal_deletes_them(ingested: Any) -> None:
+    app, document_id = ingested
+    stored = app.catalog.figures.document_figures(document_id)
+    assert [f.label for f in stored] == [FLOWCHART[2]]
+    figure = stored[0]
+    assert figure.caption.startswith(FLOWCHART[3]) and figure.rect.page == 1
+    chunks = app.catalog.get_chunks(list(figure.chunk_ids))
+    assert chunks and all(chunk.page_start <= 1 <= chunk.page_end for chunk in chunks.values())
+    thumbnails = app.settings.storage.data_dir / "files" / "thumbnails" / document_id
+    png = (thumbnails / figure.thumbnail).read_bytes()
+    assert png.startswith(b"\x89PNG")
+    app.documents.remove("Figures", document_id)
+    assert app.catalog.figures.document_figures(document_id) == []
+    assert not thumbnails.exists()

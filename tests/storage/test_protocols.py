@@ -8,8 +8,10 @@ import inspect
 from typing import Protocol
 
 from workspace_app.storage import base
+from workspace_app.storage.files import LocalThumbnailStore
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.chats import SqliteChats, SqliteNotes
+from workspace_app.storage.sqlite.figures import SqliteFigures
 from workspace_app.storage.sqlite.graph import SqliteGraphStore
 from workspace_app.storage.sqlite.guides import SqliteGuides
 from workspace_app.storage.sqlite.imports import SqliteImports
@@ -54,6 +56,7 @@ def test_the_sqlite_classes_provide_every_method_of_their_protocols() -> None:
         "GraphStore": SqliteGraphStore, "ResponseCache": SqliteGraphStore, "EventStore": SqlitePatientStore,
         "VocabularyStore": SqliteVocabularyStore, "ImportStore": SqliteImports, "Catalog": SqliteCatalog,
         "ChatRepository": SqliteChats, "NoteRepository": SqliteNotes, "GuideRepository": SqliteGuides,
+        "FigureRepository": SqliteFigures, "ThumbnailStore": LocalThumbnailStore,
     }
     missing = {
         name: sorted(all_methods(protocols()[name]) - set(dir(cls))) for name, cls in provided.items()

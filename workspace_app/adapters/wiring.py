@@ -32,6 +32,8 @@ from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
 from workspace_app.graph.translation import LexiconTranslator
 from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
+from workspace_app.ingest.figure_stage import FigureStage
+from workspace_app.ingest.figures import FigureRules
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
 from workspace_app.jobs.pace import Pace
 from workspace_app.llm import LlmClient
@@ -46,7 +48,7 @@ from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
 from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
-from workspace_app.storage.files import LocalFileStore
+from workspace_app.storage.files import LocalFileStore, LocalThumbnailStore
 from workspace_app.storage.queue import HueyJobQueue, open_huey
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
@@ -135,6 +137,12 @@ def build_app(
         stages.insert(0, SentenceVectorsStage(embedder, crosslingual.embedder if crosslingual else None))
     if crosslingual:
         stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors))
+    thumbnails = LocalThumbnailStore(data_dir / "files" / "thumbnails")
+    if settings.ingest.figures:
+        stages.insert(0, FigureStage(
+            lambda document: documents.document_path(document), catalog.figures, thumbnails,
+            FigureRules.from_settings(settings.ingest), settings.ingest.figure_thumbnail_px,
+        ))
 
     def ingest(document: Document, on_progress: ProgressCallback | None, should_stop: StopCheck | None) -> Document:
         return ingest_document(
@@ -145,7 +153,10 @@ def build_app(
 
     queue = build_queue(settings)
     jobs = Jobs(catalog, vectors, queue, states, settings.queue, ingest)
-    documents = DocumentService(catalog, vectors, files, states, jobs, settings.ingest, on_remove=[graph.remove_document])
+    documents = DocumentService(
+        catalog, vectors, files, states, jobs, settings.ingest,
+        on_remove=[graph.remove_document], thumbnails=thumbnails,
+    )
     translator = LexiconTranslator(lexicon)
     retriever = HybridRetriever(
         embedder, main_vectors, catalog, settings.retrieval, build_reranker(settings.retrieval), translator,
