@@ -11,6 +11,7 @@ from typing import Any
 import pymupdf
 import pytest
 
+from workspace_app.errors import DocumentNotFoundError
 from workspace_app.ingest.figures import FigureRules, caption_label, find_figures
 
 # (pdf, 1-based page, label, caption start): pages checked by eye on renders (bench/figures_gold.jsonl has them all).
@@ -92,3 +93,18 @@ def test_the_stage_stores_figures_with_thumbnails_and_removal_deletes_them(inges
     app.documents.remove("Figures", document_id)
     assert app.catalog.figures.document_figures(document_id) == []
     assert not thumbnails.exists()
+
+
+def test_figures_are_listed_drawn_and_searched_through_the_app(ingested: Any) -> None:
+    app, document_id = ingested
+    figure = app.figures.document_figures("Figures", document_id)[0]
+    assert app.figures.thumbnail("Figures", document_id, figure.id).startswith(b"\x89PNG")
+    by_caption = app.figures.search("Figures", "syncope initial evaluation")
+    assert [hit.figure.id for hit in by_caption] == [figure.id]
+    assert by_caption[0].to_json()["type"] == "figure" and by_caption[0].document_name.endswith(".pdf")
+    inner_word = next(word for word in figure.text.split() if len(word) > 6 and word.isalpha())
+    assert [hit.figure.id for hit in app.figures.search("Figures", inner_word)] == [figure.id]  # text in its boxes
+    assert app.figures.search("Figures", "zebra quantum") == []
+    assert app.figures.figures_beside(list(figure.chunk_ids[:1])) == [figure]
+    with pytest.raises(DocumentNotFoundError):
+        app.figures.thumbnail("Figures", document_id, "nothing")

@@ -17,6 +17,7 @@ from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
 from workspace_app.chats.service import ChatService, NoteService
 from workspace_app.config import Settings
+from workspace_app.documents.figures import FigureService
 from workspace_app.documents.guide import GuideService, GuideStage
 from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
@@ -190,6 +191,7 @@ def build_app(
         patients=patients, patient_answers=PatientAnswerService(answers, records, links),
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
         notes=notes, studio=studio, translator=translator, domain=domain,
+        figures=FigureService(catalog, catalog.figures, thumbnails, documents.get),
     )
 
 
