@@ -297,6 +297,12 @@ class QueueSettings(_Group):
 class AnswersSettings(_Group):
     """How answers are chosen from the evidence (the fitted models are in workspace_app/answer/fitted/)."""
 
+    figures_shown: int = Field(
+        2, ge=0, le=10,
+        description="Figures shown with an answer: the one a question asks for (\"show the … algorithm\"), then those "
+        "beside its cited passages. 0 shows none.",
+    )
+
     answerable_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="Refuse when the fitted probability that the sources answer the question is below this; unset "

@@ -11,8 +11,10 @@ from typing import Any
 import pymupdf
 import pytest
 
+from workspace_app.answer.figures import answer_figures, asks_for_figure
 from workspace_app.errors import DocumentNotFoundError
 from workspace_app.ingest.figures import FigureRules, caption_label, find_figures
+from workspace_app.models.answers import Answer
 
 # (pdf, 1-based page, label, caption start): pages checked by eye on renders (bench/figures_gold.jsonl has them all).
 FLOWCHART = ("shen-2017-syncope.pdf", 9, "Figure 1", "FIGURE 1 Syncope Initial Evaluation")  # drawn boxes, arrows
@@ -108,3 +110,24 @@ def test_figures_are_listed_drawn_and_searched_through_the_app(ingested: Any) ->
     assert app.figures.figures_beside(list(figure.chunk_ids[:1])) == [figure]
     with pytest.raises(DocumentNotFoundError):
         app.figures.thumbnail("Figures", document_id, "nothing")
+
+
+def test_an_answer_shows_the_figure_asked_for_or_beside_its_citations(ingested: Any) -> None:
+    app, document_id = ingested
+    figure = app.figures.document_figures("Figures", document_id)[0]
+    asked = app.answers.ask("Figures", "Show the syncope initial evaluation algorithm")
+    assert [f.id for f in asked.figures][:1] == [figure.id]
+    assert asked.to_json()["figures"][0]["rect"]["page"] == 1
+    assert Answer.from_record(asked.to_record()).figures == asked.figures  # a chat keeps them
+    workspace_id = app.workspaces.get("Figures").id
+    beside = answer_figures(app.catalog.figures, "What is done first?", workspace_id, None, figure.chunk_ids[:1], 2)
+    assert beside == [figure]
+    assert answer_figures(app.catalog.figures, "What is done first?", workspace_id, None, [], 2) == []
+
+
+def test_a_question_asks_for_a_figure_by_the_words_of_documents() -> None:
+    for question in ("Show the syncope evaluation algorithm", "Which flowchart covers pacing?", "HFpEF 的诊断流程图",
+                     "见图 2 的评分"):
+        assert asks_for_figure(question), question
+    for question in ("What INR should warfarin target?", "心电图有何表现？", "How is syncope evaluated?"):
+        assert not asks_for_figure(question), question

@@ -167,7 +167,7 @@ def build_app(
     answers = AnswerService(
         settings=settings, catalog=catalog, search=search, embedder=embedder, graph=graph,
         source=StoredDocumentSource(documents), translator=translator, llm=build_llm(settings),
-        multilingual=crosslingual.embedder if crosslingual else None, domain=domain,
+        multilingual=crosslingual.embedder if crosslingual else None, domain=domain, figures=catalog.figures,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
     mined = (settings.patients.links_file or DEFAULT_LINKS) if settings.patients.mined_links else None

@@ -291,3 +291,18 @@ class Figure:
             "rect": self.rect.to_json(), "label": self.label, "caption": self.caption, "text": self.text,
             "kind": self.kind, "chunk_ids": list(self.chunk_ids), "has_thumbnail": bool(self.thumbnail),
         }
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything, for a chat's saved answer (the thumbnail by its file name)."""
+        return {**self.to_json(), "thumbnail": self.thumbnail}
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> Figure:
+        """Rebuild a figure saved with `to_record`."""
+        rect = data["rect"]
+        return cls(
+            id=data["id"], document_id=data["document_id"], ordinal=int(data["ordinal"]),
+            rect=Rect(int(rect["page"]), rect["x0"], rect["y0"], rect["x1"], rect["y1"]), label=data["label"],
+            caption=data["caption"], text=data["text"], kind=data["kind"], chunk_ids=tuple(data["chunk_ids"]),
+            thumbnail=data.get("thumbnail", ""),
+        )
