@@ -13,6 +13,12 @@ Measured with the ingestion's own finder (`workspace_app/ingest/figures.py`, def
   figures whose label is not in the gold on that page;
 - seconds a page (the finder alone; the machine is shared).
 
+Figure-seeking questions (`bench/figure_questions.jsonl`, 10 written here: pdf and label of the figure meant): the
+figures found are stored in a catalog in a temporary folder as the ingestion stage stores them (thumbnails too, but
+without passages: the nearby text of a full ingestion is not indexed here), and each question gets the figures an
+answer would show (`workspace_app/answer/figures.py`, the asked-for one first); right = the first is the one meant
+(target: >= 8 of 10).
+
     ORT_DISABLE_TELEMETRY=1 .venv/bin/python -m bench.figures            # writes bench/results/figures.json
     ORT_DISABLE_TELEMETRY=1 .venv/bin/python -m bench.figures --candidates   # caption lines for the gold
 """
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +37,7 @@ from bench.common import CORPUS_DIR, REPO, RESULTS_DIR, compact_json, git_info, 
 
 OUT = RESULTS_DIR / "figures.json"
 GOLD = REPO / "bench" / "figures_gold.jsonl"
+QUESTIONS = REPO / "bench" / "figure_questions.jsonl"
 TARGET = 0.90
 _START = 25  # caption characters compared
 
@@ -63,14 +71,13 @@ def candidates(pdf: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def measure_pdf(pdf: Path, gold: list[dict[str, Any]]) -> dict[str, Any]:
-    """Gold figures found, false figures and time for one PDF."""
+def measure_pdf(pdf: Path, gold: list[dict[str, Any]], found: dict[int, list[Any]]) -> dict[str, Any]:
+    """Gold figures found, false figures and time for one PDF (`found` receives its figures by page)."""
     import pymupdf
 
     from workspace_app.ingest.figures import find_figures
 
     started = time.perf_counter()
-    found: dict[int, list[Any]] = {}
     with pymupdf.open(pdf) as doc:
         for page in doc:
             found[page.number + 1] = find_figures(page)
@@ -98,6 +105,39 @@ def measure_pdf(pdf: Path, gold: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def measure_questions(found: dict[str, dict[int, list[Any]]], questions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each question's first shown figure, from a catalog holding every figure found."""
+    from workspace_app.answer.figures import answer_figures
+    from workspace_app.ingest.figure_stage import figure_index_text
+    from workspace_app.models.documents import Document, Figure, Rect
+    from workspace_app.storage.sqlite.catalog import SqliteCatalog
+
+    with tempfile.TemporaryDirectory() as folder:
+        catalog = SqliteCatalog(Path(folder) / "catalog.sqlite")
+        workspace = catalog.create_workspace("Figures")
+        names = {}
+        for number, (name, pages) in enumerate(sorted(found.items())):
+            document_id = f"doc{number:02d}"
+            names[document_id] = name
+            catalog.add_document(Document(document_id, workspace.id, name, document_id, 0, len(pages), 0, "ready",
+                                          "ready", 1.0, None, now_iso()))
+            figures = [
+                Figure(f"{document_id}-fig{ordinal:03d}", document_id, ordinal, Rect(f.page, *f.box), f.label,
+                       f.caption, f.text, f.kind)
+                for ordinal, f in enumerate(f for page in sorted(pages) for f in pages[page])
+            ]
+            catalog.figures.replace_figures(
+                document_id, workspace.id, figures, [figure_index_text(f, {}) for f in figures]
+            )
+        rows = []
+        for row in questions:
+            shown = answer_figures(catalog.figures, row["question"], workspace.id, None, [], 2)
+            first = (names[shown[0].document_id], shown[0].label) if shown else None
+            rows.append({**row, "shown": list(first) if first else None, "right": first == (row["pdf"], row["label"])})
+        catalog.close()
+    return {"questions": len(rows), "right": sum(row["right"] for row in rows), "rows": rows}
+
+
 def markdown(rows: list[dict[str, Any]], total: dict[str, Any]) -> str:
     """The README table."""
     lines = ["| PDF | pages | gold figures | found | recall | uncaptioned | unknown label | s/page |",
@@ -118,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=OUT, help="results file")
     parser.add_argument("--gold", type=Path, default=GOLD, help="gold figures (jsonl)")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS, help="figure-seeking questions (jsonl)")
     parser.add_argument("--candidates", action="store_true", help="print caption lines of the corpus as jsonl")
     args = parser.parse_args(argv)
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -130,9 +171,11 @@ def main(argv: list[str] | None = None) -> None:
     machine = machine_info()
     gold = load_jsonl(args.gold)
     rows = []
+    found: dict[str, dict[int, list[Any]]] = {}
     for pdf in pdfs:
         log(f"{pdf.name} ...")
-        rows.append(measure_pdf(pdf, [row for row in gold if row["pdf"] == pdf.name]))
+        found[pdf.name] = {}
+        rows.append(measure_pdf(pdf, [row for row in gold if row["pdf"] == pdf.name], found[pdf.name]))
         log(f"  {rows[-1]['found']} of {rows[-1]['gold']}, {rows[-1]['false_uncaptioned']} uncaptioned")
     pages = sum(row["pages"] for row in rows)
     total = {
@@ -142,9 +185,11 @@ def main(argv: list[str] | None = None) -> None:
         "seconds_per_page": round(sum(row["seconds_per_page"] * row["pages"] for row in rows) / pages, 4),
     }
     total["recall"] = round(total["found"] / total["gold"], 3) if total["gold"] else None
+    asked = measure_questions(found, load_jsonl(args.questions))
+    log(f"figure questions: {asked['right']} of {asked['questions']} shown the right figure first")
     result = {
         "benchmark": "figures", "at": now_iso(), "git": git_info(), "machine": machine, "target_recall": TARGET,
-        "summary": total, "pdfs": rows,
+        "summary": total, "pdfs": rows, "figure_questions": asked,
     }
     args.out.write_text(compact_json(result), encoding="utf-8")
     log(f"wrote {args.out}")
