@@ -164,6 +164,11 @@ class IngestSettings(_Group):
     figure_caption_gap_pt: float = Field(
         60.0, ge=0.0, description="Farthest a figure's caption may sit from its image or drawing, in points."
     )
+    figure_ocr: bool = Field(
+        True,
+        description="Read the words inside pictures that have no text layer by OCR (ocr_engine), so figure search "
+        "finds them by their boxes' text: ~6 s a picture on a busy 2-core machine (bench/README.md).",
+    )
     figure_thumbnail_px: int = Field(
         320, ge=64, le=2000, description="Width in pixels of the PNG thumbnail stored for each figure (at most)."
     )

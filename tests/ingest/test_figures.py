@@ -131,3 +131,17 @@ def test_a_question_asks_for_a_figure_by_the_words_of_documents() -> None:
         assert asks_for_figure(question), question
     for question in ("What INR should warfarin target?", "心电图有何表现？", "How is syncope evaluated?"):
         assert not asks_for_figure(question), question
+
+
+def test_the_words_inside_a_picture_are_read_by_ocr_and_found(
+    tmp_path: Path, build: Callable[..., Any], excerpt: Callable[[str, int, int], Path]
+) -> None:
+    app = build(tmp_path / "data")
+    app.workspaces.create("Figures")
+    name, number, label, _ = RASTER
+    report = app.documents.ingest("Figures", excerpt(name, number, number))
+    assert report.status == "ready", report
+    [figure] = app.figures.document_figures("Figures", report.document_id)
+    assert figure.label == label and figure.kind == "raster"
+    assert "Reclassified" in figure.text  # a word of the picture: the page's text layer has none of it
+    assert [hit.figure.id for hit in app.figures.search("Figures", "reclassified")] == [figure.id]

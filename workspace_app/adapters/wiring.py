@@ -143,6 +143,7 @@ def build_app(
         stages.insert(0, FigureStage(
             lambda document: documents.document_path(document), catalog.figures, thumbnails,
             FigureRules.from_settings(settings.ingest), settings.ingest.figure_thumbnail_px,
+            settings.ingest.ocr_engine if settings.ingest.figure_ocr and settings.ingest.ocr_engine != "none" else None,
         ))
 
     def ingest(document: Document, on_progress: ProgressCallback | None, should_stop: StopCheck | None) -> Document:

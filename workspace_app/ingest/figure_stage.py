@@ -9,18 +9,25 @@ runs with each report.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pymupdf
 
+from workspace_app.errors import ModelUnavailableError
 from workspace_app.ingest.figures import Box, FigureRules, FoundFigure, find_figures
+from workspace_app.ingest.ocr import OcrEngine, load_engine
 from workspace_app.models.documents import Chunk, Document, Figure, Rect
 from workspace_app.storage.base import FigureRepository, ThumbnailStore
 from workspace_app.text.analyzer import index_text
 
 _BESIDE = 3  # chunks linked to a figure: the nearest ones on its page
 _NEARBY_INDEXED = 2  # of those, the nearest whose text is indexed with the figure ("nearby text")
+_OCR_DPI = 200  # as pages are read (ingest.ocr_dpi's default): a figure's small print needs it
+
+log = logging.getLogger(__name__)
 
 
 class FigureStage:
@@ -30,13 +37,15 @@ class FigureStage:
 
     def __init__(
         self, path_of: Callable[[Document], Path], figures: FigureRepository, thumbnails: ThumbnailStore,
-        rules: FigureRules, thumbnail_px: int,
+        rules: FigureRules, thumbnail_px: int, ocr_engine: str | None = None,
     ) -> None:
+        """`ocr_engine` (a name, ingest.ocr_engine) reads the words of pictures without a text layer; None: no OCR."""
         self._path_of = path_of
         self._figures = figures
         self._thumbnails = thumbnails
         self._rules = rules
         self._thumbnail_px = thumbnail_px
+        self._ocr_engine = ocr_engine
 
     def run(self, document: Document, chunks: list[Chunk], report: Callable[[int, int], None]) -> None:
         """Replace the document's figures and thumbnails (a document that is not a PDF has none)."""
@@ -50,6 +59,8 @@ class FigureStage:
                 report(index, pdf.page_count)
                 page = pdf.load_page(index)
                 for found in find_figures(page, self._rules):
+                    if found.kind == "raster" and not found.text:
+                        found = replace(found, text=self._read_picture(page, found.box))
                     stored.append(self._store(document, len(stored), page, found, chunks))
             report(pdf.page_count, pdf.page_count)
         by_id = {chunk.id: chunk for chunk in chunks}
@@ -67,6 +78,29 @@ class FigureStage:
             label=found.label, caption=found.caption, text=found.text, kind=found.kind,
             chunk_ids=chunks_beside(found.page, found.box, chunks), thumbnail=name,
         )
+
+
+    def _read_picture(self, page: pymupdf.Page, box: Box) -> str:
+        """The words OCR reads in a picture ("" without an engine, or when it cannot be loaded: the figure is
+        still found by its caption and nearby text)."""
+        if not self._ocr_engine:
+            return ""
+        try:
+            engine = load_engine(self._ocr_engine)
+        except ModelUnavailableError as exc:
+            log.warning("figure pictures are not read: %s", exc.user_message)
+            self._ocr_engine = None
+            return ""
+        return read_picture(page, box, engine, _OCR_DPI)
+
+
+def read_picture(page: pymupdf.Page, box: Box, engine: OcrEngine, dpi: int) -> str:
+    """The words an OCR engine reads in a region of the page, in its reading order, joined by spaces."""
+    import numpy as np
+
+    pixmap = page.get_pixmap(dpi=dpi, clip=pymupdf.Rect(box), alpha=False, colorspace=pymupdf.csRGB)
+    image = np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width, pixmap.n)
+    return " ".join(line.text for line in engine.read(image))
 
 
 def thumbnail(page: pymupdf.Page, box: Box, width_px: int) -> bytes:
