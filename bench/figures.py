@@ -30,6 +30,7 @@ import json
 import os
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -71,18 +72,30 @@ def candidates(pdf: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def measure_pdf(pdf: Path, gold: list[dict[str, Any]], found: dict[int, list[Any]]) -> dict[str, Any]:
-    """Gold figures found, false figures and time for one PDF (`found` receives its figures by page)."""
+def measure_pdf(pdf: Path, gold: list[dict[str, Any]], found: dict[int, list[Any]], engine: Any) -> dict[str, Any]:
+    """Gold figures found, false figures and time for one PDF (`found` receives its figures by page, their
+    pictures read by `engine` when there is one)."""
     import pymupdf
 
+    from workspace_app.ingest.figure_stage import read_picture
     from workspace_app.ingest.figures import find_figures
 
     started = time.perf_counter()
+    ocr_s = 0.0
     with pymupdf.open(pdf) as doc:
         for page in doc:
             found[page.number + 1] = find_figures(page)
         pages = doc.page_count
-    seconds = time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        if engine is not None:  # as the ingestion stage does (figure_ocr): pictures without a text layer
+            started = time.perf_counter()
+            for number, figures in found.items():
+                page = doc.load_page(number - 1)
+                found[number] = [
+                    replace(f, text=read_picture(page, f.box, engine, 200)) if f.kind == "raster" and not f.text else f
+                    for f in figures
+                ]
+            ocr_s = time.perf_counter() - started
     missed = []
     hits = 0
     for row in gold:
@@ -99,7 +112,9 @@ def measure_pdf(pdf: Path, gold: list[dict[str, Any]], found: dict[int, list[Any
         "pdf": pdf.name, "pages": pages, "gold": len(gold), "found": hits,
         "recall": round(hits / len(gold), 3) if gold else None,
         "false_uncaptioned": len(uncaptioned), "false_unknown_label": len(unknown),
-        "seconds_per_page": round(seconds / pages, 4), "missed": missed,
+        "seconds_per_page": round(seconds / pages, 4), "ocr_s": round(ocr_s, 1),
+        "pictures_read": sum(1 for figures in found.values() for f in figures if f.kind == "raster"),
+        "missed": missed,
         "uncaptioned": [{"page": p, "box": [round(v) for v in box]} for p, box in uncaptioned],
         "unknown_labels": [{"page": p, "label": label} for p, label in unknown],
     }
@@ -159,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT, help="results file")
     parser.add_argument("--gold", type=Path, default=GOLD, help="gold figures (jsonl)")
     parser.add_argument("--questions", type=Path, default=QUESTIONS, help="figure-seeking questions (jsonl)")
+    parser.add_argument("--no-ocr", action="store_true", help="do not read the pictures' words (figure_ocr off)")
     parser.add_argument("--candidates", action="store_true", help="print caption lines of the corpus as jsonl")
     args = parser.parse_args(argv)
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -170,12 +186,15 @@ def main(argv: list[str] | None = None) -> None:
         return
     machine = machine_info()
     gold = load_jsonl(args.gold)
+    from workspace_app.ingest.ocr import load_engine
+
+    engine = None if args.no_ocr else load_engine("rapidocr")
     rows = []
     found: dict[str, dict[int, list[Any]]] = {}
     for pdf in pdfs:
         log(f"{pdf.name} ...")
         found[pdf.name] = {}
-        rows.append(measure_pdf(pdf, [row for row in gold if row["pdf"] == pdf.name], found[pdf.name]))
+        rows.append(measure_pdf(pdf, [row for row in gold if row["pdf"] == pdf.name], found[pdf.name], engine))
         log(f"  {rows[-1]['found']} of {rows[-1]['gold']}, {rows[-1]['false_uncaptioned']} uncaptioned")
     pages = sum(row["pages"] for row in rows)
     total = {
@@ -183,12 +202,15 @@ def main(argv: list[str] | None = None) -> None:
         "false_uncaptioned": sum(row["false_uncaptioned"] for row in rows),
         "false_unknown_label": sum(row["false_unknown_label"] for row in rows),
         "seconds_per_page": round(sum(row["seconds_per_page"] * row["pages"] for row in rows) / pages, 4),
+        "ocr_s": round(sum(row["ocr_s"] for row in rows), 1),
+        "pictures_read": sum(row["pictures_read"] for row in rows) if engine is not None else 0,
     }
     total["recall"] = round(total["found"] / total["gold"], 3) if total["gold"] else None
     asked = measure_questions(found, load_jsonl(args.questions))
     log(f"figure questions: {asked['right']} of {asked['questions']} shown the right figure first")
     result = {
         "benchmark": "figures", "at": now_iso(), "git": git_info(), "machine": machine, "target_recall": TARGET,
+        "figure_ocr": engine is not None, "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
         "summary": total, "pdfs": rows, "figure_questions": asked,
     }
     args.out.write_text(compact_json(result), encoding="utf-8")
