@@ -14,13 +14,15 @@ import streamlit as st
 from components.text import escape_markdown
 from workspace_app.app import grading_text
 from workspace_app.models.answers import Answer, Citation, EntityRef
+from workspace_app.models.documents import Figure
 
-AnswerActionKind = Literal["cite", "save"]
+AnswerActionKind = Literal["cite", "save", "figure"]
 
 
 @dataclass(frozen=True)
 class AnswerAction:
-    """A chip click (`cite`, with its number) or `save` to notes."""
+    """A chip click (`cite`, with its number), a figure's 'Show in source' (`figure`, with its position from 0) or
+    `save` to notes."""
 
     kind: AnswerActionKind
     n: int | None = None
@@ -65,10 +67,12 @@ def removed_documents(citations: list[Citation], present: set[str]) -> frozenset
 
 
 def render_answer(
-    answer: Answer, *, key: str, can_save: bool = True, removed: frozenset[str] = frozenset()
+    answer: Answer, *, key: str, can_save: bool = True, removed: frozenset[str] = frozenset(),
+    thumbnails: dict[str, bytes] | None = None,
 ) -> AnswerAction | None:
-    """The answer text, chips, the citation list in an expander, the disclaimer and 'Save to notes'. Citations of
-    the `removed` documents are marked as such before anyone clicks them."""
+    """The answer text, chips, the citation list in an expander, its figures (those with a picture in
+    `thumbnails`, by figure id), the disclaimer and 'Save to notes'. Citations of the `removed` documents are marked
+    as such before anyone clicks them."""
     if answer.support_note:
         st.info(escape_markdown(answer.support_note), icon=":material/rule:")
     st.markdown(escape_answer(answer.text))
@@ -81,6 +85,8 @@ def render_answer(
     if answer.citations:
         render_citation_list(answer.citations, key=f"{key}-list", removed=removed)
     render_entities(answer.entities, answer.mode, crossed=any(c.level == "patient" for c in answer.citations))
+    shown = render_figures(answer.figures, thumbnails or {}, key=f"{key}-figures")
+    action = shown or action
     st.caption(escape_markdown(answer.disclaimer))
     if can_save and not answer.refused and st.button(
         "Save to notes", key=f"{key}-save", icon=":material/bookmark_add:", type="tertiary"
@@ -139,3 +145,40 @@ def render_citation_list(citations: list[Citation], *, key: str, removed: frozen
             if citation.section:
                 st.caption(escape_markdown(citation.section))
             st.markdown(f"> {escape_markdown(citation.quote)}")
+
+
+def figure_label(figure: Figure, document: str) -> str:
+    """'Figure 1 · FIGURE 1 Syncope Initial Evaluation · shen.pdf, p. 9' (escaped): what a figure is and where."""
+    title = figure.caption or figure.label or "Figure"
+    where = f"{document}, p. {figure.rect.page}" if document else f"p. {figure.rect.page}"
+    return escape_markdown(f"{title} · {where}")
+
+
+def render_figures(figures: list[Figure], thumbnails: dict[str, bytes], *, key: str) -> AnswerAction | None:
+    """Each figure's thumbnail with its caption and page, and 'Show in source' (outlined in the viewer)."""
+    action = None
+    for index, figure in enumerate(figures):
+        png = thumbnails.get(figure.id)
+        if png is None:
+            continue  # its source was removed, or it has no picture
+        with st.container(key=f"{key}-{index}", border=True):
+            st.image(png, width=min(320, _width(png)))
+            st.caption(figure_label(figure, ""))
+            if st.button("Show in source", key=f"{key}-{index}-open", icon=":material/image_search:", type="tertiary"):
+                action = AnswerAction("figure", index)
+    return action
+
+
+def figure_citation(figure: Figure, document: str) -> Citation:
+    """A figure as the viewer opens a citation: its page, its box outlined, its caption as the quote."""
+    return Citation(
+        n=0, chunk_id=figure.chunk_ids[0] if figure.chunk_ids else "", document=document,
+        document_id=figure.document_id, page_start=figure.rect.page, page_end=figure.rect.page,
+        section=figure.label, quote=figure.caption or figure.label, rects=(figure.rect,), chunk_rects=(figure.rect,),
+        score=0.0,
+    )
+
+
+def _width(png: bytes) -> int:
+    """A PNG's width in pixels (from its header)."""
+    return int.from_bytes(png[16:20], "big") if png[:8] == b"\x89PNG\r\n\x1a\n" else 320

@@ -22,7 +22,7 @@ from components.chats import (
     render_save_to_notes,
     render_scope,
 )
-from components.citations import AnswerAction, escape_answer, removed_documents, render_answer
+from components.citations import AnswerAction, escape_answer, figure_citation, removed_documents, render_answer
 from components.feedback import GENERIC_ERROR, flash, report_errors, show_flash
 from components.guide import render_chat_greeting
 from components.source_viewer import render_citation_viewer, sticky_viewer_style
@@ -85,14 +85,15 @@ def render_page(app: App) -> None:
             picked = _render_greeting(app, workspace)
         saved = app.notes.saved_messages(workspace.id) if messages else {}
         for message in messages:
-            _render_exchange(app.notes, workspace, message, message.id in saved, {d.id for d in documents})
+            _render_exchange(app.notes, workspace, message, message.id in saved, {d.id for d in documents},
+                             _thumbnails(app, workspace, message.answer))
     queue_question(workspace, typed or picked)
     if pending_questions(workspace):
         with talk:
             answer_pending(app, workspace, current)
     with panel:
         sticky_viewer_style(VIEWER_KEY)
-        citation, marks = _cited(messages)
+        citation, marks = _cited(messages, {d.id: d.name for d in documents})
         render_citation_viewer(app, workspace.id, citation, marks, key=VIEWER_KEY)
 
 
@@ -112,14 +113,17 @@ def _render_greeting(app: App, workspace: Workspace) -> str | None:
 
 
 def _render_exchange(
-    notes: NoteService, workspace: Workspace, message: ChatMessage, saved: bool, present: set[str]
+    notes: NoteService, workspace: Workspace, message: ChatMessage, saved: bool, present: set[str],
+    thumbnails: dict[str, bytes],
 ) -> None:
-    """A question and its answer (citations of sources no longer in the workspace, `present`, marked removed)."""
+    """A question and its answer (citations of sources no longer in the workspace, `present`, marked removed; its
+    figures with their `thumbnails`)."""
     with st.chat_message("user"):
         st.markdown(escape_markdown(message.question))
     with st.chat_message("assistant"):
         removed = removed_documents(message.answer.citations, present)
-        action = render_answer(message.answer, key=f"answer-{message.id}", can_save=False, removed=removed)
+        action = render_answer(message.answer, key=f"answer-{message.id}", can_save=False, removed=removed,
+                               thumbnails=thumbnails)
         if not message.answer.refused and render_save_to_notes(saved, key=f"answer-{message.id}-save"):
             action = AnswerAction("save")
     if action:
@@ -128,9 +132,10 @@ def _render_exchange(
 
 def apply_answer_action(notes: NoteService, workspace: Workspace, message: ChatMessage, action: AnswerAction) -> None:
     """Open a citation in the panel, or save the answer to notes (once: it is kept by its message id)."""
-    if action.kind == "cite":
-        # No rerun: the viewer is drawn after the messages in this same run (a rerun would double the wait).
-        remember_citation(CITED, CITE_PARAM, message.id, action.n)
+    if action.kind in ("cite", "figure") and action.n is not None:
+        # No rerun: the viewer is drawn after the messages in this same run (a rerun would double the wait). A
+        # figure is kept as a negative number (-1 the first): citations count from 1.
+        remember_citation(CITED, CITE_PARAM, message.id, action.n if action.kind == "cite" else -(action.n + 1))
         return
     with report_errors():
         notes.save_note(workspace.id, message.answer, message_id=message.id)
@@ -273,14 +278,32 @@ def selected_mode() -> str:
     return mode if mode in MODES else DEFAULT_MODE
 
 
-def _cited(messages: list[ChatMessage]) -> tuple[Citation | None, list[Citation]]:
-    """The citation open in the viewer (after a reload: the one the URL names) and all citations of its answer
-    (marked on the pages too). One the open chat does not hold is forgotten."""
+def _thumbnails(app: App, workspace: Workspace, answer: Answer) -> dict[str, bytes]:
+    """The pictures of an answer's figures whose source is still there, by figure id."""
+    found: dict[str, bytes] = {}
+    figures = app.figures
+    if figures is None:
+        return found
+    for figure in answer.figures:
+        try:
+            found[figure.id] = figures.thumbnail(workspace.id, figure.document_id, figure.id)
+        except WorkspaceError:
+            continue  # the source or its figure is gone: the answer shows the rest
+    return found
+
+
+def _cited(messages: list[ChatMessage], names: dict[str, str]) -> tuple[Citation | None, list[Citation]]:
+    """The citation open in the viewer (after a reload: the one the URL names), or a figure of an answer (its box
+    outlined), and all citations of its answer (marked on the pages too). One the open chat does not hold is
+    forgotten."""
     wanted = remembered_citation(CITED, CITE_PARAM)
     if not wanted:
         return None, []
     message_id, n = wanted
     for message in messages:
+        if message.id == message_id and n < 0 and -n <= len(message.answer.figures):
+            figure = message.answer.figures[-n - 1]
+            return figure_citation(figure, names.get(figure.document_id, "")), message.answer.citations
         if message.id == message_id:
             return next((c for c in message.answer.citations if c.n == n), None), message.answer.citations
     forget_citation(CITED, CITE_PARAM)

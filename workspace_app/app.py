@@ -16,6 +16,7 @@
     app.patient_answers  questions about one patient answered across levels: its events, the guidelines, the vocabulary
     app.patient_links    a patient's LINKS_TO edges to a workspace graph's entities (coded diagnoses, drugs, labs)
     app.domain      the domain pack chosen in settings (clinical or generic)
+    app.figures     figures of the sources (images, flowcharts) with caption, page and box: listed, drawn, searched
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -32,6 +33,7 @@ from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
 from workspace_app.chats.service import ChatService, NoteService
 from workspace_app.config import Settings
+from workspace_app.documents.figures import FigureService
 from workspace_app.documents.guide import GuideService
 from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
@@ -85,6 +87,7 @@ class App:
     studio: StudioService
     translator: Translator = field(default_factory=NoTranslator)
     domain: DomainPack = CLINICAL  # the pack chosen in settings (the wiring gives it): its warm-up questions are asked
+    figures: FigureService | None = None  # the wiring always gives it; None only where an App is built without figures
 
     def warm_up(self, mode: str = "hybrid", suggestions: bool = True) -> dict[str, float]:
         """Load now what the first answer would otherwise load (the embedding model, a reranker, jieba, the

@@ -162,6 +162,38 @@ class IngestSettings(_Group):
         0.5, ge=0.0, le=1.0,
         description="Share of a page's area its images must cover for the page to be read by OCR (a scan covers it all).",
     )
+    figures: bool = Field(
+        True, description="Find figures (images and vector drawings with their captions) at ingestion and store them."
+    )
+    figure_min_side_pt: float = Field(
+        40.0, ge=0.0,
+        description="A figure's box is at least this many points on each side (icons and bullets are smaller).",
+    )
+    figure_min_area_share: float = Field(
+        0.015, ge=0.0, le=1.0,
+        description="A figure's box covers at least this share of its page (small logos and badges cover less).",
+    )
+    figure_uncaptioned_area_share: float = Field(
+        0.08, ge=0.0, le=1.0,
+        description="An image without a figure caption is kept as a figure only when it covers this share of its "
+        "page (vector drawings without a caption never are: they are tables' rules and text boxes' frames).",
+    )
+    figure_margin_share: float = Field(
+        0.07, ge=0.0, le=0.5,
+        description="Images and drawings wholly within this share of the page's height from its top or bottom "
+        "are page furniture (journal mastheads, footer logos), not figures.",
+    )
+    figure_caption_gap_pt: float = Field(
+        60.0, ge=0.0, description="Farthest a figure's caption may sit from its image or drawing, in points."
+    )
+    figure_ocr: bool = Field(
+        True,
+        description="Read the words inside pictures that have no text layer by OCR (ocr_engine), so figure search "
+        "finds them by their boxes' text: ~6 s a picture on a busy 2-core machine (bench/README.md).",
+    )
+    figure_thumbnail_px: int = Field(
+        320, ge=64, le=2000, description="Width in pixels of the PNG thumbnail stored for each figure (at most)."
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> IngestSettings:
@@ -291,6 +323,12 @@ class QueueSettings(_Group):
 
 class AnswersSettings(_Group):
     """How answers are chosen from the evidence (the fitted models are in workspace_app/answer/fitted/)."""
+
+    figures_shown: int = Field(
+        2, ge=0, le=10,
+        description="Figures shown with an answer: the one a question asks for (\"show the … algorithm\"), then those "
+        "beside its cited passages. 0 shows none.",
+    )
 
     answerable_threshold: float | None = Field(
         None, ge=0.0, le=1.0,

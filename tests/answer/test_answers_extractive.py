@@ -158,7 +158,7 @@ def test_answer_json_has_the_public_shape(app: App) -> None:
     data = answer.to_json()
     assert list(data) == [
         "question", "answer", "refused", "grounded", "confidence", "support", "support_note", "language", "citations",
-        "mode", "entities", "timings_ms",
+        "mode", "entities", "figures", "timings_ms",
     ]
     assert data["mode"] == "naive" and isinstance(data["entities"], list)
     citation = data["citations"][0]

@@ -48,8 +48,8 @@ def test_every_stage_is_shown_as_it_starts_and_counts(service: Any, excerpt: Cal
         seen.setdefault(progress.stage, set()).add(progress.done)
 
     assert service.documents.jobs.run(report.document_id, OWNER, None, listen) == "ready"
-    assert list(seen) == ["parsing", "chunking", "embedding", "indexing", "cross-language", "sentences", "graph",
-                          "guide"]
+    assert list(seen) == ["parsing", "chunking", "embedding", "indexing", "figures", "cross-language", "sentences",
+                          "graph", "guide"]
     assert shown == {stage: stage for stage in seen}
     for stage, done in seen.items():
         assert len(done) >= 2, stage  # its counter moves

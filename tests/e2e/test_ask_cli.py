@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 KEYS = [
     "question", "answer", "refused", "grounded", "confidence", "support", "support_note", "language", "citations", "mode",
-    "entities", "timings_ms",
+    "entities", "figures", "timings_ms",
 ]
 CITATION_KEYS = [
     "n", "chunk_id", "document", "document_id", "page_start", "page_end", "section", "quote", "rects", "score",

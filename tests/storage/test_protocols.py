@@ -8,13 +8,16 @@ import inspect
 from typing import Protocol
 
 from workspace_app.storage import base
+from workspace_app.storage.files import LocalThumbnailStore
 from workspace_app.storage.postgres.catalog import PostgresCatalog
+from workspace_app.storage.postgres.figures import PostgresFigures
 from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.postgres.imports import PostgresImports
 from workspace_app.storage.postgres.patients import PostgresPatientStore
 from workspace_app.storage.postgres.vocabulary import PostgresVocabularyStore
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.chats import SqliteChats, SqliteNotes
+from workspace_app.storage.sqlite.figures import SqliteFigures
 from workspace_app.storage.sqlite.graph import SqliteGraphStore
 from workspace_app.storage.sqlite.guides import SqliteGuides
 from workspace_app.storage.sqlite.imports import SqliteImports
@@ -59,6 +62,7 @@ def test_the_sqlite_classes_provide_every_method_of_their_protocols() -> None:
         "GraphStore": SqliteGraphStore, "ResponseCache": SqliteGraphStore, "EventStore": SqlitePatientStore,
         "VocabularyStore": SqliteVocabularyStore, "ImportStore": SqliteImports, "Catalog": SqliteCatalog,
         "ChatRepository": SqliteChats, "NoteRepository": SqliteNotes, "GuideRepository": SqliteGuides,
+        "FigureRepository": SqliteFigures, "ThumbnailStore": LocalThumbnailStore,
     }
     missing = {
         name: sorted(all_methods(protocols()[name]) - set(dir(cls))) for name, cls in provided.items()
@@ -72,5 +76,6 @@ def test_the_postgres_catalog_provides_every_method_of_the_protocols_it_holds() 
     assert sorted(all_methods(protocols()["VocabularyStore"]) - set(dir(PostgresVocabularyStore))) == []
     assert sorted(all_methods(protocols()["ImportStore"]) - set(dir(PostgresImports))) == []
     assert sorted(all_methods(protocols()["EventStore"]) - set(dir(PostgresPatientStore))) == []
+    assert sorted(all_methods(protocols()["FigureRepository"]) - set(dir(PostgresFigures))) == []
     for name in ("GraphStore", "ResponseCache"):
         assert sorted(all_methods(protocols()[name]) - set(dir(PostgresGraphStore))) == [], name

@@ -297,3 +297,17 @@ def test_a_question_stopped_by_the_next_one_is_still_answered_first(app: AppTest
     assert app.session_state["chat-pending"] == []
     app.run()  # nothing is asked twice
     assert len(built.chats.chat_messages("Cardiology", chats[0].id)) == 2
+
+
+def test_a_figure_asked_for_is_shown_under_the_answer_and_outlined_in_the_viewer(app: AppTest, built: Any) -> None:
+    ask(app, "Show the syncope initial evaluation algorithm")
+    assert len(app.get("image")) == 1, "the figure's thumbnail is shown under the answer"
+    assert "Syncope Initial Evaluation" in shown_html(app) and "p. 2" in shown_html(app)
+    [message] = built.chats.chat_messages("Cardiology", built.chats.list_chats("Cardiology")[0].id)
+    figure = message.answer.figures[0]
+    assert figure.label == "Figure 1" and figure.rect.page == 2  # page 9 of the guideline is page 2 of the excerpt
+    opened = [b for b in app.button if b.key and b.key.endswith("-figures-0-open")]
+    opened[0].click().run()
+    assert not app.exception
+    assert app.session_state["cited"][1] == -1
+    assert app.number_input(key="source-viewer-doc-page-input").value == figure.rect.page

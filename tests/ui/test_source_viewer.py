@@ -12,6 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from components.citations import figure_citation
 from components.page_text import PageWord
 from components.passage_notes import selection_rects
 from components.source_viewer import REMOVED
@@ -19,7 +20,7 @@ from components.text import escape_markdown
 from components.viewer_html import ShownPage, passage_outline, viewer_html
 from components.viewer_layout import PanelLayout, layout_css
 from workspace_app.models.answers import Citation
-from workspace_app.models.documents import PageImage, Rect
+from workspace_app.models.documents import Figure, PageImage, Rect
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 QUESTION = "What pause during carotid sinus massage counts as carotid sinus hypersensitivity?"
@@ -198,3 +199,14 @@ def test_a_saved_passage_is_listed_in_notes_and_its_chip_opens_its_page(open_pag
     chip(notes, 1).click().run()
     assert not notes.exception
     assert notes.number_input(key="notes-viewer-doc-page-input").value == 3
+
+
+def test_a_figure_opens_like_a_citation_with_its_box_outlined() -> None:
+    figure = Figure(id="d-fig000", document_id="d", ordinal=0, rect=Rect(2, 60, 80, 540, 480), label="Figure 1",
+                    caption="FIGURE 1 <b>Algorithm</b>", text="", kind="vector", chunk_ids=("d-00003",))
+    focus = figure_citation(figure, "d.pdf")
+    assert (focus.page_start, focus.rects, focus.quote) == (2, (figure.rect,), figure.caption)
+    image = PageImage(page=2, pages=5, png=b"", width=600, height=800)
+    frame = viewer_html([ShownPage(image, "/media/x.png")], focus, [], "d.pdf")
+    assert "id='quote-0-0'" in frame and frame.count("class='box chunk'") == 1
+    assert "left:9.833%;top:9.875%" in frame, "the figure's box, in percent of the page (with 1 pt of margin)"

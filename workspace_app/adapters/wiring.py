@@ -17,6 +17,7 @@ from workspace_app.answer.sources import StoredDocumentSource
 from workspace_app.app import App
 from workspace_app.chats.service import ChatService, NoteService
 from workspace_app.config import CATALOG_SCHEMES, Settings
+from workspace_app.documents.figures import FigureService
 from workspace_app.documents.guide import GuideService, GuideStage
 from workspace_app.documents.jobs import Jobs
 from workspace_app.documents.lifecycle import DocumentStates
@@ -32,6 +33,8 @@ from workspace_app.graph.service import GraphService
 from workspace_app.graph.stage import GraphStage
 from workspace_app.graph.translation import LexiconTranslator
 from workspace_app.ingest.crosslingual_stage import CrossLanguageStage
+from workspace_app.ingest.figure_stage import FigureStage
+from workspace_app.ingest.figures import FigureRules
 from workspace_app.ingest.pipeline import IndexStage, ProgressCallback, StopCheck, ingest_document
 from workspace_app.jobs.pace import Pace
 from workspace_app.llm import LlmClient
@@ -46,7 +49,7 @@ from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
 from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
-from workspace_app.storage.files import LocalFileStore
+from workspace_app.storage.files import LocalFileStore, LocalThumbnailStore
 from workspace_app.storage.postgres.catalog import PostgresCatalog
 from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.queue import HueyJobQueue, open_huey
@@ -158,6 +161,13 @@ def build_app(
         stages.insert(0, SentenceVectorsStage(embedder, crosslingual.embedder if crosslingual else None))
     if crosslingual:
         stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors))
+    thumbnails = LocalThumbnailStore(data_dir / "files" / "thumbnails")
+    if settings.ingest.figures:
+        stages.insert(0, FigureStage(
+            lambda document: documents.document_path(document), catalog.figures, thumbnails,
+            FigureRules.from_settings(settings.ingest), settings.ingest.figure_thumbnail_px,
+            settings.ingest.ocr_engine if settings.ingest.figure_ocr and settings.ingest.ocr_engine != "none" else None,
+        ))
 
     def ingest(document: Document, on_progress: ProgressCallback | None, should_stop: StopCheck | None) -> Document:
         return ingest_document(
@@ -168,7 +178,10 @@ def build_app(
 
     queue = build_queue(settings)
     jobs = Jobs(catalog, vectors, queue, states, settings.queue, ingest)
-    documents = DocumentService(catalog, vectors, files, states, jobs, settings.ingest, on_remove=[graph.remove_document])
+    documents = DocumentService(
+        catalog, vectors, files, states, jobs, settings.ingest,
+        on_remove=[graph.remove_document], thumbnails=thumbnails,
+    )
     translator = LexiconTranslator(lexicon)
     retriever = HybridRetriever(
         embedder, main_vectors, catalog, settings.retrieval, build_reranker(settings.retrieval), translator,
@@ -178,7 +191,7 @@ def build_app(
     answers = AnswerService(
         settings=settings, catalog=catalog, search=search, embedder=embedder, graph=graph,
         source=StoredDocumentSource(documents), translator=translator, llm=build_llm(settings),
-        multilingual=crosslingual.embedder if crosslingual else None, domain=domain,
+        multilingual=crosslingual.embedder if crosslingual else None, domain=domain, figures=catalog.figures,
     )
     workspaces = WorkspaceService(catalog, vectors, documents)
     mined = (settings.patients.links_file or DEFAULT_LINKS) if settings.patients.mined_links else None
@@ -202,6 +215,7 @@ def build_app(
         patients=patients, patient_answers=PatientAnswerService(answers, records, links),
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
         notes=notes, studio=studio, translator=translator, domain=domain,
+        figures=FigureService(catalog, catalog.figures, thumbnails, documents.get),
     )
 
 

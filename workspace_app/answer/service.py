@@ -24,6 +24,7 @@ from workspace_app.answer.answerers import Answerer, Draft, QuotingAnswerer, Wri
 from workspace_app.answer.citations import Verification, verify_citations, verify_sentences
 from workspace_app.answer.evidence import EvidenceGatherer
 from workspace_app.answer.extractive import ExtractiveAnswerer, ExtractiveWeights, Selection
+from workspace_app.answer.figures import answer_figures
 from workspace_app.answer.grade_notes import stated_grading
 from workspace_app.answer.llm import LlmAnswerer
 from workspace_app.answer.markers import normalize_markers, with_markers
@@ -52,7 +53,7 @@ from workspace_app.retrieval.graph_query import GraphQuery
 from workspace_app.retrieval.modes import MODES, ModeOptions, ModeRetriever, entity_refs
 from workspace_app.retrieval.scope import ScopeCatalog, answer_scope, find_workspace
 from workspace_app.retrieval.search import SearchService
-from workspace_app.storage.base import ChunkRepository, DocumentRepository
+from workspace_app.storage.base import ChunkRepository, DocumentRepository, FigureRepository
 from workspace_app.text.language import detect_language
 
 MAX_QUESTION_CHARS = 2000
@@ -68,7 +69,7 @@ class AnswerService:
         self, *, settings: Settings, catalog: AnswerCatalog, search: SearchService, embedder: Embedder,
         graph: GraphQuery | None, source: EvidenceSource,
         llm: LlmAnswerer | None = None, translator: Translator | None = None, multilingual: Embedder | None = None,
-        domain: DomainPack,
+        domain: DomainPack, figures: FigureRepository | None = None,
     ) -> None:
         """`llm`: the language model that writes answers, given by the wiring when one is configured; without it
         the offline quoting answerer answers."""
@@ -94,6 +95,8 @@ class AnswerService:
         self.llm = llm
         self.quoting = QuotingAnswerer(self.reader, self.extractive)
         self.answerer: Answerer = WritingAnswerer(llm) if llm is not None else self.quoting
+        self.figures = figures  # the figure search and the figures beside passages (answer/figures.py)
+        self.figures_shown = settings.answers.figures_shown
 
     @property
     def answerer_name(self) -> str:
@@ -135,6 +138,11 @@ class AnswerService:
         answer.mode = mode
         answer.documents = scope.document_ids
         answer.entities = [] if answer.refused else entity_refs(self.modes.graph, evidence.found, answer.citations, scope.workspace)
+        if self.figures is not None and self.figures_shown:
+            cited = [] if answer.refused else [c.chunk_id for c in answer.citations if c.level == "guideline"]
+            answer.figures = answer_figures(
+                self.figures, plan.standalone, scope.workspace.id, scope.document_ids, cited, self.figures_shown
+            )
         timings["total"] = _ms(started)
         answer.timings_ms = timings
         yield answer

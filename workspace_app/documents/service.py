@@ -28,7 +28,7 @@ from workspace_app.ingest.readers import check_source, has_pages, media_type_for
 from workspace_app.jobs.leases import new_owner
 from workspace_app.models.documents import FINAL_STATUSES, Document, IngestReport, PageImage
 from workspace_app.retrieval.scope import find_workspace, pick_document
-from workspace_app.storage.base import Catalog, FileStore, VectorIndex
+from workspace_app.storage.base import Catalog, FileStore, ThumbnailStore, VectorIndex
 from workspace_app.text.names import refuse_control_characters
 
 _MAX_NAME = 180
@@ -51,11 +51,12 @@ class DocumentService:
 
     def __init__(
         self, catalog: Catalog, vectors: VectorIndex, files: FileStore, states: DocumentStates, jobs: Jobs,
-        settings: IngestSettings, on_remove: Sequence[RemoveHook] = (),
+        settings: IngestSettings, on_remove: Sequence[RemoveHook] = (), thumbnails: ThumbnailStore | None = None,
     ) -> None:
         self._catalog = catalog
         self._vectors = vectors
         self._files = files
+        self._thumbnails = thumbnails  # the figures' pictures, per document
         self._states = states
         self._settings = settings
         self._on_remove = list(on_remove)
@@ -272,7 +273,10 @@ class DocumentService:
         return document
 
     def release_file(self, document: Document) -> None:
-        """Delete the document's file when no document (in any workspace) uses it any more."""
+        """Delete the document's figure thumbnails, and its file when no document (in any workspace) uses it any
+        more."""
+        if self._thumbnails is not None:
+            self._thumbnails.delete_thumbnails(document.id)
         if self._catalog.count_file_references(document.sha256) == 0:
             self._files.delete(document.sha256, stored_suffix(document.media_type))
 

@@ -1,4 +1,4 @@
-"""The ingestion pipeline: parse (and OCR of pages without a text layer) -> chunk -> catalog + FTS -> embed -> vectors -> entity graph -> source guide -> ready.
+"""The ingestion pipeline: parse (and OCR of pages without a text layer) -> chunk -> catalog + FTS -> embed -> vectors -> figures -> entity graph -> source guide -> ready.
 
 Progress (stage, counts, overall share, the stage's time left at the pace measured in this run: jobs/pace.py) is
 written to the document row as it goes. A caller may pass `should_stop`, called between pages and embedding batches
@@ -44,10 +44,11 @@ log = logging.getLogger(__name__)
 # The cross-language embedder (USE) is ~3-4x faster than the main one: its stage gets a smaller share. OCR (seconds a
 # page, only on scanned pages) has half of reading's share; without scanned pages the bar steps over it. The answer's
 # sentences are short texts, but both embedders read them.
-_STAGE_END = {"parsing": 0.1, "ocr": 0.2, "chunking": 0.25, "embedding": 0.72, "indexing": 0.76, "cross-language": 0.82,
-              "sentences": 0.93, "graph": 0.97, "guide": 1.0}
-_PREVIOUS = {"parsing": 0.0, "ocr": 0.1, "chunking": 0.2, "embedding": 0.25, "indexing": 0.72, "cross-language": 0.76,
-             "sentences": 0.82, "graph": 0.93, "guide": 0.97}
+# Figures are found page by page from drawings and images (no model): a small share after the indexing.
+_STAGE_END = {"parsing": 0.1, "ocr": 0.2, "chunking": 0.25, "embedding": 0.72, "indexing": 0.76, "figures": 0.78,
+              "cross-language": 0.83, "sentences": 0.93, "graph": 0.97, "guide": 1.0}
+_PREVIOUS = {"parsing": 0.0, "ocr": 0.1, "chunking": 0.2, "embedding": 0.25, "indexing": 0.72, "figures": 0.76,
+             "cross-language": 0.78, "sentences": 0.83, "graph": 0.93, "guide": 0.97}
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25

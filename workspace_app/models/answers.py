@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from workspace_app.models.documents import Chunk, Rect
+from workspace_app.models.documents import Chunk, Figure, Rect
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,9 @@ class Answer:
     # cover the question) or "none" (a refusal).
     support: str = "confident"
     support_note: str = ""  # said with a partly supported answer, in the question's language
+    # Figures shown with the answer: the one a question asks for ("show the … algorithm"), then those beside its
+    # cited passages (answer/figures.py).
+    figures: list[Figure] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON shape of `workspace-app ask --json`."""
@@ -150,7 +153,7 @@ class Answer:
             "confidence": round(self.confidence, 4), "support": self.support, "support_note": self.support_note,
             "language": self.language,
             "citations": [c.to_json() for c in self.citations], "mode": self.mode,
-            "entities": [e.to_json() for e in self.entities],
+            "entities": [e.to_json() for e in self.entities], "figures": [f.to_json() for f in self.figures],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
@@ -160,7 +163,7 @@ class Answer:
         data.update(
             citations=[c.to_record() for c in self.citations], disclaimer=self.disclaimer, answerer=self.answerer,
             mode=self.mode, standalone_question=self.standalone_question, unsupported=self.unsupported,
-            documents=self.documents,
+            documents=self.documents, figures=[f.to_record() for f in self.figures],
         )
         return data
 
@@ -176,6 +179,7 @@ class Answer:
             documents=data.get("documents"), entities=[EntityRef.from_json(e) for e in data.get("entities", [])],
             support=str(data.get("support", "none" if data["refused"] else "confident")),
             support_note=str(data.get("support_note", "")),
+            figures=[Figure.from_record(f) for f in data.get("figures", [])],
         )
 
 

@@ -128,8 +128,8 @@ class Document:
 # A document's `status`; `stage` is one of STAGES while it runs, else equal to the status.
 ACTIVE_STATUSES = ("queued", "running")
 FINAL_STATUSES = ("ready", "failed", "cancelled")
-STAGES = ("queued", "parsing", "ocr", "chunking", "embedding", "indexing", "cross-language", "sentences", "graph",
-          "guide", "ready", "failed", "cancelled")
+STAGES = ("queued", "parsing", "ocr", "chunking", "embedding", "indexing", "figures", "cross-language", "sentences",
+          "graph", "guide", "ready", "failed", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -265,3 +265,44 @@ class PageImage:
     png: bytes
     width: float
     height: float
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of a document (an image or a vector drawing) with its caption, as stored: its box on its page (PDF
+    points, top-left origin), label ("Figure 3", "" without a caption), caption, the text inside it, the chunks of
+    its page it sits beside (nearest first) and its thumbnail's file name ("" when none was written)."""
+
+    id: str
+    document_id: str
+    ordinal: int
+    rect: Rect
+    label: str
+    caption: str
+    text: str
+    kind: str
+    chunk_ids: tuple[str, ...] = ()
+    thumbnail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the public JSON shape (the thumbnail by name; the API serves it by the figure's id)."""
+        return {
+            "id": self.id, "document_id": self.document_id, "ordinal": self.ordinal, "page": self.rect.page,
+            "rect": self.rect.to_json(), "label": self.label, "caption": self.caption, "text": self.text,
+            "kind": self.kind, "chunk_ids": list(self.chunk_ids), "has_thumbnail": bool(self.thumbnail),
+        }
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything, for a chat's saved answer (the thumbnail by its file name)."""
+        return {**self.to_json(), "thumbnail": self.thumbnail}
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> Figure:
+        """Rebuild a figure saved with `to_record`."""
+        rect = data["rect"]
+        return cls(
+            id=data["id"], document_id=data["document_id"], ordinal=int(data["ordinal"]),
+            rect=Rect(int(rect["page"]), rect["x0"], rect["y0"], rect["x1"], rect["y1"]), label=data["label"],
+            caption=data["caption"], text=data["text"], kind=data["kind"], chunk_ids=tuple(data["chunk_ids"]),
+            thumbnail=data.get("thumbnail", ""),
+        )

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Note
-from workspace_app.models.documents import Chunk, Document, JobAttempt, JobState, Workspace
+from workspace_app.models.documents import Chunk, Document, Figure, JobAttempt, JobState, Workspace
 from workspace_app.models.events import (
     Admission,
     Event,
@@ -73,6 +73,30 @@ class ChunkRepository(Protocol):
     ) -> list[tuple[str, float]]: ...
     def replace_abbreviations(self, document_id: str, workspace_id: str, pairs: Mapping[str, str]) -> None: ...
     def workspace_abbreviations(self, workspace_id: str) -> dict[str, str]: ...
+
+
+class FigureRepository(Protocol):
+    """A document's figures (replaced as a whole at ingestion, with each one's index terms: caption terms, body
+    terms), read by document, by id and by the chunks they sit beside, and searched by BM25."""
+
+    def replace_figures(
+        self, document_id: str, workspace_id: str, figures: Sequence[Figure], index_texts: Sequence[tuple[str, str]]
+    ) -> None: ...
+    def document_figures(self, document_id: str) -> list[Figure]: ...
+    def get_figures(self, figure_ids: Sequence[str]) -> dict[str, Figure]: ...
+    def figures_beside(self, chunk_ids: Sequence[str]) -> list[Figure]: ...
+    def search_figures(
+        self, workspace_id: str, terms: Sequence[str], limit: int, document_ids: Sequence[str] | None
+    ) -> list[tuple[str, float]]: ...
+    def delete_document_figures(self, document_id: str) -> None: ...
+
+
+class ThumbnailStore(Protocol):
+    """PNG thumbnails of a document's figures, kept with the document's files."""
+
+    def put_thumbnail(self, document_id: str, name: str, png: bytes) -> str: ...
+    def thumbnail_path(self, document_id: str, name: str) -> Path: ...
+    def delete_thumbnails(self, document_id: str) -> None: ...
 
 
 class Lease(Protocol):

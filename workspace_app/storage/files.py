@@ -1,4 +1,5 @@
-"""Content-addressed file store: `files/<sha256><suffix>` under the data dir, written atomically."""
+"""Content-addressed file store: `files/<sha256><suffix>` under the data dir, written atomically; and the figures'
+thumbnails beside them, `files/thumbnails/<document id>/<name>.png`, removed with their document."""
 
 from __future__ import annotations
 
@@ -43,3 +44,39 @@ class LocalFileStore:
     def delete(self, sha256: str, suffix: str) -> None:
         """Remove a stored file if present."""
         self.path_for(sha256, suffix).unlink(missing_ok=True)
+
+
+class LocalThumbnailStore:
+    """PNG thumbnails of each document's figures, one folder a document (written atomically)."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+
+    def put_thumbnail(self, document_id: str, name: str, png: bytes) -> str:
+        """Write a thumbnail and return its file name."""
+        folder = self._folder(document_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        file_name = f"{_safe(name)}.png"
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".incoming-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(png)
+        os.replace(temp, folder / file_name)
+        return file_name
+
+    def thumbnail_path(self, document_id: str, name: str) -> Path:
+        """Where a document's thumbnail of this file name is (or would be)."""
+        return self._folder(document_id) / _safe(name)
+
+    def delete_thumbnails(self, document_id: str) -> None:
+        """Remove a document's thumbnails (if any)."""
+        shutil.rmtree(self._folder(document_id), ignore_errors=True)
+
+    def _folder(self, document_id: str) -> Path:
+        return self._root / _safe(document_id)
+
+
+def _safe(name: str) -> str:
+    """A name kept inside its folder: ids and file names are ours, but a path is never built from anything else."""
+    if not name or name.startswith(".") or "/" in name or "\\" in name:
+        raise ValueError(f"unexpected file name {name!r}")
+    return name

@@ -1,5 +1,6 @@
-"""Routes of a workspace's documents: upload (queued for the worker), list, get, remove, cancel, retry, and the
-stored file and page images a client needs to show a highlighted citation.
+"""Routes of a workspace's documents: upload (queued for the worker), list, get, remove, cancel, retry, the
+stored file and page images a client needs to show a highlighted citation, and the document's figures (with page,
+box and a thumbnail).
 
 An upload is parsed by Starlette into a spooled temporary file (on disk above 1 MB) and copied to the store in
 1 MB pieces by `app.documents.submit`: it never sits in memory whole. The route is a plain `def`, so it runs in
@@ -16,6 +17,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.errors import error_body
 from workspace_app.app import App
+from workspace_app.documents.figures import FigureService
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.documents import IngestReport
 
@@ -102,3 +104,23 @@ def page_image(
         "X-Page-Count": str(image.pages), "X-Page-Width-Pt": f"{image.width:.2f}",
         "X-Page-Height-Pt": f"{image.height:.2f}",
     })
+
+
+@router.get("/workspaces/{workspace}/documents/{document}/figures")
+def document_figures(workspace: str, document: str, app: AppDep) -> list[dict[str, Any]]:
+    """The document's figures in reading order: label, caption, inner text, page and box (`rect`, PDF points,
+    top-left origin, as citations' rects), the passages beside each, and whether it has a thumbnail."""
+    return [figure.to_json() for figure in _figures(app).document_figures(workspace, document)]
+
+
+@router.get("/workspaces/{workspace}/documents/{document}/figures/{figure_id}.png")
+def figure_thumbnail(workspace: str, document: str, figure_id: str, app: AppDep) -> Response:
+    """A figure's thumbnail (PNG); 404 when the document has no such figure."""
+    return Response(_figures(app).thumbnail(workspace, document, figure_id), media_type="image/png",
+                    headers={"X-Content-Type-Options": "nosniff"})
+
+
+def _figures(app: App) -> FigureService:
+    if app.figures is None:
+        raise WorkspaceError("Figures are not available in this server. Restart it with the current version.")
+    return app.figures

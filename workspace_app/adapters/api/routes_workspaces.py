@@ -64,10 +64,17 @@ def search(
     workspace: str, app: AppDep, q: Annotated[str, Query(min_length=1, max_length=2000, description="The query.")],
     method: Literal["hybrid", "dense", "sparse"] = "hybrid", top_k: Annotated[int | None, Query(ge=1, le=100)] = None,
     documents: Annotated[str | None, Query(description="Comma-separated document names or ids.")] = None,
+    figures: Annotated[int, Query(ge=0, le=50, description="Figures to return beside the passages (0: none).")] = 3,
 ) -> dict[str, Any]:
-    """Ranked passages of the workspace (as `workspace-app search --json`)."""
+    """Ranked passages of the workspace (as `workspace-app search --json`, each with `type` "passage"), and under
+    `figures` the figures whose caption, inner text or nearby text match best (`type` "figure", with page and box)."""
     wanted = [d.strip() for d in documents.split(",") if d.strip()] if documents else None
-    return app.search.search(workspace, q, top_k, wanted, METHODS[method]).to_json()
+    body = app.search.search(workspace, q, top_k, wanted, METHODS[method]).to_json()
+    for result in body["results"]:
+        result["type"] = "passage"
+    found = app.figures.search(workspace, q, figures, wanted) if app.figures and figures else []
+    body["figures"] = [hit.to_json() for hit in found]
+    return body
 
 
 @router.get("/workspaces/{workspace}/chats", tags=["chats"])

@@ -17,6 +17,7 @@ from workspace_app.storage.postgres.chats import PostgresChats, PostgresNotes
 from workspace_app.storage.postgres.chunks import PostgresChunks
 from workspace_app.storage.postgres.database import PostgresDatabase
 from workspace_app.storage.postgres.documents import PostgresDocuments
+from workspace_app.storage.postgres.figures import PostgresFigures
 from workspace_app.storage.postgres.guides import PostgresGuides
 from workspace_app.storage.postgres.imports import PostgresImports
 from workspace_app.storage.postgres.leases import PostgresJobLeases
@@ -45,11 +46,13 @@ class PostgresCatalog:
         self.vocabulary = PostgresVocabularyStore(self.database)
         self.patients = PostgresPatientStore(self.database)
         self.imports = PostgresImports(self.database)
+        self.figures = PostgresFigures(self.database)
 
     def close(self) -> None:
         """Close the connection."""
         self.database.close()
         self._tokenizer.close()
+        self.figures.close()
 
     # Workspaces
 

@@ -5,7 +5,8 @@ with their job columns, chunks, abbreviations) plus the keyword index that stand
 positions in one column of one chunk) and each chunk's length in tokens. Times stay ISO 8601 text as in SQLite (the
 same ordering); lease heartbeats and retry times are epoch seconds by the server's clock. Flags are booleans.
 Version 2 adds chats and notes, version 3 source guides and suggestions, version 4 the vocabulary, version 5
-patient imports, version 6 patient records, version 7 the entity graph. New tables append versions here.
+patient imports, version 6 patient records, version 7 the entity graph, version 8 figures. New tables append
+versions here.
 """
 
 from __future__ import annotations
@@ -302,5 +303,32 @@ MIGRATIONS: list[list[Step]] = [
             mentions_max BIGINT NOT NULL,
             mentions_count BIGINT NOT NULL
         )""",
+    ],
+    # 8: figures (SQLite's version 17): each image or vector drawing found with its caption, its box (PDF points,
+    # top-left origin), the text inside it, the chunks it sits beside (JSON ids) and its thumbnail's file name,
+    # removed with its document; with the core's index terms of its caption and body, which the figure search ranks
+    # (storage/postgres/figures.py).
+    [
+        """CREATE TABLE figures (
+            id TEXT PRIMARY KEY,
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            workspace_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            page INTEGER NOT NULL,
+            x0 DOUBLE PRECISION NOT NULL,
+            y0 DOUBLE PRECISION NOT NULL,
+            x1 DOUBLE PRECISION NOT NULL,
+            y1 DOUBLE PRECISION NOT NULL,
+            label TEXT NOT NULL DEFAULT '',
+            caption TEXT NOT NULL DEFAULT '',
+            inner_text TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL DEFAULT '',
+            chunk_ids TEXT NOT NULL DEFAULT '[]',
+            thumbnail TEXT NOT NULL DEFAULT '',
+            caption_terms TEXT NOT NULL DEFAULT '',
+            body_terms TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX figures_document ON figures(document_id, ordinal)",
+        "CREATE INDEX figures_workspace ON figures(workspace_id)",
     ],
 ]

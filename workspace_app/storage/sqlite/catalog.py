@@ -1,7 +1,7 @@
 """The SQLite catalog: one `Database` (WAL, foreign keys, migrations) with its repositories on top.
 
 Each repository is an attribute (`catalog.workspaces`, `.documents`, `.chunks`, `.leases`, `.chats`, `.notes`,
-`.guides`, `.patients`, `.vocabulary`, `.imports`);
+`.guides`, `.patients`, `.vocabulary`, `.imports`, `.figures`);
 the catalog also answers every repository method itself, so it satisfies the `Catalog`, `ChatRepository` and
 `NoteRepository` protocols as one object.
 """
@@ -18,6 +18,7 @@ from workspace_app.storage.sqlite.chats import SqliteChats, SqliteNotes
 from workspace_app.storage.sqlite.chunks import SqliteChunks
 from workspace_app.storage.sqlite.database import Database
 from workspace_app.storage.sqlite.documents import SqliteDocuments
+from workspace_app.storage.sqlite.figures import SqliteFigures
 from workspace_app.storage.sqlite.guides import SqliteGuides
 from workspace_app.storage.sqlite.imports import SqliteImports
 from workspace_app.storage.sqlite.leases import SqliteJobLeases
@@ -43,6 +44,7 @@ class SqliteCatalog:
         self.patients = SqlitePatientStore(self.database)
         self.vocabulary = SqliteVocabularyStore(self.database)
         self.imports = SqliteImports(self.database)
+        self.figures = SqliteFigures(self.database)
 
     def close(self) -> None:
         """Close the connection."""

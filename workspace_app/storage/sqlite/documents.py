@@ -7,6 +7,7 @@ import sqlite3
 
 from workspace_app.models.documents import Document
 from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.figures import delete_figure_rows
 from workspace_app.storage.sqlite.keywords import delete_keyword_rows
 from workspace_app.storage.sqlite.workspaces import now_iso
 
@@ -72,11 +73,12 @@ class SqliteDocuments:
             )
 
     def delete_document(self, document_id: str) -> None:
-        """Delete a document with its chunks and keyword index rows."""
+        """Delete a document with its chunks, figures and their index rows."""
         with self._db.transaction() as db:
             row = db.execute("SELECT workspace_id FROM documents WHERE id = ?", (document_id,)).fetchone()
             if row is not None:
                 delete_keyword_rows(db, row[0], document_id)
+            delete_figure_rows(db, "document_id", document_id)
             db.execute("DELETE FROM documents WHERE id = ?", (document_id,))
 
     def count_file_references(self, sha256: str) -> int:

@@ -384,4 +384,33 @@ MIGRATIONS: list[list[Step]] = [
         "ALTER TABLE imports ADD COLUMN table_eta_s REAL",
         "ALTER TABLE imports ADD COLUMN eta_s REAL",
     ],
+    # 17: figures (issue 31 item 2): each image or vector drawing found with its caption, its box on its page (PDF
+    # points, top-left origin), the text inside it, the chunks of its page it sits beside (JSON ids, nearest first)
+    # and its thumbnail's file name; removed with its document. `figures_fts` holds the core's index terms of its
+    # caption, inner text and nearby text (storage does not tokenize), for the figure search beside passage search.
+    [
+        """CREATE TABLE IF NOT EXISTS figures (
+            id TEXT PRIMARY KEY,
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            workspace_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            page INTEGER NOT NULL,
+            x0 REAL NOT NULL,
+            y0 REAL NOT NULL,
+            x1 REAL NOT NULL,
+            y1 REAL NOT NULL,
+            label TEXT NOT NULL DEFAULT '',
+            caption TEXT NOT NULL DEFAULT '',
+            inner_text TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL DEFAULT '',
+            chunk_ids TEXT NOT NULL DEFAULT '[]',
+            thumbnail TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX IF NOT EXISTS figures_document ON figures(document_id, ordinal)",
+        "CREATE INDEX IF NOT EXISTS figures_workspace ON figures(workspace_id)",
+        (
+            "CREATE VIRTUAL TABLE IF NOT EXISTS figures_fts USING fts5(caption, body, "
+            "tokenize = 'porter unicode61 remove_diacritics 2')"
+        ),
+    ],
 ]

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from workspace_app.errors import WorkspaceExistsError, WorkspaceNotFoundError
 from workspace_app.models.documents import Workspace
 from workspace_app.storage.sqlite.database import Database
+from workspace_app.storage.sqlite.figures import delete_figure_rows
 from workspace_app.storage.sqlite.keywords import create_keyword_table, keyword_table
 
 _SELECT = (
@@ -69,6 +70,7 @@ class SqliteWorkspaces:
         """Delete a workspace with its documents, chunks and keyword index rows."""
         with self._db.transaction() as db:
             db.execute(f"DROP TABLE IF EXISTS {keyword_table(workspace_id)}")
+            delete_figure_rows(db, "workspace_id", workspace_id)
             db.execute("DELETE FROM workspaces WHERE id = ?", (workspace_id,))
 
 
