@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.domain import QuestionCues
+from workspace_app.text.analyzer import analyze
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
 from workspace_app.text.source_markers import without_source_markers
-from workspace_app.text.analyzer import analyze
 from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, normalize, stem
 
 _DURATION_QUESTION = re.compile(
