@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import select
 import socket
 import subprocess
 from pathlib import Path
@@ -29,10 +30,22 @@ def raw_request(url: str, head: str, body: bytes = b"") -> tuple[int, dict[str, 
     (status, headers, body). Times out (failing the test) when the server waits for the rest of the body."""
     parsed = urlparse(url)
     with socket.create_connection((parsed.hostname, parsed.port), timeout=REPLY_TIMEOUT_S) as sock:
-        sock.sendall(head.replace("\n", "\r\n").encode("latin-1") + b"\r\n" + body)
+        sock.sendall(head.replace("\n", "\r\n").encode("latin-1") + b"\r\n")
+        # The body in pieces, stopping once the server answers: a limit answers and closes before the whole body is
+        # sent, and writing on after that would reset the connection and lose the reply.
+        try:
+            for start in range(0, len(body), 1 << 16):
+                if select.select([sock], [], [], 0)[0]:
+                    break
+                sock.sendall(body[start : start + (1 << 16)])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed while a piece was on its way: the reply is read below
         reply = b""
         while b"\r\n\r\n" not in reply or len(reply.split(b"\r\n\r\n", 1)[1]) < _length(reply):
-            piece = sock.recv(65536)
+            try:
+                piece = sock.recv(65536)
+            except ConnectionResetError:
+                break
             if not piece:
                 break
             reply += piece
