@@ -60,8 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--warm-file"]:
         warm_file, args = Path(args[1]), args[2:]
     script = Path(args[0]).resolve()
-    warm_in_background(script, warm_file)
+    # Streamlit is imported here, before the warm-up thread imports the pages' modules: two threads importing it at
+    # once deadlock on its package lock or build its DeltaGenerator singleton twice (`serve`'s UI then died at start
+    # now and then on a busy machine).
     from streamlit.web import cli
+
+    warm_in_background(script, warm_file)
 
     sys.argv = ["streamlit", "run", str(script), *args[1:]]
     cli.main()  # exits with streamlit's status
