@@ -56,7 +56,11 @@ class IngestProbe:
         self._restore.clear()
 
     def _wrap(self, owner: Any, attr: str, key: str, collect_texts: bool = False) -> None:
-        original = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
+        if isinstance(owner, type):  # wrapped where it is defined (a catalog inherits it from the facade)
+            owner = next(klass for klass in owner.__mro__ if attr in klass.__dict__)
+            original = owner.__dict__[attr]
+        else:
+            original = getattr(owner, attr)
         seconds, cpu_seconds = self.seconds, self.cpu_seconds
         texts = self.encoded_texts
 
