@@ -16,10 +16,11 @@ from typing import Any
 
 from bench.common import BenchApp, CachedWorkspace, dev_inputs, ingest_sources
 from bench.common.questions import gold_documents, gold_pages, grouped_metrics, on_gold_span
+from workspace_app.retrieval.search import METHODS as SEARCH_METHODS
 
-# hybrid also searches the other-language names of the question's concepts ("translated") and the multilingual
-# index ("crosslingual"), as search does by default; bm25 is the question's own terms alone.
-HYBRID = ("dense", "sparse", "translated", "crosslingual")
+# hybrid searches as search does by default (also the other-language names of the question's concepts and the
+# multilingual index); bm25 is the question's own terms alone.
+HYBRID = SEARCH_METHODS
 METHODS: dict[str, tuple[str, ...]] = {
     "hybrid": HYBRID, "dense": ("dense",), "bm25": ("sparse",), "multilingual": ("crosslingual",),
     "hybrid-rrf": HYBRID,

@@ -22,12 +22,13 @@ from workspace_app.errors import UnsupportedFileError, WorkspaceError
 from workspace_app.models.documents import time_left_words
 from workspace_app.models.events import ImportStep
 from workspace_app.patients.mimic import is_mimic_dir
+from workspace_app.retrieval.search import METHODS as SEARCH_METHODS
 
 if TYPE_CHECKING:
     from workspace_app.app import App
 
 METHODS = {
-    "hybrid": ("dense", "sparse", "translated", "crosslingual"), "dense": ("dense",), "sparse": ("sparse",),
+    "hybrid": SEARCH_METHODS, "dense": ("dense",), "sparse": ("sparse",),
 }
 
 

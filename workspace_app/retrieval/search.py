@@ -11,7 +11,7 @@ from workspace_app.retrieval.hybrid import HybridRetriever
 from workspace_app.retrieval.scope import Scope, ScopeCatalog, search_scope
 
 # dense vectors, BM25 of the question's terms, BM25 of the other-language names of its concepts, the multilingual
-# index (hybrid.py)
+# index (hybrid.py): what "hybrid" means in the CLI, the API and the benchmarks
 METHODS = ("dense", "sparse", "translated", "crosslingual")
 
 

@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.payloads import chat_payload, message_payload, note_payload, workspace_payload
+from workspace_app.retrieval.search import METHODS as SEARCH_METHODS
 
 router = APIRouter()
 METHODS = {
-    "hybrid": ("dense", "sparse", "translated", "crosslingual"), "dense": ("dense",), "sparse": ("sparse",),
+    "hybrid": SEARCH_METHODS, "dense": ("dense",), "sparse": ("sparse",),
 }
 
 
