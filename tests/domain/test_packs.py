@@ -51,6 +51,9 @@ def test_the_clinical_pack_holds_the_lexicon_grades_cues_and_patterns() -> None:
         "For women with atrial fibrillation, warfarin should be used.", ""
     ) == "What is recommended for women with atrial fibrillation?"
     assert any("fibrillation" in q for q in CLINICAL.warm_questions)
+    concepts = CLINICAL.concepts
+    assert "rosuvastatin".endswith(concepts.drug_suffixes) and concepts.head_types["failure"] == "disease"
+    assert concepts.of_the_field("left ventricular outflow") and not concepts.of_the_field("sorting hub")
 
 
 def test_the_generic_pack_holds_none_of_it() -> None:
@@ -65,6 +68,9 @@ def test_the_generic_pack_holds_none_of_it() -> None:
     assert not grades.states_grading("推荐强度：强  证据质量：B")
     assert not GENERIC.cues.populations and GENERIC.cues.amount_question is None and GENERIC.cues.amount is None
     assert GENERIC.recommendation_question("For women with atrial fibrillation, warfarin should be used.", "") is None
+    concepts = GENERIC.concepts
+    assert not concepts.drug_suffixes and not concepts.head_types and concepts.stems is None
+    assert concepts.of_the_field("sorting hub")
     assert GENERIC.warm_questions and {"en", "zh"} <= {"zh" if any("\u4e00" <= c <= "\u9fff" for c in q) else "en"
                                                         for q in GENERIC.warm_questions}
     assert not [q for q in GENERIC.warm_questions if any(w in q.lower() for w in CLINICAL_WORDS)]

@@ -173,3 +173,34 @@ def test_a_chinese_terms_title_case_english_gloss_is_still_a_concept(
     """"左心室充盈压（Filling Pressure）" (HFpEF consensus p. 4): glosses are capitalised by convention, not as names."""
     found = merged(extract(chunk_pdf, excerpt("zh-hfpef-consensus-2023.pdf", 4, 4)))
     assert "filling pressure" in found
+
+
+# A made-up freight company's notes: nothing clinical in them. Its frequent noun phrases are its concepts.
+FREIGHT = [
+    "Lisbon handled most of the parcel volume; the cold chain line is new, as are the electric vans.",
+    "Our electric vans are cheap, and the parcel volume is up. The cold chain line is busy.",
+    "Next year the cold chain line is doubled, with more of the parcel volume and more electric vans.",
+    ("The cold chain line and the parcel volume are why there are more electric vans, said the lisinopril "
+     "supplier's heart failure clinic next door."),
+]
+
+
+def freight_entities(pack_name: str) -> set[str]:
+    from workspace_app.domain import pack
+    from workspace_app.graph.lexicon import load_lexicon
+
+    chosen = pack(pack_name)
+    extractor = LexiconEntityExtractor(load_lexicon(chosen.lexicon), chosen.concepts)
+    chunks = [Chunk(id=f"f-{i:05d}", document_id="f", ordinal=i, text=text, section="", page_start=1, page_end=1,
+                    token_count=len(text.split())) for i, text in enumerate(FREIGHT)]
+    return {e.key for chunk in extractor.extract(chunks) for e in chunk.entities}
+
+
+def test_the_generic_pack_finds_a_non_clinical_documents_frequent_noun_phrases() -> None:
+    """The graph's patterns are the pack's: without a field, any frequent noun phrase is a concept (none of the
+    clinical stems, drug endings or disease heads apply); the clinical pack keeps only its field's terms."""
+    generic = freight_entities("generic")
+    assert {"parcel volume", "electric van", "cold chain line"} <= generic, generic
+    assert not {"lisinopril", "heart failure"} & generic  # no drug endings, no disease heads, no lexicon
+    clinical = freight_entities("clinical")
+    assert not {"parcel volume", "electric van", "cold chain line"} & clinical, clinical

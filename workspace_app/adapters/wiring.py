@@ -24,6 +24,8 @@ from workspace_app.documents.lifecycle import DocumentStates
 from workspace_app.documents.service import DocumentService
 from workspace_app.documents.suggestions import SuggestionService
 from workspace_app.domain import pack
+from workspace_app.domain.clinical import CONCEPTS
+from workspace_app.domain.pack import ConceptPatterns
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.evaluation.service import EvaluationService
 from workspace_app.graph.entities import LexiconEntityExtractor
@@ -152,7 +154,7 @@ def build_app(
     files = LocalFileStore(data_dir / "files")
     domain = pack(settings.domain.pack)
     lexicon = load_lexicon(domain.lexicon)
-    graph = build_graph(settings, catalog, lexicon)
+    graph = build_graph(settings, catalog, lexicon, domain.concepts)
     guides = build_guides(settings, catalog, graph, crosslingual.embedder if crosslingual else embedder)
     states = DocumentStates(catalog, catalog)
     stages: list[IndexStage] = [GraphStage(graph), GuideStage(guides)]
@@ -252,11 +254,13 @@ def build_guides(settings: Settings, catalog: Catalog, graph: GraphService, embe
     return GuideService(catalog, graph, embedder.embed_passages, LlmClient(settings.llm), settings.llm.model)
 
 
-def build_graph(settings: Settings, catalog: Catalog, lexicon: Lexicon | None = None) -> GraphService:
-    """The entity graph on the catalog: offline extraction with the domain pack's lexicon, or the configured
-    language model's (cached) merged with it."""
+def build_graph(
+    settings: Settings, catalog: Catalog, lexicon: Lexicon | None = None, concepts: ConceptPatterns = CONCEPTS,
+) -> GraphService:
+    """The entity graph on the catalog: offline extraction with the domain pack's lexicon and patterns, or the
+    configured language model's (cached) merged with it."""
     store = graph_store(catalog)
-    offline = LexiconEntityExtractor(lexicon)
+    offline = LexiconEntityExtractor(lexicon, concepts)
     if not (settings.llm.api_key or settings.llm.base_url):
         return GraphService(store, catalog, offline)
     return GraphService(

@@ -1,7 +1,9 @@
 """Domain packs: the knowledge of one field of documents behind one seam, chosen in settings.
 
-    DomainPack   pack.py        lexicon path, grade grammar, question cues, suggestion patterns, warm-up questions
-    clinical     clinical.py    the default: cardiology lexicon, COR/LOE grammar, population and dose cues
+    DomainPack   pack.py        lexicon path, concept patterns, grade grammar, question cues, suggestion patterns,
+                                warm-up questions
+    clinical     clinical.py    the default: cardiology lexicon and concept patterns, COR/LOE grammar, population and
+                                dose cues
     generic      generic.py     none of it
 
 A leaf package: it imports only `workspace_app.text`. The wiring builds the chosen pack once (`pack(name)`) and

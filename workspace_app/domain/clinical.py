@@ -1,6 +1,8 @@
 """The clinical pack: what clinical guidelines need beyond the neutral engine.
 
-- the cardiology concept lexicon (cardiology.tsv beside this module) the graph and the translator match;
+- the cardiology concept lexicon (cardiology.tsv beside this module) the graph and the translator match, and the
+  graph's patterns beside it (drug-name endings, the head nouns of diseases, tests and procedures, the word stems
+  of clinical terms);
 - the Class of Recommendation / Level of Evidence grammar (`workspace_app.text.grades`) and its table cells;
 - question cues: special populations ("children", "pregnancy") and dose questions, answered by an amount with
   one of the clinical units;
@@ -13,7 +15,7 @@ import re
 from pathlib import Path
 
 from workspace_app.domain.clinical_suggestions import recommendation_question
-from workspace_app.domain.pack import DomainPack, QuestionCues
+from workspace_app.domain.pack import ConceptPatterns, DomainPack, QuestionCues
 from workspace_app.text import grades
 from workspace_app.text.grades import Recommendation
 
@@ -75,9 +77,49 @@ AMOUNT = re.compile(
     re.IGNORECASE,
 )
 
+# The graph's patterns where the lexicon has no entry: drug names by their endings, phrases typed by their head noun,
+# and the stems that make a frequent noun phrase a clinical term.
+DRUG_SUFFIXES = (
+    "olol", "alol", "ilol", "pril", "sartan", "statin", "parin", "xaban", "gatran", "dipine", "gliflozin", "glutide",
+    "grel", "arone", "afil", "zosin", "semide", "thiazide", "tidine", "prazole", "umab", "ximab", "teplase",
+)
+NOT_DRUGS = frozenset({"cholesterol", "ezetimibe", "parin", "heparin", "chemical", "pressure"})
+HEADS = {
+    "disease": (
+        "syndrome", "disease", "failure", "fibrillation", "flutter", "infarction", "stenosis", "regurgitation",
+        "hypertension", "cardiomyopathy", "tachycardia", "bradycardia", "block", "arrhythmia", "insufficiency",
+        "dysfunction", "thrombosis", "embolism", "hypertrophy", "obstruction", "anomaly", "defect", "aneurysm",
+        "dissection", "disorder", "ischemia", "hypotension", "syncope", "stroke", "deficiency", "apnea",
+    ),
+    "test": (
+        "test", "testing", "imaging", "echocardiography", "echocardiogram", "mri", "ecg", "score", "monitoring",
+        "angiography", "scan", "electrocardiogram", "ultrasound", "biomarker", "gradient", "index",
+    ),
+    "procedure": (
+        "therapy", "implantation", "ablation", "intervention", "surgery", "pci", "repair", "replacement",
+        "transplantation", "catheterization", "closure", "occlusion", "pacing", "cardioversion", "myectomy",
+        "revascularization", "rehabilitation", "procedure", "operation",
+    ),
+    "drug class": ("inhibitor", "blocker", "antagonist", "agonist", "anticoagulant", "statin"),
+    "device": ("pacemaker", "defibrillator", "stent", "device", "monitor", "recorder"),
+}
+
+# Word stems that mark a term as clinical when neither the lexicon nor a head-noun pattern types it.
+CLINICAL_STEMS = re.compile(
+    r"(cardi|vascul|arter|ven(ous|a\b)|vein|thromb|lipid|lipo|glyc|gluc|renal|kidney|hepat|pulmon|myocard|atri|"
+    r"ventric|valv|coronar|aort|mitral|tricusp|sinus|nod(e|al)|rhythm|pacing|ischem|infarct|stroke|embol|hemorrh|"
+    r"bleed|pressure|tension|diabet|insulin|obes|cholesterol|statin|inhibit|block|antagon|agonist|syncop|apnea|"
+    r"sarcom|amyloid|fibrill|tachy|brady|conduct|ejection|septal|outflow|gradient|therap|surg|ablat|implant|"
+    r"stent|graft|diure|anticoag|platelet|heart|cardiac|blood|plasma|serum|oxygen|exercise|smok|nicotin|diet|"
+    r"fatty|creatin|kinase|virus|immun|weight|shunt|fistula|baffle|conduit|lesion|stenos|regurg|perfusion)",
+    re.IGNORECASE,
+)
+CONCEPTS = ConceptPatterns(drug_suffixes=DRUG_SUFFIXES, not_drugs=NOT_DRUGS, heads=HEADS, stems=CLINICAL_STEMS)
+
 CLINICAL = DomainPack(
     name="clinical",
     lexicon=LEXICON,
+    concepts=CONCEPTS,
     grades=CorLoeGrammar(),
     cues=QuestionCues(populations=POPULATIONS, amount_question=DOSE_QUESTION, amount=AMOUNT, grading=GRADING_QUESTION),
     recommendation_question=recommendation_question,

@@ -85,11 +85,37 @@ def no_question(statement: str, section: str = "") -> str | None:
 
 
 @dataclass(frozen=True)
+class ConceptPatterns:
+    """How a field names its concepts where its lexicon does not list them (the graph's patterns).
+
+    `drug_suffixes`: word endings that make a word a drug name (`not_drugs`: words with such an ending that are
+    not); `heads`: head nouns that make a phrase a concept of a kind ("… failure" a disease, "… therapy" a
+    procedure); `stems`: word stems one of which a frequent noun phrase must hold to be a concept of the field
+    (None: any frequent noun phrase can be one, as in a pack of no field).
+    """
+
+    drug_suffixes: tuple[str, ...] = ()
+    not_drugs: frozenset[str] = frozenset()
+    heads: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    stems: re.Pattern[str] | None = None
+
+    @property
+    def head_types(self) -> dict[str, str]:
+        """Each head noun's kind."""
+        return {head: kind for kind, heads in self.heads.items() for head in heads}
+
+    def of_the_field(self, phrase: str) -> bool:
+        """Whether a noun phrase (lower case) can be one of the field's concepts."""
+        return self.stems is None or self.stems.search(phrase) is not None
+
+
+@dataclass(frozen=True)
 class DomainPack:
     """The knowledge of one field of documents, chosen in settings (`WORKSPACE_DOMAIN__PACK`)."""
 
     name: str
     lexicon: Path | None = None  # the concept lexicon the graph and the translator match (a TSV); None: patterns only
+    concepts: ConceptPatterns = field(default_factory=ConceptPatterns)  # the graph's patterns beside the lexicon
     grades: GradeGrammar = field(default_factory=NoGrades)
     cues: QuestionCues = field(default_factory=QuestionCues)
     # A question a graded recommendation answers (statement, its section) -> question, for suggested questions.

@@ -1,5 +1,5 @@
-"""English concept matching: lexicon forms (longest first), abbreviations, drug-name suffixes and head-noun
-patterns ("... stenosis", "... therapy", "... score") over word tokens of one text.
+"""English concept matching: lexicon forms (longest first), abbreviations, and the domain pack's patterns (drug-name
+endings, head nouns: "... stenosis", "... therapy", "... score") over word tokens of one text.
 
 Matches never overlap: the lexicon and abbreviations claim their tokens first, patterns take what is left.
 """
@@ -10,8 +10,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from workspace_app.domain.clinical import CONCEPTS
+from workspace_app.domain.pack import ConceptPatterns
 from workspace_app.graph.junk import (
-    CLINICAL_STEMS,
     GENERIC_MODIFIERS,
     NOUNS_IN_ING,
     STOPWORDS,
@@ -25,31 +26,6 @@ _TOKEN = re.compile(r"[^\W_]+")
 _JOINER = re.compile(r"[\s\-‐‑–/]*")
 _MAX_ABBREVIATION_WORDS = 4
 
-DRUG_SUFFIXES = (
-    "olol", "alol", "ilol", "pril", "sartan", "statin", "parin", "xaban", "gatran", "dipine", "gliflozin", "glutide",
-    "grel", "arone", "afil", "zosin", "semide", "thiazide", "tidine", "prazole", "umab", "ximab", "teplase",
-)
-_DRUG_NOT = frozenset({"cholesterol", "ezetimibe", "parin", "heparin", "chemical", "pressure"})
-HEADS = {
-    "disease": (
-        "syndrome", "disease", "failure", "fibrillation", "flutter", "infarction", "stenosis", "regurgitation",
-        "hypertension", "cardiomyopathy", "tachycardia", "bradycardia", "block", "arrhythmia", "insufficiency",
-        "dysfunction", "thrombosis", "embolism", "hypertrophy", "obstruction", "anomaly", "defect", "aneurysm",
-        "dissection", "disorder", "ischemia", "hypotension", "syncope", "stroke", "deficiency", "apnea",
-    ),
-    "test": (
-        "test", "testing", "imaging", "echocardiography", "echocardiogram", "mri", "ecg", "score", "monitoring",
-        "angiography", "scan", "electrocardiogram", "ultrasound", "biomarker", "gradient", "index",
-    ),
-    "procedure": (
-        "therapy", "implantation", "ablation", "intervention", "surgery", "pci", "repair", "replacement",
-        "transplantation", "catheterization", "closure", "occlusion", "pacing", "cardioversion", "myectomy",
-        "revascularization", "rehabilitation", "procedure", "operation",
-    ),
-    "drug class": ("inhibitor", "blocker", "antagonist", "agonist", "anticoagulant", "statin"),
-    "device": ("pacemaker", "defibrillator", "stent", "device", "monitor", "recorder"),
-}
-HEAD_TYPES = {head: kind for kind, heads in HEADS.items() for head in heads}
 
 
 @dataclass(frozen=True)
@@ -66,9 +42,13 @@ class EnglishMatcher:
     """Finds lexicon concepts, defined abbreviations and pattern concepts in English text."""
 
     def __init__(
-        self, lexicon: Lexicon, defined: Mapping[str, Concept] | None = None, forms: Mapping[str, Concept] | None = None
+        self, lexicon: Lexicon, defined: Mapping[str, Concept] | None = None, forms: Mapping[str, Concept] | None = None,
+        patterns: ConceptPatterns = CONCEPTS,
     ) -> None:
+        """`patterns`: the domain pack's (the clinical pack's, as the lexicon defaults to its lexicon)."""
         self._lexicon = lexicon
+        self._concepts = patterns
+        self._head_types = patterns.head_types
         self._defined = dict(defined or {})
         self._forms = {**lexicon.forms, **(forms or {})}
         self._first = lexicon.first_words() | {key.split()[0] for key in forms or {}}
@@ -129,10 +109,10 @@ class EnglishMatcher:
         for index, word in enumerate(lower):
             if taken[index]:
                 continue
-            if _is_drug_name(tokens[index][2], word):
+            if _is_drug_name(tokens[index][2], word, self._concepts):
                 found.append(self._make(text, tokens, index, index, "drug"))
                 continue
-            kind = HEAD_TYPES.get(singular(word))
+            kind = self._head_types.get(singular(word))
             if kind is None:
                 continue
             first = _modifiers_start(text, tokens, lower, taken, index)
@@ -158,11 +138,11 @@ def _joined(text: str, tokens: list[tuple[int, int, str]], first: int, last: int
     )
 
 
-def _is_drug_name(token: str, word: str) -> bool:
+def _is_drug_name(token: str, word: str, patterns: ConceptPatterns) -> bool:
     # Lower case only: capitalised words with these endings are mostly author names (Ciccarone).
     return (
-        len(word) >= 7 and token.isalpha() and token.islower()
-        and word.endswith(DRUG_SUFFIXES) and word not in _DRUG_NOT and word not in STOPWORDS
+        bool(patterns.drug_suffixes) and len(word) >= 7 and token.isalpha() and token.islower()
+        and word.endswith(patterns.drug_suffixes) and word not in patterns.not_drugs and word not in STOPWORDS
     )
 
 
@@ -191,9 +171,11 @@ def _is_modifier(token: str, word: str) -> bool:
     return token.islower() or (token.isupper() and len(token) <= 5)
 
 
-def candidate_phrases(text: str, matches: list[Match]) -> list[tuple[int, int, str]]:
+def candidate_phrases(
+    text: str, matches: list[Match], patterns: ConceptPatterns = CONCEPTS
+) -> list[tuple[int, int, str]]:
     """Runs of 2-4 plain lower-case content words outside the matches, as (start, end, key): the noun
-    phrases whose frequency in the document may make them concepts."""
+    phrases whose frequency in the document may make them concepts (of the pack's field, when it names one)."""
     covered = [(m.start, m.end) for m in matches]
     found = []
     run: list[tuple[int, int, str]] = []
@@ -204,13 +186,13 @@ def candidate_phrases(text: str, matches: list[Match]) -> list[tuple[int, int, s
         if not inside and joined and _is_phrase_word(token[2]):
             run.append(token)
             continue
-        found.extend(_phrase(text, run))
+        found.extend(_phrase(text, run, patterns))
         run = [token] if not inside and _is_phrase_word(token[2]) else []
-    found.extend(_phrase(text, run))
+    found.extend(_phrase(text, run, patterns))
     return found
 
 
-def _phrase(text: str, run: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+def _phrase(text: str, run: list[tuple[int, int, str]], patterns: ConceptPatterns) -> list[tuple[int, int, str]]:
     while run and run[0][2] in GENERIC_MODIFIERS:
         run = run[1:]
     if not 2 <= len(run) <= 4 or run[-1][2].endswith(("al", "ar", "ic", "ous", "ive", "ary")):
@@ -220,7 +202,7 @@ def _phrase(text: str, run: list[tuple[int, int, str]]) -> list[tuple[int, int, 
     start, end = run[0][0], run[-1][1]
     key = normalize_key(text[start:end])
     fragment = text[:start].rstrip(" ").endswith(("-", "/"))
-    return [] if fragment or is_junk_phrase(key) or not CLINICAL_STEMS.search(key) else [(start, end, key)]
+    return [] if fragment or is_junk_phrase(key) or not patterns.of_the_field(key) else [(start, end, key)]
 
 
 def _is_phrase_word(token: str) -> bool:

@@ -13,9 +13,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from workspace_app.domain.clinical import CONCEPTS
+from workspace_app.domain.pack import ConceptPatterns
 from workspace_app.graph.chinese import ChineseMatcher, find_pairings
-from workspace_app.graph.english import HEAD_TYPES, EnglishMatcher, Match, candidate_phrases
-from workspace_app.graph.junk import CLINICAL_STEMS, is_junk_phrase, is_proper_name
+from workspace_app.graph.english import EnglishMatcher, Match, candidate_phrases
+from workspace_app.graph.junk import is_junk_phrase, is_proper_name
 from workspace_app.graph.lexicon import (
     SAFE_SHORT,
     Concept,
@@ -57,8 +59,10 @@ class LexiconEntityExtractor:
 
     name = "offline"
 
-    def __init__(self, lexicon: Lexicon | None = None) -> None:
+    def __init__(self, lexicon: Lexicon | None = None, patterns: ConceptPatterns = CONCEPTS) -> None:
+        """The domain pack's lexicon and patterns (the clinical pack's by default)."""
         self._lexicon = lexicon or load_lexicon()
+        self._patterns = patterns
 
     def extract(
         self, chunks: Sequence[Chunk], abbreviations: Mapping[str, str] | None = None,
@@ -67,7 +71,7 @@ class LexiconEntityExtractor:
         """Entities of every body chunk, grouped by sentence."""
         body = [chunk for chunk in chunks if chunk.kind == "body"]
         defined, forms, chinese = self.document_terms(body, abbreviations or {})
-        english = EnglishMatcher(self._lexicon, defined, forms)
+        english = EnglishMatcher(self._lexicon, defined, forms, self._patterns)
         chinese_matcher = ChineseMatcher(self._lexicon, chinese) if any(has_cjk(c.text) for c in body) else None
         texts, matches, phrases = [], [], []
         for done, chunk in enumerate(body, start=1):
@@ -77,7 +81,7 @@ class LexiconEntityExtractor:
                 found = sorted([*found, *chinese_matcher.find(text)], key=lambda m: m.start)
             texts.append(text)
             matches.append(found)
-            phrases.append(candidate_phrases(text, found))
+            phrases.append(candidate_phrases(text, found, self._patterns))
             if on_progress and (done % 50 == 0 or done == len(body)):
                 on_progress(done, len(body))
         kept = _frequent_enough(matches, phrases)
@@ -124,7 +128,7 @@ class LexiconEntityExtractor:
         return concept
 
     def resolve(self, long_form: str, short: str | None = None, *, names_capitalised: bool = True) -> Concept | None:
-        """The concept a defined long form names: the lexicon's, a typed pattern, a clinical term, or None (with
+        """The concept a defined long form names: the lexicon's, a typed pattern, a term of the pack's field, or None (with
         `names_capitalised`, the text's convention, a proper name: "American Heart Association (AHA)")."""
         key = normalize_key(self._expanded(long_form))
         if key in self._lexicon.forms:
@@ -133,8 +137,8 @@ class LexiconEntityExtractor:
             return self._lexicon.abbreviations[case_key(short)]
         if is_junk_phrase(key) or len(key.split()) > 7 or (names_capitalised and is_proper_name(long_form)):
             return None
-        kind = HEAD_TYPES.get(singular(key.split()[-1]))
-        if kind is None and (not CLINICAL_STEMS.search(key) or key.endswith(_ADJECTIVE_ENDINGS)):
+        kind = self._patterns.head_types.get(singular(key.split()[-1]))
+        if kind is None and (not self._patterns.of_the_field(key) or key.endswith(_ADJECTIVE_ENDINGS)):
             return None
         return Concept(key, key, kind or "concept", "defined")
 

@@ -61,16 +61,6 @@ _GENERIC_PHRASE_WORDS = _words(
     recommendation recommendations statement"""
 )
 
-# Word stems that mark a term as clinical when neither the lexicon nor a head-noun pattern types it.
-CLINICAL_STEMS = re.compile(
-    r"(cardi|vascul|arter|ven(ous|a\b)|vein|thromb|lipid|lipo|glyc|gluc|renal|kidney|hepat|pulmon|myocard|atri|"
-    r"ventric|valv|coronar|aort|mitral|tricusp|sinus|nod(e|al)|rhythm|pacing|ischem|infarct|stroke|embol|hemorrh|"
-    r"bleed|pressure|tension|diabet|insulin|obes|cholesterol|statin|inhibit|block|antagon|agonist|syncop|apnea|"
-    r"sarcom|amyloid|fibrill|tachy|brady|conduct|ejection|septal|outflow|gradient|therap|surg|ablat|implant|"
-    r"stent|graft|diure|anticoag|platelet|heart|cardiac|blood|plasma|serum|oxygen|exercise|smok|nicotin|diet|"
-    r"fatty|creatin|kinase|virus|immun|weight|shunt|fistula|baffle|conduit|lesion|stenos|regurg|perfusion)",
-    re.IGNORECASE,
-)
 _NUMBERISH = re.compile(r"^[\d\s.,:;%/()\-+<>=≥≤±×x]*$")
 _UNITS = _words("mg g kg mcg μg ml l dl mmol mol mmhg mm cm m h hr min s ms bpm kcal iu u mg/dl mmol/l")
 
