@@ -165,7 +165,8 @@ def kill_run(
         held, killed_at = kill_when_mid_document(url, remote, docs)
         out["killed_after_s"] = round(killed_at - queued_at, 1)
         log(f"killed the second worker {killed_at - queued_at:.0f} s after queueing; it held {len(held)} job(s)")
-        out["jobs_held_by_killed_worker"] = follow_recovery(url, held, here, remote, killed_at)
+        out["jobs_held_by_killed_worker"] = []
+        follow_recovery(url, held, here, remote, killed_at, out["jobs_held_by_killed_worker"])
         wait_for(lambda: all(r["status"] in SETTLED for r in document_rows(url).values()), 4 * 3600, "every document")
         wall = time.monotonic() - queued_at
     finally:
@@ -196,9 +197,14 @@ def kill_when_mid_document(url: str, remote: Machine, docs: int) -> tuple[list[s
         time.sleep(0.05)
 
 
-def follow_recovery(url: str, held: list[str], here: Machine, remote: Machine, killed_at: float) -> list[dict[str, Any]]:
-    """For each job the killed worker held: seconds until its lease was freed and until the survivor ran it."""
-    timeline: dict[str, dict[str, float]] = {job: {} for job in held}
+def follow_recovery(
+    url: str, held: list[str], here: Machine, remote: Machine, killed_at: float, out: list[dict[str, Any]]
+) -> None:
+    """For each job the killed worker held, into `out` as they come: seconds until its lease was freed and the job
+    queued again, and until the survivor ran it."""
+    rows = document_rows(url)
+    timeline = {job: {"document": rows[job]["name"]} for job in held}
+    out.extend(timeline.values())
     deadline = time.monotonic() + 4 * 3600
     while any("taken_over_s" not in t for t in timeline.values()) and time.monotonic() < deadline:
         rows = document_rows(url)
@@ -207,12 +213,11 @@ def follow_recovery(url: str, held: list[str], here: Machine, remote: Machine, k
             elapsed = round(time.monotonic() - killed_at, 1)
             if "recovered_s" not in seen and not owner.startswith(remote.owner_prefix()):
                 seen["recovered_s"] = elapsed
+                log(f"job {job} ({seen['document']}) recovered {elapsed} s after the kill")
             if "taken_over_s" not in seen and (owner.startswith(here.owner_prefix()) or status in SETTLED):
                 seen["taken_over_s"] = elapsed
+                log(f"job {job} ({seen['document']}) taken over {elapsed} s after the kill")
         time.sleep(0.2)
-    for job, seen in timeline.items():
-        log(f"job {job}: {seen}")
-    return [{"document": rows[job]["name"], **seen} for job, seen in timeline.items()]
 
 
 def check_documents(
