@@ -94,7 +94,8 @@ class CatalogSettings(_Group):
         "",
         description="Empty: the SQLite file catalog.sqlite in the data dir. A postgresql:// URL (e.g. "
         "postgresql://user:password@host:5432/workspace) keeps the catalog in that PostgreSQL database instead "
-        "(tables made on first use); files, vectors, the embedding cache and the SQLite queue stay in the data dir.",
+        "(tables made on first use) together with the embedding cache; files (see shared.dir), vectors and the SQLite "
+        "queue stay where they are.",
     )
 
     @field_validator("url")
@@ -104,6 +105,17 @@ class CatalogSettings(_Group):
         if url and not url.startswith(CATALOG_SCHEMES):
             raise ValueError("must be empty (SQLite in the data dir) or a postgresql:// URL")
         return url
+
+
+class SharedSettings(_Group):
+    """What the machines of one deployment share besides the catalog, the queue and the vector server."""
+
+    dir: Path | None = Field(
+        None,
+        description="Directory every machine of a deployment mounts at the same path (NFS, a Docker volume): the source "
+        "files, figure thumbnails, uploaded patient-import files and the workers' liveness beacons live there, so a "
+        "worker on another machine reads what the UI or API stored. Unset: the data dir (one machine).",
+    )
 
 
 class EmbeddingSettings(_Group):
@@ -574,6 +586,7 @@ class Settings(BaseSettings):
 
     storage: StorageSettings = Field(default_factory=StorageSettings, description="Storage locations.")
     catalog: CatalogSettings = Field(default_factory=CatalogSettings, description="Catalog database.")
+    shared: SharedSettings = Field(default_factory=SharedSettings, description="Storage shared by machines.")
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings, description="Embedding model.")
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="Parsing and chunking.")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="Search depths.")
@@ -584,6 +597,11 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings, description="HTTP API.")
     patients: PatientsSettings = Field(default_factory=PatientsSettings, description="Patient records.")
     domain: DomainSettings = Field(default_factory=DomainSettings, description="Domain knowledge.")
+
+    @property
+    def shared_dir(self) -> Path:
+        """Where files shared by every machine live: `shared.dir`, or the data dir when it is unset."""
+        return self.shared.dir if self.shared.dir is not None else self.storage.data_dir
 
     @model_validator(mode="after")
     def _short_names(self) -> Settings:

@@ -341,40 +341,7 @@ def test_cancel_a_running_job_then_retry_it(
     assert_complete(service, cancelled, len(chunk_pdf(path)))
 
 
-# The Redis backend: the same queue code on RedisHuey, with a real redis-server started here.
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A redis-server on a free loopback port, without persistence (installed by `make setup`)."""
-    import shutil
-
-    server = shutil.which("redis-server")
-    if server is None:
-        pytest.skip("redis-server is not installed (make setup installs it with apt-get as root)")
-    folder = tmp_path_factory.mktemp("redis")
-    port = free_port()
-    argv = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)]
-    with open(folder / "redis.log", "wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-    try:
-        import redis
-
-        client = redis.Redis(port=port)
-        wait_until(lambda: _pings(client), 30, "the Redis server")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(30)
-
-
-def _pings(client: Any) -> bool:
-    import redis
-
-    try:
-        return bool(client.ping())
-    except redis.ConnectionError:
-        return False
+# The Redis backend: the same queue code on RedisHuey, with a real redis-server (tests/redis_server.py).
 
 
 def test_redis_backend_queues_jobs_for_two_workers_to_finish_once_each(

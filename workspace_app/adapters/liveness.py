@@ -1,11 +1,13 @@
-"""Worker liveness: every `workspace-app worker` (alone or started by `serve`) keeps a beacon in the data dir.
+"""Worker liveness: every `workspace-app worker` (alone or started by `serve`) keeps a beacon in the shared dir
+(`WORKSPACE_SHARED__DIR`, by default the data dir).
 
-    <data dir>/run/workers/<owner>.json   {"owner", "pid", "beat_at"}, rewritten every `queue.heartbeat_s`
+    <shared dir>/run/workers/<owner>.json   {"owner", "pid", "beat_at"}, rewritten every `queue.heartbeat_s`
 
 A worker writes its beacon once its model is loaded (it takes jobs from then on) and deletes it when it stops. A
 beacon counts as alive while its last beat is younger than `queue.lease_timeout_s` (the age after which a job's
 lease is presumed dead too) and, on this host, while its process exists, so a worker killed with -9 is seen gone
-at once. `/health` reads the beacons. Workers on other machines are seen when they share the data dir's volume.
+at once. `/health` reads the beacons. Workers on other machines are seen through the shared dir (their clocks
+kept in step).
 """
 
 from __future__ import annotations

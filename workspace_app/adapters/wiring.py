@@ -50,9 +50,11 @@ from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
+from workspace_app.storage.base import EmbeddingCache
 from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
 from workspace_app.storage.files import LocalFileStore, LocalThumbnailStore
 from workspace_app.storage.postgres.catalog import PostgresCatalog
+from workspace_app.storage.postgres.embedding_cache import PostgresEmbeddingCache
 from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.queue import HueyJobQueue, open_huey
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
@@ -111,6 +113,14 @@ def open_catalog(settings: Settings) -> Catalog:
     return SqliteCatalog(settings.storage.data_dir / "catalog.sqlite")
 
 
+def open_embedding_cache(settings: Settings) -> SqliteEmbeddingCache | PostgresEmbeddingCache:
+    """The embedding cache beside the catalog: a table in its PostgreSQL database (shared by every machine, so the
+    sentence vectors a worker made serve the API's asks), else the SQLite file embeddings.sqlite in the data dir."""
+    if settings.catalog.url.startswith(CATALOG_SCHEMES):
+        return PostgresEmbeddingCache(settings.catalog.url)
+    return SqliteEmbeddingCache(settings.storage.data_dir / "embeddings.sqlite")
+
+
 def graph_store(catalog: Catalog) -> SqliteGraphStore | PostgresGraphStore:
     """The entity graph's tables, in the catalog's database."""
     if isinstance(catalog, PostgresCatalog):
@@ -139,7 +149,7 @@ def build_app(
     data_dir.mkdir(parents=True, exist_ok=True)
     make_private(data_dir)
     catalog = open_catalog(settings)
-    cache = SqliteEmbeddingCache(data_dir / "embeddings.sqlite")
+    cache = open_embedding_cache(settings)
     if embedder is None:
         embedder = Embedder(settings.embedding, cache)
     if settings.storage.vector_backend != "chroma":
@@ -151,7 +161,7 @@ def build_app(
     main_vectors = ChromaVectorIndex(client, settings.embedding.model)
     crosslingual = build_crosslingual(settings, client, cache)
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])
-    files = LocalFileStore(data_dir / "files")
+    files = LocalFileStore(settings.shared_dir / "files")
     domain = pack(settings.domain.pack)
     lexicon = load_lexicon(domain.lexicon)
     graph = build_graph(settings, catalog, lexicon, domain.concepts)
@@ -163,7 +173,7 @@ def build_app(
         stages.insert(0, SentenceVectorsStage(embedder, crosslingual.embedder if crosslingual else None))
     if crosslingual:
         stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors))
-    thumbnails = LocalThumbnailStore(data_dir / "files" / "thumbnails")
+    thumbnails = LocalThumbnailStore(settings.shared_dir / "files" / "thumbnails")
     if settings.ingest.figures:
         stages.insert(0, FigureStage(
             lambda document: documents.document_path(document), catalog.figures, thumbnails,
@@ -202,7 +212,7 @@ def build_app(
         settings.patients.similar_sequence_weight, settings.patients.similar_reranked, pace,
     )
     roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
-    imports = PatientImports(catalog.imports, patients, queue, settings.queue, data_dir / "imports", roots)
+    imports = PatientImports(catalog.imports, patients, queue, settings.queue, settings.shared_dir / "imports", roots)
     links = PatientLinkService(graph, patients, workspaces.get)
     records = PatientRecordSource(patients, settings.patients.timeline_recent_h, settings.patients.timeline_relation_h)
     suggestions = SuggestionService(catalog, guides, answers, domain.recommendation_question)
@@ -233,7 +243,7 @@ def build_llm(settings: Settings) -> LlmAnswerer | None:
     return LlmAnswerer(settings.llm) if configured else None
 
 
-def build_crosslingual(settings: Settings, chroma: object, cache: SqliteEmbeddingCache) -> CrossLanguageIndex | None:
+def build_crosslingual(settings: Settings, chroma: object, cache: EmbeddingCache) -> CrossLanguageIndex | None:
     """The multilingual embedder and its companion index (Chroma collections `xl-<workspace id>`), unless turned
     off or the main embedder is already that model."""
     model = settings.embedding.crosslingual_model

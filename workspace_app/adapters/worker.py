@@ -7,7 +7,7 @@ supervisor retries with backoff) and leaves every job queued, instead of failing
 One process runs `queue.worker_threads` jobs at once, so parsing of one document overlaps embedding of
 another. At start, and every `queue.sweep_s`, it queues again the jobs nobody runs (e.g. those of a worker
 killed mid-job). On SIGINT/SIGTERM running jobs stop at their next page or batch and go back to the queue.
-While it takes jobs it keeps a beacon in `<data dir>/run/workers/` (`adapters.liveness`), read by `/health`.
+While it takes jobs it keeps a beacon in `<shared dir>/run/workers/` (`adapters.liveness`), read by `/health`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def run_worker(settings: Settings, threads: int | None = None) -> int:
     threading.Thread(target=_sweep, args=(app, shutdown), name="sweeper", daemon=True).start()
     count = threads or settings.queue.worker_threads
     log.info("worker %s consuming with %d threads", owner, count)
-    with WorkerBeacon(settings.storage.data_dir, owner, settings.queue.heartbeat_s):
+    with WorkerBeacon(settings.shared_dir, owner, settings.queue.heartbeat_s):
         app.documents.jobs.queue().consume(
             lambda document_id, attempt: handle_job(app, document_id, owner, shutdown, attempt),
             threads=count, poll_max_delay_s=settings.queue.poll_max_delay_s, on_stop=shutdown.set,

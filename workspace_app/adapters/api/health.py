@@ -71,7 +71,7 @@ def _worker(app: App) -> str:
         raise WorkspaceError(f"{len(stalled)} ingestion(s) stalled: {stalled[0].job_note(0) or 'no heartbeat'}")
     running = sum(d.status == "running" for d in documents)
     jobs = f"{running} running, {len(documents) - running} queued"
-    beats = live_workers(app.settings.storage.data_dir, app.settings.queue.lease_timeout_s)
+    beats = live_workers(app.settings.shared_dir, app.settings.queue.lease_timeout_s)
     if beats:
         return f"{len(beats)} alive (last heartbeat {min(b.age_s for b in beats):.0f} s ago); {jobs}"
     if documents:

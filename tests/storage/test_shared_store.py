@@ -1,0 +1,137 @@
+"""What machines of one deployment share besides the servers: the files under `WORKSPACE_SHARED__DIR` (source files,
+figure thumbnails, uploaded import files, worker beacons) and, with a PostgreSQL catalog, the embedding cache.
+
+Two apps on two data dirs stand in for two machines: what one stores, the other reads with only its settings."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+
+from workspace_app.adapters.liveness import WorkerBeacon, live_workers
+from workspace_app.adapters.wiring import build_app, open_embedding_cache
+from workspace_app.config import Settings, load_settings
+from workspace_app.storage.postgres.embedding_cache import PostgresEmbeddingCache
+from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
+
+FIGURES = ("shen-2017-syncope.pdf", 9, 9)  # the page of FIGURE 1, the syncope evaluation flowchart
+
+
+def settings_on(data_dir: Path, shared: Path | None = None, catalog_url: str = "") -> Settings:
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings.storage.data_dir = data_dir
+    settings.shared.dir = shared
+    settings.catalog.url = catalog_url
+    return settings
+
+
+@pytest.fixture
+def machines(tmp_path: Path, embedder: Any) -> Iterator[Callable[..., Any]]:
+    """machine(name, shared, catalog_url): an app on its own data dir `<tmp>/<name>/data`."""
+    built: list[Any] = []
+
+    def _machine(name: str, shared: Path | None, catalog_url: str = "") -> Any:
+        app = build_app(settings_on(tmp_path / name / "data", shared, catalog_url), embedder=embedder)
+        built.append(app)
+        return app
+
+    yield _machine
+    for app in built:
+        app.catalog.close()
+        app.documents.jobs.queue().close()
+
+
+def test_the_shared_dir_is_the_data_dir_unless_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert load_settings(tmp_path / "data").shared_dir == tmp_path / "data"
+    monkeypatch.setenv("WORKSPACE_SHARED__DIR", str(tmp_path / "mnt"))
+    settings = load_settings(tmp_path / "data")
+    assert settings.shared_dir == tmp_path / "mnt" and settings.storage.data_dir == tmp_path / "data"
+
+
+def test_without_a_shared_dir_files_stay_in_the_data_dir(
+    machines: Callable[..., Any], excerpt: Callable[..., Path], tmp_path: Path
+) -> None:
+    app = machines("one", None)
+    app.workspaces.create("W")
+    report = app.documents.submit("W", excerpt("mosca-2011-women-cvd.pdf", 3, 4))
+    stored = app.documents.document_path(app.catalog.get_document(report.document_id))
+    assert stored.parent == tmp_path / "one" / "data" / "files" and stored.is_file()
+
+
+@pytest.mark.postgres
+def test_a_file_stored_on_one_machine_is_ingested_on_another_from_the_shared_dir(
+    machines: Callable[..., Any], excerpt: Callable[..., Path], postgres_url: str, tmp_path: Path
+) -> None:
+    shared = tmp_path / "mnt"
+    front = machines("front", shared, postgres_url)
+    worker = machines("worker", shared, postgres_url)
+    front.workspaces.create("W")
+    report = front.documents.submit("W", excerpt(*FIGURES))
+
+    document = worker.catalog.get_document(report.document_id)
+    stored = worker.documents.document_path(document)
+    assert stored.parent == shared / "files" and stored.is_file()
+    assert worker.documents.jobs.run(report.document_id, "worker@test:1:a", threading.Event()) == "ready"
+
+    assert not (tmp_path / "front" / "data" / "files").exists()
+    assert not (tmp_path / "worker" / "data" / "files").exists()
+    figures = front.figures.document_figures("W", report.document_id)
+    assert figures, "the excerpt has the syncope flowchart"
+    thumbnails = sorted((shared / "files" / "thumbnails" / report.document_id).glob("*.png"))
+    assert len(thumbnails) == sum(1 for figure in figures if figure.thumbnail) > 0
+    for figure in figures:
+        if figure.thumbnail:  # made by the worker's machine, shown by the front's
+            assert front.figures.thumbnail("W", report.document_id, figure.id).startswith(b"\x89PNG")
+    hits = front.search.search("W", "syncope evaluation", top_k=3).hits
+    assert hits and {hit.chunk.document_id for hit in hits} == {report.document_id}
+
+
+@pytest.mark.postgres
+def test_import_uploads_and_worker_beacons_are_in_the_shared_dir(
+    machines: Callable[..., Any], postgres_url: str, tmp_path: Path
+) -> None:
+    shared = tmp_path / "mnt"
+    front = machines("front", shared, postgres_url)
+    saved = front.patient_imports.save_upload("events.csv", b"patient_id,time,type,content\n")
+    assert saved.parent == shared / "imports"
+    with WorkerBeacon(shared, "worker@machine-b:123:abcdef", 0.2):
+        seen = live_workers(front.settings.shared_dir, 5.0)
+    assert [beat.owner for beat in seen] == ["worker@machine-b:123:abcdef"]
+
+
+def test_the_embedding_cache_is_a_file_in_the_data_dir_with_a_sqlite_catalog(tmp_path: Path) -> None:
+    cache = open_embedding_cache(settings_on(tmp_path / "data"))
+    try:
+        assert isinstance(cache, SqliteEmbeddingCache) and (tmp_path / "data" / "embeddings.sqlite").is_file()
+    finally:
+        cache.close()
+
+
+@pytest.mark.postgres
+def test_the_embedding_cache_is_shared_through_a_postgresql_catalog(postgres_url: str, tmp_path: Path) -> None:
+    one = open_embedding_cache(settings_on(tmp_path / "one", catalog_url=postgres_url))
+    two = open_embedding_cache(settings_on(tmp_path / "two", catalog_url=postgres_url))
+    assert isinstance(one, PostgresEmbeddingCache) and isinstance(two, PostgresEmbeddingCache)
+    try:
+        vector = np.arange(384, dtype=np.float32) / 384
+        one.put_many("m", {"a": vector, "b": [0.5] * 384})
+        one.put_many("m", {"a": np.zeros(384, dtype=np.float32)})  # an existing key is kept
+        found = two.get_many("m", ["a", "b", "missing"])
+        assert sorted(found) == ["a", "b"]
+        assert np.array_equal(np.asarray(found["a"], dtype=np.float32), vector)
+        assert two.get_many("other model", ["a"]) == {}
+        many = {f"k{i}": [float(i)] * 4 for i in range(1200)}  # more keys than one query's batch
+        two.put_many("n", many)
+        assert len(one.get_many("n", list(many))) == 1200
+    finally:
+        one.close()
+        two.close()
+    assert not (tmp_path / "one" / "embeddings.sqlite").exists()
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT COUNT(*) FROM embedding_cache").fetchone() == (1202,)
