@@ -8,6 +8,7 @@ import os
 from functools import partial
 from pathlib import Path
 
+from workspace_app.accounts.service import AccountService
 from workspace_app.adapters.ownership import claim_data_dir
 from workspace_app.adapters.process import make_private
 from workspace_app.answer.llm import LlmAnswerer
@@ -214,7 +215,8 @@ def build_app(
         guides=guides, suggestions=suggestions,
         patients=patients, patient_answers=PatientAnswerService(answers, records, links),
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
-        notes=notes, studio=studio, translator=translator, domain=domain,
+        notes=notes, studio=studio, accounts=AccountService(catalog.accounts, catalog, settings.accounts),
+        translator=translator, domain=domain,
         figures=FigureService(catalog, catalog.figures, thumbnails, documents.get),
     )
 
