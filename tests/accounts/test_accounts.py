@@ -29,7 +29,7 @@ def catalog(tmp_path: Path) -> SqliteCatalog:
 
 
 def service(catalog: SqliteCatalog, enabled: bool = True) -> AccountService:
-    return AccountService(catalog.accounts, catalog, AccountsSettings(enabled=enabled, password_cost=1024))
+    return AccountService(*[catalog.accounts] * 4, catalog, AccountsSettings(enabled=enabled, password_cost=1024))
 
 
 def test_the_policy_grants_each_role_its_actions_and_no_more() -> None:

@@ -28,7 +28,7 @@ from workspace_app.errors import PermissionDeniedError, SignInError, WorkspaceEr
 from workspace_app.models.accounts import ApiKey, AuditEntry, Membership, User, now_precise
 from workspace_app.models.documents import Workspace
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
-from workspace_app.storage.base import AccountStore
+from workspace_app.storage.base import ApiKeyStore, AuditLog, MembershipStore, UserStore
 
 OPERATOR = "operator"  # the audit log's name of a caller without an account (the CLI on the server)
 AUDIT_FORMATS = ("jsonl", "csv")
@@ -46,8 +46,14 @@ def clean_user_name(name: str) -> str:
 class AccountService:
     """Users, keys, memberships, the gate and the audit log over the catalog's account store."""
 
-    def __init__(self, store: AccountStore, workspaces: ScopeCatalog, settings: AccountsSettings) -> None:
-        self._store = store
+    def __init__(
+        self, users: UserStore, members: MembershipStore, keys: ApiKeyStore, log: AuditLog, workspaces: ScopeCatalog,
+        settings: AccountsSettings,
+    ) -> None:
+        self._users = users
+        self._members = members
+        self._keys = keys
+        self._log = log
         self._workspaces = workspaces
         self.settings = settings
 
@@ -62,9 +68,9 @@ class AccountService:
         """Add a local account; the first user is an admin whatever `is_admin` says."""
         cleaned = clean_user_name(name)
         self._check_password(password)
-        first = not self._store.list_users()
+        first = not self._users.list_users()
         hashed = hash_password(password, self.settings.password_cost)
-        return self._store.add_user(cleaned, hashed, is_admin or first)
+        return self._users.add_user(cleaned, hashed, is_admin or first)
 
     def _check_password(self, password: str) -> None:
         if len(password) < self.settings.password_min_length or not password.strip():
@@ -75,11 +81,11 @@ class AccountService:
 
     def list_users(self) -> list[User]:
         """Every user, oldest first."""
-        return self._store.list_users()
+        return self._users.list_users()
 
     def user(self, name_or_id: str) -> User:
         """A user by name or id, or a clear error."""
-        found = self._store.find_user(name_or_id)
+        found = self._users.find_user(name_or_id)
         if found is None:
             raise WorkspaceError(f"There is no user '{name_or_id}'. Add one with `workspace-app users add NAME`.")
         return found
@@ -87,12 +93,12 @@ class AccountService:
     def set_password(self, name: str, password: str) -> None:
         """Give a user a new password."""
         self._check_password(password)
-        self._store.set_password(self.user(name).id, hash_password(password, self.settings.password_cost))
+        self._users.set_password(self.user(name).id, hash_password(password, self.settings.password_cost))
 
     def sign_in(self, name: str, password: str) -> User:
         """The user whose name and password these are (recorded), or SignInError saying nothing of which was wrong."""
-        found = self._store.find_user(name.strip())
-        stored = self._store.password_hash(found.id) if found else None
+        found = self._users.find_user(name.strip())
+        stored = self._users.password_hash(found.id) if found else None
         if found is None or stored is None or not password_matches(password, stored):
             raise SignInError("The user name or password is not right.")
         self.record(found, "signed in")
@@ -106,7 +112,7 @@ class AccountService:
         user = self.user(owner)
         self.require_self_or_admin(caller, user)
         key_id, key, digest = new_api_key()
-        record = self._store.add_key(key_id, user.id, digest, label.strip()[:80])
+        record = self._keys.add_key(key_id, user.id, digest, label.strip()[:80])
         self.record(caller, "key created", target=f"{user.name}:{key_id}")
         return record, key
 
@@ -114,23 +120,23 @@ class AccountService:
         """A user's keys (the caller's own, or anyone's for an admin or the operator)."""
         user = self.user(owner)
         self.require_self_or_admin(caller, user)
-        return self._store.list_keys(user.id)
+        return self._keys.list_keys(user.id)
 
     def revoke_key(self, caller: User | None, owner: str, key_id: str) -> None:
         """Revoke one of a user's keys (recorded); a clear error when they have no such live key."""
         user = self.user(owner)
         self.require_self_or_admin(caller, user)
-        if not self._store.revoke_key(user.id, key_id):
+        if not self._keys.revoke_key(user.id, key_id):
             raise WorkspaceError(f"{user.name} has no live key '{key_id}'.")
         self.record(caller, "key revoked", target=f"{user.name}:{key_id}")
 
     def identify(self, key: str) -> User | None:
         """The user a presented API key belongs to, or None (unknown, revoked or malformed)."""
         key_id = key_id_of(key.strip())
-        live = self._store.live_key(key_id) if key_id else None
+        live = self._keys.live_key(key_id) if key_id else None
         if live is None or not digests_match(key.strip(), live[1]):
             return None
-        return self._store.find_user(live[0])
+        return self._users.find_user(live[0])
 
     @staticmethod
     def require_self_or_admin(caller: User | None, user: User) -> None:
@@ -150,7 +156,7 @@ class AccountService:
         """The caller's role in a workspace: owner for the operator (and for everyone when accounts are off)."""
         if caller is None or not self.enabled:
             return Role.OWNER
-        found = self._store.role_of(workspace_id, caller.id)
+        found = self._members.role_of(workspace_id, caller.id)
         return Role(found) if found else None
 
     def open(self, caller: User | None, workspace: str, action: Action) -> Workspace:
@@ -168,17 +174,17 @@ class AccountService:
         """The workspaces the caller may see (all for the operator and with accounts off)."""
         if caller is None or not self.enabled:
             return list(workspaces)
-        mine = self._store.user_workspaces(caller.id)
+        mine = self._members.user_workspaces(caller.id)
         return [w for w in workspaces if w.id in mine]
 
     def roles(self, caller: User) -> dict[str, str]:
         """Workspace id -> the caller's role, for each workspace shared with them."""
-        return self._store.user_workspaces(caller.id)
+        return self._members.user_workspaces(caller.id)
 
     def created(self, caller: User | None, workspace: Workspace) -> None:
         """A new workspace is private to its creator, who owns it (recorded)."""
         if caller is not None:
-            self._store.set_role(workspace.id, caller.id, Role.OWNER.value)
+            self._members.set_role(workspace.id, caller.id, Role.OWNER.value)
         self.record(caller, "created workspace", workspace.id, workspace.name)
 
     # Sharing
@@ -188,7 +194,7 @@ class AccountService:
         found = self.open(caller, workspace, Action.MANAGE)
         user = self.user(user_name)
         chosen = parse_role(role)
-        self._store.set_role(found.id, user.id, chosen.value)
+        self._members.set_role(found.id, user.id, chosen.value)
         self.record(caller, "shared", found.id, user.name, chosen.value)
         return Membership(found.id, user.id, user.name, chosen.value)
 
@@ -196,17 +202,17 @@ class AccountService:
         """Take a user's role in a workspace away (owners only; recorded); the last owner cannot leave it ownerless."""
         found = self.open(caller, workspace, Action.MANAGE)
         user = self.user(user_name)
-        members = self._store.members(found.id)
+        members = self._members.members(found.id)
         owners = [m for m in members if m.role == Role.OWNER.value]
         if [m.user_id for m in owners] == [user.id]:
             raise WorkspaceError(f"{user.name} is the only owner of '{found.name}': make someone else owner first.")
-        if not self._store.remove_member(found.id, user.id):
+        if not self._members.remove_member(found.id, user.id):
             raise WorkspaceError(f"{user.name} has no role in '{found.name}'.")
         self.record(caller, "unshared", found.id, user.name)
 
     def members(self, caller: User | None, workspace: str) -> list[Membership]:
         """The workspace's members with their roles (owners only)."""
-        return self._store.members(self.open(caller, workspace, Action.MANAGE).id)
+        return self._members.members(self.open(caller, workspace, Action.MANAGE).id)
 
     # The audit log
 
@@ -218,12 +224,12 @@ class AccountService:
             return
         name = caller.name if caller else OPERATOR
         cut = detail[: self.settings.audit_detail_chars]
-        self._store.record(AuditEntry(now_precise(), name, action, workspace_id, target[:500], cut))
+        self._log.record(AuditEntry(now_precise(), name, action, workspace_id, target[:500], cut))
 
     def audit(self, caller: User | None, workspace: str) -> list[AuditEntry]:
         """A workspace's audit log, oldest first (owners only; reading it for export is recorded)."""
         found = self.open(caller, workspace, Action.MANAGE)
-        entries = self._store.workspace_entries(found.id, self.settings.audit_limit)
+        entries = self._log.workspace_entries(found.id, self.settings.audit_limit)
         self.record(caller, "exported audit log", found.id, found.name)
         return entries
 
@@ -231,7 +237,7 @@ class AccountService:
         """What a user did, oldest first (the user themselves, an admin or the operator)."""
         user = self.user(user_name)
         self.require_self_or_admin(caller, user)
-        return self._store.user_entries(user.name, self.settings.audit_limit)
+        return self._log.user_entries(user.name, self.settings.audit_limit)
 
 
 def export_audit(entries: Sequence[AuditEntry], fmt: str) -> str:
@@ -241,7 +247,7 @@ def export_audit(entries: Sequence[AuditEntry], fmt: str) -> str:
     if fmt == "jsonl":
         return "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in entries)
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["at", "user", "action", "workspace_id", "target", "detail"])
     for e in entries:
         writer.writerow([_csv_safe(v) for v in (e.at, e.user, e.action, e.workspace_id, e.target, e.detail)])

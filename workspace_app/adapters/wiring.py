@@ -110,6 +110,22 @@ def open_catalog(settings: Settings) -> Catalog:
     return SqliteCatalog(settings.storage.data_dir / "catalog.sqlite")
 
 
+def account_service(catalog: Catalog, settings: Settings) -> AccountService:
+    """Accounts on the catalog's users, memberships, keys and audit log (one store answers all four)."""
+    store = catalog.accounts
+    return AccountService(store, store, store, store, catalog, settings.accounts)
+
+
+def open_accounts(settings: Settings) -> tuple[AccountService, Catalog]:
+    """The account service on the catalog alone (no vectors, no models): what the CLI's account commands and its
+    role check need. The caller closes the catalog."""
+    data_dir = settings.storage.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    make_private(data_dir)
+    catalog = open_catalog(settings)
+    return account_service(catalog, settings), catalog
+
+
 def graph_store(catalog: Catalog) -> SqliteGraphStore | PostgresGraphStore:
     """The entity graph's tables, in the catalog's database."""
     if isinstance(catalog, PostgresCatalog):
@@ -215,7 +231,7 @@ def build_app(
         guides=guides, suggestions=suggestions,
         patients=patients, patient_answers=PatientAnswerService(answers, records, links),
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
-        notes=notes, studio=studio, accounts=AccountService(catalog.accounts, catalog, settings.accounts),
+        notes=notes, studio=studio, accounts=account_service(catalog, settings),
         translator=translator, domain=domain,
         figures=FigureService(catalog, catalog.figures, thumbnails, documents.get),
     )

@@ -33,7 +33,7 @@ class SqlDatabase(Protocol):
 
 
 class SqlAccounts:
-    """The `AccountStore` over a catalog database."""
+    """The `UserStore`, `MembershipStore`, `ApiKeyStore` and `AuditLog` over a catalog database."""
 
     def __init__(self, database: SqlDatabase, placeholder: str, unique_error: type[Exception]) -> None:
         self._db = database

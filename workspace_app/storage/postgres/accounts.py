@@ -10,7 +10,7 @@ from workspace_app.storage.postgres.database import PostgresDatabase
 
 
 class PostgresAccounts(SqlAccounts):
-    """The `AccountStore` over the PostgreSQL catalog's database."""
+    """The `UserStore`, `MembershipStore`, `ApiKeyStore` and `AuditLog` over the PostgreSQL catalog's database."""
 
     def __init__(self, database: PostgresDatabase) -> None:
         super().__init__(database, "%s", psycopg.errors.UniqueViolation)

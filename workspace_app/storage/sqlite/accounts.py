@@ -9,7 +9,7 @@ from workspace_app.storage.sqlite.database import Database
 
 
 class SqliteAccounts(SqlAccounts):
-    """The `AccountStore` over the SQLite catalog's database."""
+    """The `UserStore`, `MembershipStore`, `ApiKeyStore` and `AuditLog` over the SQLite catalog's database."""
 
     def __init__(self, database: Database) -> None:
         super().__init__(database, "?", sqlite3.IntegrityError)
