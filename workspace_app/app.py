@@ -29,7 +29,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from workspace_app.accounts.service import AccountService
+from workspace_app.accounts.policy import Action
+from workspace_app.accounts.service import AccountService, export_audit
 from workspace_app.answer.export import answer_markdown, escape, grading_text
 from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
@@ -60,8 +61,8 @@ from workspace_app.workspaces import WorkspaceService
 WARM_WORKSPACES = 3
 
 __all__ = [
-    "MODES", "STUDIO_KINDS", "AnswerService", "App", "ChatService", "EntityPassage", "NoteService", "answer_markdown",
-    "escape", "grading_text", "safe_file_name",
+    "MODES", "STUDIO_KINDS", "Action", "AnswerService", "App", "ChatService", "EntityPassage", "NoteService", "answer_markdown",
+    "escape", "export_audit", "grading_text", "safe_file_name",
 ]
 
 
