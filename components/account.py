@@ -6,6 +6,9 @@ With accounts off the user is None (the one person of the install) and every che
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Literal
+
 import streamlit as st
 
 from workspace_app.app import Action, App
@@ -78,3 +81,12 @@ def role_caption(app: App, workspace_id: str) -> str:
     if user is None or may(app, workspace_id, Action.EDIT):
         return ""
     return "Your role here is viewer: you can read and ask; answers are not kept in chats."
+
+
+def export_recorder(
+    app: App, workspace_id: str, target: str, otherwise: Literal["ignore", "rerun"] = "ignore"
+) -> Callable[[], None] | Literal["ignore", "rerun"]:
+    """A download button's `on_click` that records the export (accounts on), else `otherwise` (as before)."""
+    if current_user() is None:
+        return otherwise
+    return lambda: record(app, "exported", workspace_id, target)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.account import require
+from components.account import export_recorder, require
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.notes import NoteAction, close_note_editor, render_new_note, render_note
@@ -76,7 +76,7 @@ def render_page(app: App, notes: NoteService) -> None:
     st.download_button(
         "Export notes to Markdown", notes.export_notes(workspace.id).encode("utf-8"),
         file_name=safe_file_name(f"Notes - {workspace.name}", "md", "notes"), mime="text/markdown",
-        key="notes-export", icon=":material/download:", on_click="ignore",
+        key="notes-export", icon=":material/download:", on_click=export_recorder(app, workspace.id, "notes"),
     )
     present: set[str] | None = None
     with report_errors():

@@ -99,10 +99,17 @@ class AccountService:
         """The user whose name and password these are (recorded), or SignInError saying nothing of which was wrong."""
         found = self._users.find_user(name.strip())
         stored = self._users.password_hash(found.id) if found else None
-        if found is None or stored is None or not password_matches(password, stored):
+        # An unknown name costs a hash too, so the time taken does not tell which names exist.
+        matches = password_matches(password, stored or self._decoy())
+        if found is None or stored is None or not matches:
             raise SignInError("The user name or password is not right.")
         self.record(found, "signed in")
         return found
+
+    def _decoy(self) -> str:
+        if not hasattr(self, "_decoy_hash"):
+            self._decoy_hash = hash_password(new_api_key()[1], self.settings.password_cost)
+        return self._decoy_hash
 
     # API keys
 
