@@ -231,7 +231,7 @@ def ask(app: App, workspace: Workspace, chat: Chat | None, question: str) -> Cha
     if not may(app, workspace.id, Action.EDIT):  # a viewer's answers are shown in this session, not kept in a chat
         _forget_pending(workspace, question)
         st.session_state[VIEWER_ANSWERS] = [*st.session_state.get(VIEWER_ANSWERS, []), (workspace.id, question, answer)]
-        return chat
+        st.rerun()  # shown by the next run (any other pending question is answered there)
     try:
         chat = chat or chats.create_chat(workspace.id)
         chats.record_answer(workspace.id, chat.id, answer)

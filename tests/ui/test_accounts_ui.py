@@ -92,3 +92,21 @@ def test_an_owner_shares_from_the_workspaces_page(accounts: dict[str, Any]) -> N
     assert not at.exception
     members = accounts["store"].members(None, "Shared")
     assert {(m.user_name, m.role) for m in members} == {("olga", "owner"), ("vic", "viewer"), ("root", "editor")}
+
+
+def test_a_viewer_asks_in_chat_and_the_answer_is_not_kept(accounts: dict[str, Any], tmp_path: Path,
+                                                          build: Callable[..., Any]) -> None:
+    service = build(tmp_path / "data")
+    source = tmp_path / "warfarin.txt"
+    source.write_text("Warfarin should target an INR of 2.0 to 3.0 in atrial fibrillation.\n", encoding="utf-8")
+    assert service.documents.ingest("Shared", source, "warfarin.txt").status == "ready"
+    at = signed_in("vic")
+    at.session_state["workspace"] = accounts["shared"].id
+    at.switch_page("pages/chat.py").run()
+    at.chat_input(key="chat-input").set_value("What INR should warfarin target?").run()
+    assert not at.exception
+    shown = "\n".join(m.value for m in at.markdown).replace("\\", "")  # the answer's Markdown escapes "."
+    assert "INR of 2.0 to 3.0" in shown, "the viewer sees the answer"
+    assert service.chats.list_chats("Shared") == [], "a viewer's answer is not kept in a chat"
+    asked = [e for e in accounts["store"].audit(None, "Shared") if e.action == "asked"]
+    assert [(e.user, e.detail) for e in asked] == [("vic", "What INR should warfarin target?")]
