@@ -288,6 +288,22 @@ def test_a_viewer_asks_but_not_into_a_chat_and_the_owner_reads_who_asked(world: 
     assert csv_log.text.startswith("at,user,action,workspace_id,target,detail")
 
 
+def test_the_audit_log_says_who_uploaded_removed_and_shared(world: World) -> None:
+    editor, owner = world.headers("editor"), world.headers("owner")
+    sent = world.client.post("/workspaces/Cardio/documents", headers=editor,
+                             files={"file": ("later.txt", SOURCE.replace(MARKER, "Later").encode())})
+    assert sent.status_code == 202, sent.text
+    assert world.client.delete("/workspaces/Cardio/documents/later.txt", headers=editor).status_code == 200
+    assert world.client.delete("/workspaces/Cardio/members/vic", headers=owner).status_code == 204
+    entries = world.client.get("/workspaces/Cardio/audit", headers=owner).json()
+    done = [(e["user"], e["action"], e["target"]) for e in entries]
+    assert ("olga", "created workspace", "Cardio") == done[0]
+    assert ("olga", "shared", "ed") in done and ("olga", "unshared", "vic") in done
+    assert ("ed", "uploaded", "later.txt") in done and ("ed", "removed", "later.txt") in done
+    assert world.client.get("/workspaces/Cardio", headers=world.headers("viewer")).status_code == 404, "unshared"
+    assert world.client.get("/workspaces/Cardio/audit", headers=editor).status_code == 403
+
+
 def test_an_admin_manages_users_and_no_key_means_no_entry(world: World) -> None:
     admin = world.headers("admin")
     assert world.client.post("/users", json={"name": "nina", "password": PASSWORD}, headers=admin).status_code == 201
