@@ -107,6 +107,8 @@ def test_the_gate_hides_private_workspaces_and_sharing_opens_them(catalog: Sqlit
         accounts.share(eve, "Private", "eve", "owner")
     with pytest.raises(WorkspaceError, match="only owner"):
         accounts.unshare(ada, "Private", "ada")
+    with pytest.raises(WorkspaceError, match="only owner"):
+        accounts.share(ada, "Private", "ada", "viewer")
     accounts.unshare(ada, "Private", "bob")
     assert accounts.visible(bob, catalog.list_workspaces()) == []
     assert accounts.open(None, "Private", Action.MANAGE).name == "Private", "the operator opens everything"

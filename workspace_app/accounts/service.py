@@ -201,6 +201,8 @@ class AccountService:
         found = self.open(caller, workspace, Action.MANAGE)
         user = self.user(user_name)
         chosen = parse_role(role)
+        if chosen is not Role.OWNER:
+            self._keep_an_owner(found, user)
         self._members.set_role(found.id, user.id, chosen.value)
         self.record(caller, "shared", found.id, user.name, chosen.value)
         return Membership(found.id, user.id, user.name, chosen.value)
@@ -209,13 +211,16 @@ class AccountService:
         """Take a user's role in a workspace away (owners only; recorded); the last owner cannot leave it ownerless."""
         found = self.open(caller, workspace, Action.MANAGE)
         user = self.user(user_name)
-        members = self._members.members(found.id)
-        owners = [m for m in members if m.role == Role.OWNER.value]
-        if [m.user_id for m in owners] == [user.id]:
-            raise WorkspaceError(f"{user.name} is the only owner of '{found.name}': make someone else owner first.")
+        self._keep_an_owner(found, user)
         if not self._members.remove_member(found.id, user.id):
             raise WorkspaceError(f"{user.name} has no role in '{found.name}'.")
         self.record(caller, "unshared", found.id, user.name)
+
+    def _keep_an_owner(self, workspace: Workspace, leaving: User) -> None:
+        """Refuse to take the owner role from a workspace's only owner (it would be left without one)."""
+        owners = [m.user_id for m in self._members.members(workspace.id) if m.role == Role.OWNER.value]
+        if owners == [leaving.id]:
+            raise WorkspaceError(f"{leaving.name} is the only owner of '{workspace.name}': make someone else owner first.")
 
     def members(self, caller: User | None, workspace: str) -> list[Membership]:
         """The workspace's members with their roles (owners only)."""
