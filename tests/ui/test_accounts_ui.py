@@ -69,6 +69,9 @@ def test_a_viewer_sees_only_their_workspace_and_cannot_upload(accounts: dict[str
     shown = page_text(at)
     assert "Shared" in shown and "Secret" not in shown
     assert "Signed in as **vic**" in shown
+    shared = accounts["shared"].id
+    assert at.button(key=f"workspaces-rename-{shared}").disabled and at.button(key=f"workspaces-delete-{shared}").disabled
+    assert not at.get("expander"), "no sharing section for a viewer"
     at.session_state["workspace"] = accounts["shared"].id
     at.switch_page("pages/sources.py").run()
     assert not at.exception and not at.get("file_uploader"), "a viewer gets no drop zone"
@@ -86,6 +89,7 @@ def test_an_owner_shares_from_the_workspaces_page(accounts: dict[str, Any]) -> N
     at = signed_in("olga")
     at.session_state["workspace"] = accounts["shared"].id
     at.run()
+    assert not at.button(key=f"workspaces-rename-{accounts['shared'].id}").disabled
     at.text_input(key="sharing-user").input("root")
     at.selectbox(key="sharing-role").select("editor")
     at.button(key="sharing-share").click().run()
