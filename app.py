@@ -16,8 +16,10 @@ import streamlit as st
 from PIL import Image, ImageDraw
 
 from components.access import is_unlocked, render_sign_in
+from components.account import current_user, render_account_bar, render_account_sign_in
 from components.application import current_app
 from components.feedback import GENERIC_ERROR
+from workspace_app.app import App
 from workspace_app.config import load_settings
 from workspace_app.errors import WorkspaceError
 
@@ -47,7 +49,8 @@ def main() -> None:
     """Configure the page, open the App (pages take it from `current_app()`), run the chosen page."""
     st.set_page_config(page_title="Workspace", page_icon=favicon(), layout="wide")
     try:
-        password = load_settings().ui.password
+        settings = load_settings()
+        password = settings.ui.password
     except WorkspaceError as exc:  # e.g. a blank WORKSPACE_UI__PASSWORD: nothing opens until the settings are fixed
         st.error("The settings are not valid: " + exc.user_message, icon=":material/error:")
         st.stop()
@@ -57,9 +60,25 @@ def main() -> None:
         sign_in = st.Page(lambda: render_sign_in(password), title="Sign in", icon=":material/lock:", url_path="sign-in")
         st.navigation([sign_in], position="hidden").run()
         return
-    page = st.navigation(PAGES, position="top")
+    if settings.accounts.enabled and current_user() is None:  # the only page until the user signs in
+        app = open_app()
+        sign_in = st.Page(lambda: render_account_sign_in(app), title="Sign in", icon=":material/login:",
+                          url_path="sign-in")
+        st.navigation([sign_in], position="hidden").run()
+        return
+    user = current_user()
+    if user is not None:
+        render_account_bar(user)
+    # Patient records are not shared per workspace yet: with accounts on only admins see them.
+    page = st.navigation([p for p in PAGES if user is None or user.is_admin or p.title != "Patients"], position="top")
+    open_app()
+    page.run()
+
+
+def open_app() -> App:
+    """The App of this process, or the page stops with what went wrong."""
     try:
-        current_app()
+        return current_app()
     except WorkspaceError as exc:
         st.error(exc.user_message, icon=":material/error:")
         st.stop()
@@ -67,7 +86,7 @@ def main() -> None:
         log.exception("the workspace application could not be built")
         st.error(GENERIC_ERROR, icon=":material/error:")
         st.stop()
-    page.run()
+    raise AssertionError("st.stop() ends the run")
 
 
 main()

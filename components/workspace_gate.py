@@ -11,7 +11,9 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from components.account import current_user, require
 from components.application import current_app
+from workspace_app.app import Action
 from workspace_app.errors import WorkspaceNotFoundError
 from workspace_app.models.documents import Workspace
 
@@ -59,6 +61,7 @@ def render_workspace_gate(lookup: Callable[[str], Workspace], *, purpose: str) -
     if workspace_id is not None:
         try:
             workspace = lookup(workspace_id)
+            require(current_app(), workspace.id, Action.READ)  # accounts on: a stranger is told it does not exist
         except WorkspaceNotFoundError:
             forget_workspace()
             st.warning("The workspace in this link no longer exists.", icon=":material/link_off:")
@@ -76,7 +79,8 @@ def render_workspace_gate(lookup: Callable[[str], Workspace], *, purpose: str) -
 
 def _only_workspace() -> Workspace | None:
     """The workspace when there is exactly one: nothing to choose between."""
-    workspaces = current_app().workspaces.list()
+    app = current_app()
+    workspaces = app.accounts.visible(current_user(), app.workspaces.list())
     return workspaces[0] if len(workspaces) == 1 else None
 
 

@@ -39,14 +39,18 @@ def render_create_form(*, key: str) -> WorkspaceAction | None:
     return WorkspaceAction("create", name=name) if submitted else None
 
 
-def render_workspace_list(workspaces: list[Workspace], *, current: str | None, key: str) -> WorkspaceAction | None:
-    """One card per workspace with its document count, creation date and actions."""
+def render_workspace_list(
+    workspaces: list[Workspace], *, current: str | None, key: str, manageable: set[str] | None = None
+) -> WorkspaceAction | None:
+    """One card per workspace with its document count, creation date and actions (Rename and Delete disabled on
+    those not in `manageable`, when given: the user's role there does not allow them)."""
     if not workspaces:
         st.info("No workspaces yet. Create one above, then add PDFs to it as sources.", icon=":material/inbox:")
         return None
     action = None
     for workspace in workspaces:
-        action = _render_card(workspace, is_current=workspace.id == current, key=key) or action
+        locked = manageable is not None and workspace.id not in manageable
+        action = _render_card(workspace, is_current=workspace.id == current, key=key, locked=locked) or action
     return action
 
 
@@ -55,13 +59,13 @@ def close_workspace_editor(*, key: str) -> None:
     st.session_state.pop(_editor_key(key), None)
 
 
-def _render_card(workspace: Workspace, *, is_current: bool, key: str) -> WorkspaceAction | None:
+def _render_card(workspace: Workspace, *, is_current: bool, key: str, locked: bool = False) -> WorkspaceAction | None:
     with st.container(border=True, key=f"{key}-card-{workspace.id}"):
         info_col, buttons_col = st.columns([3, 2], vertical_alignment="center")
         with info_col:
             _render_summary(workspace, is_current=is_current)
         with buttons_col:
-            action = _render_buttons(workspace, is_current=is_current, key=key)
+            action = _render_buttons(workspace, is_current=is_current, key=key, locked=locked)
         editing = st.session_state.get(_editor_key(key))
         if editing == ("rename", workspace.id):
             action = _render_rename(workspace, key=key) or action
@@ -79,18 +83,18 @@ def _render_summary(workspace: Workspace, *, is_current: bool) -> None:
     st.caption(f"{sources}{failed} · created {format_date(workspace.created_at)}")
 
 
-def _render_buttons(workspace: Workspace, *, is_current: bool, key: str) -> WorkspaceAction | None:
+def _render_buttons(workspace: Workspace, *, is_current: bool, key: str, locked: bool = False) -> WorkspaceAction | None:
     open_col, rename_col, delete_col = st.columns(3)
     opened = open_col.button(
         "Current" if is_current else "Open", key=f"{key}-open-{workspace.id}", disabled=is_current,
         icon=":material/folder_open:", width="stretch",
     )
     rename_col.button(
-        "Rename", key=f"{key}-rename-{workspace.id}", icon=":material/edit:", width="stretch",
+        "Rename", key=f"{key}-rename-{workspace.id}", icon=":material/edit:", width="stretch", disabled=locked,
         on_click=_open_editor, args=(key, "rename", workspace.id),
     )
     delete_col.button(
-        "Delete", key=f"{key}-delete-{workspace.id}", icon=":material/delete:", width="stretch",
+        "Delete", key=f"{key}-delete-{workspace.id}", icon=":material/delete:", width="stretch", disabled=locked,
         on_click=_open_editor, args=(key, "delete", workspace.id),
     )
     return WorkspaceAction("open", workspace.id) if opened else None

@@ -11,6 +11,7 @@ import logging
 
 import streamlit as st
 
+from components.account import current_user, may, record, require, role_caption
 from components.application import current_app
 from components.chats import (
     PENDING,
@@ -34,7 +35,7 @@ from components.workspace_gate import (
     render_workspace_gate,
     set_url_param,
 )
-from workspace_app.app import MODES, App, ChatService, NoteService
+from workspace_app.app import MODES, Action, App, ChatService, NoteService
 from workspace_app.errors import ChatNotFoundError, WorkspaceError
 from workspace_app.models.answers import Answer, Chat, ChatMessage, Citation
 from workspace_app.models.documents import Workspace
@@ -50,6 +51,7 @@ VIEWER_KEY = "source-viewer"
 MODE_KEY = "chat-mode"
 PATIENT_KEY = "chat-patient"
 DEFAULT_MODE = "hybrid"
+VIEWER_ANSWERS = "chat-viewer-answers"  # a viewer's (workspace id, question, answer) of this session
 
 
 def render_page(app: App) -> None:
@@ -71,6 +73,8 @@ def render_page(app: App) -> None:
         render_patient_choice(_patient_ids(app), key=PATIENT_KEY)
         render_query_mode(MODES, DEFAULT_MODE, key=MODE_KEY)
         st.caption(f"Answers by the {'language model' if app.answers.answerer_name == 'llm' else 'offline extractive'} answerer.")
+        if role_caption(app, workspace.id):
+            st.caption(role_caption(app, workspace.id))
     if action:
         apply_chat_action(chats, workspace, action)
     messages = chats.chat_messages(workspace.id, current.id) if current else []
@@ -87,6 +91,7 @@ def render_page(app: App) -> None:
         for message in messages:
             _render_exchange(app.notes, workspace, message, message.id in saved, {d.id for d in documents},
                              _thumbnails(app, workspace, message.answer))
+        _render_session_answers(workspace)
     queue_question(workspace, typed or picked)
     if pending_questions(workspace):
         with talk:
@@ -130,6 +135,17 @@ def _render_exchange(
         apply_answer_action(notes, workspace, message, action)
 
 
+def _render_session_answers(workspace: Workspace) -> None:
+    """A viewer's answers of this session (not kept in a chat: a viewer does not write to the workspace)."""
+    for i, (owner, question, answer) in enumerate(st.session_state.get(VIEWER_ANSWERS, [])):
+        if owner != workspace.id:
+            continue
+        with st.chat_message("user"):
+            st.markdown(escape_markdown(question))
+        with st.chat_message("assistant"):
+            render_answer(answer, key=f"viewer-answer-{i}", can_save=False, removed=set(), thumbnails={})
+
+
 def apply_answer_action(notes: NoteService, workspace: Workspace, message: ChatMessage, action: AnswerAction) -> None:
     """Open a citation in the panel, or save the answer to notes (once: it is kept by its message id)."""
     if action.kind in ("cite", "figure") and action.n is not None:
@@ -138,6 +154,7 @@ def apply_answer_action(notes: NoteService, workspace: Workspace, message: ChatM
         remember_citation(CITED, CITE_PARAM, message.id, action.n if action.kind == "cite" else -(action.n + 1))
         return
     with report_errors():
+        require(current_app(), workspace.id, Action.EDIT)
         notes.save_note(workspace.id, message.answer, message_id=message.id)
         flash("Saved to notes.")
         st.rerun()
@@ -146,6 +163,8 @@ def apply_answer_action(notes: NoteService, workspace: Workspace, message: ChatM
 def apply_chat_action(chats: ChatService, workspace: Workspace, action: ChatAction) -> None:
     """Start, open, rename or delete a chat, then rerun."""
     with report_errors():
+        if action.kind != "open":
+            require(current_app(), workspace.id, Action.EDIT)
         if action.kind == "new":
             st.session_state[CHAT] = chats.create_chat(workspace.id).id
             set_url_param(CHAT_PARAM, st.session_state[CHAT])
@@ -208,6 +227,11 @@ def ask(app: App, workspace: Workspace, chat: Chat | None, question: str) -> Cha
     if answer is None:
         _forget_pending(workspace, question)  # failed, with its message shown: not asked again
         return None
+    record(app, "asked", workspace.id, chat.id if chat else "", question)
+    if not may(app, workspace.id, Action.EDIT):  # a viewer's answers are shown in this session, not kept in a chat
+        _forget_pending(workspace, question)
+        st.session_state[VIEWER_ANSWERS] = [*st.session_state.get(VIEWER_ANSWERS, []), (workspace.id, question, answer)]
+        st.rerun()  # shown by the next run (any other pending question is answered there)
     try:
         chat = chat or chats.create_chat(workspace.id)
         chats.record_answer(workspace.id, chat.id, answer)
@@ -264,7 +288,11 @@ def _patient_answer(app: App, workspace: Workspace, patient: str, question: str)
 
 
 def _patient_ids(app: App) -> list[str]:
-    """The imported patients' ids (none when the records cannot be read: the chat still works)."""
+    """The imported patients' ids (none when the records cannot be read: the chat still works; none for a user who
+    is not an admin, with accounts on: patient records are not shared per workspace yet)."""
+    user = current_user()
+    if user is not None and not user.is_admin:
+        return []
     try:
         return app.patients.ids()
     except WorkspaceError as exc:

@@ -16,6 +16,7 @@ from typing import Any
 import networkx as nx
 import streamlit as st
 
+from components.account import export_recorder
 from components.application import current_app
 from components.chats import ask_in_chat
 from components.feedback import report_errors
@@ -73,6 +74,7 @@ def render_page(app: App, answers: AnswerService) -> None:
             "Download GraphML", data=graph_service.export_graphml(workspace.id),
             file_name=safe_file_name(workspace.name, "graphml", "graph"),
             mime="application/graphml+xml", key="graph-graphml", icon=":material/download:",
+            on_click=export_recorder(app, workspace.id, "graph", otherwise="rerun"),
         )
         patient = _patient_overlay(app, workspace)
     action = render_node_menu_bridge(frame_key=VIEW_KEY, key="graph-node-menu")

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.account import export_recorder, require
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.notes import NoteAction, close_note_editor, render_new_note, render_note
 from components.source_viewer import render_citation_viewer, sticky_viewer_style
 from components.studio import render_studio
 from components.workspace_gate import forget_citation, remember_citation, remembered_citation, render_workspace_gate
-from workspace_app.app import App, NoteService, safe_file_name
+from workspace_app.app import Action, App, NoteService, safe_file_name
 from workspace_app.models.answers import Citation, Note
 from workspace_app.models.documents import Workspace
 
@@ -25,6 +26,7 @@ VIEWER_KEY = "notes-viewer"
 def apply_note_action(app: App, notes: NoteService, workspace: Workspace, action: NoteAction) -> None:
     """Add, edit, delete a note or add it to the sources, then rerun so the page shows the result."""
     with report_errors():
+        require(app, workspace.id, Action.EDIT)
         if action.kind == "source":
             add_as_source(app, notes, workspace, action.note_id or "")
         elif action.kind == "create":
@@ -74,7 +76,7 @@ def render_page(app: App, notes: NoteService) -> None:
     st.download_button(
         "Export notes to Markdown", notes.export_notes(workspace.id).encode("utf-8"),
         file_name=safe_file_name(f"Notes - {workspace.name}", "md", "notes"), mime="text/markdown",
-        key="notes-export", icon=":material/download:", on_click="ignore",
+        key="notes-export", icon=":material/download:", on_click=export_recorder(app, workspace.id, "notes"),
     )
     present: set[str] | None = None
     with report_errors():

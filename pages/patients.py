@@ -16,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from components.account import current_user
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.patient_imports import ImportRequest, render_import_form, render_import_status
@@ -49,6 +50,10 @@ POLL_S = 1.0
 def render_page(app: App) -> None:
     """The patient list, then the chosen patient's timeline and events, then the chosen event and its relations."""
     st.title("Patients")
+    user = current_user()
+    if user is not None and not user.is_admin:  # accounts on: patient records are for admins (not shared yet)
+        st.info("Patient records are open to admins only.", icon=":material/lock:")
+        return
     show_flash()
     patients: list[Patient] | None = None
     with report_errors():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.account import record, require, role_caption
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.source_viewer import render_removal_warning, render_source_preview
@@ -29,7 +30,7 @@ from components.sources import (
 )
 from components.text import escape_markdown, plural
 from components.workspace_gate import render_workspace_gate
-from workspace_app.app import App
+from workspace_app.app import Action, App
 from workspace_app.models.documents import Workspace
 
 UPLOAD_KEY = "sources-upload"
@@ -41,7 +42,10 @@ POLL_S = 1.0
 
 def submit_uploads(app: App, workspace: Workspace, uploads: list[Upload]) -> None:
     """Queue the dropped files; remember the refused and the duplicate ones (with their reasons) to show them."""
+    require(app, workspace.id, Action.EDIT)
     reports = [app.documents.submit(workspace.id, upload.data, upload.name) for upload in uploads]
+    for report in reports:
+        record(app, "uploaded", workspace.id, report.document, report.status)
     queued = [r for r in reports if r.status == "queued"]
     duplicates = [r for r in reports if r.status == "duplicate"]
     # A file refused before it was recorded (too large, unsupported) is listed here; one recorded as failed (empty,
@@ -73,6 +77,7 @@ def current_duplicates(present: set[str]) -> list[str]:
 def apply_early_action(app: App, workspace: Workspace, action: SourceAction) -> None:
     """Cancel, include or exclude a source before the list is drawn, which then shows it ("Cancelling…", the tick)."""
     with report_errors():
+        require(app, workspace.id, Action.EDIT)
         if action.kind == "cancel":
             app.documents.cancel(workspace.id, action.document_id)
         else:
@@ -82,10 +87,13 @@ def apply_early_action(app: App, workspace: Workspace, action: SourceAction) -> 
 def apply_action(app: App, workspace: Workspace, action: SourceAction) -> None:
     """Retry or remove a source, then rerun the whole page (a message follows)."""
     with report_errors():
+        require(app, workspace.id, Action.EDIT)
         if action.kind == "retry":
             flash(f"Queued {app.documents.retry(workspace.id, action.document_id).name} again.")
         elif action.kind == "remove":
-            flash(f"Removed {app.documents.remove(workspace.id, action.document_id).name}.")
+            removed = app.documents.remove(workspace.id, action.document_id)
+            record(app, "removed", workspace.id, removed.name)
+            flash(f"Removed {removed.name}.")
             close_remove_confirmation(key=ROWS_KEY)
         st.rerun()
 
@@ -126,7 +134,12 @@ def render_page(app: App) -> None:
         return
     st.caption(f"Workspace **{escape_markdown(workspace.name)}**")
     show_flash()
-    uploads = render_uploader(suffixes=app.documents.upload_suffixes(), limit_mb=app.settings.ingest.max_file_mb, key=UPLOAD_KEY)
+    viewer_note = role_caption(app, workspace.id)
+    if viewer_note:  # a viewer reads the sources; the drop zone is not drawn (the service refuses anyway)
+        st.caption(viewer_note)
+    uploads = None if viewer_note else render_uploader(
+        suffixes=app.documents.upload_suffixes(), limit_mb=app.settings.ingest.max_file_mb, key=UPLOAD_KEY,
+    )
     if uploads:
         with report_errors():
             submit_uploads(app, workspace, uploads)

@@ -17,6 +17,7 @@
     app.patient_links    a patient's LINKS_TO edges to a workspace graph's entities (coded diagnoses, drugs, labs)
     app.domain      the domain pack chosen in settings (clinical or generic)
     app.figures     figures of the sources (images, flowcharts) with caption, page and box: listed, drawn, searched
+    app.accounts    users, their API keys, roles per workspace (the gate every front end calls) and the audit log
 
 Built once per process by `workspace_app.adapters.wiring.build_app(settings)` (datasette hands its views one
 `Datasette` the same way). Pages and components import the core only through this module (and plain
@@ -28,6 +29,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from workspace_app.accounts.policy import Action
+from workspace_app.accounts.service import AccountService, export_audit
 from workspace_app.answer.export import answer_markdown, escape, grading_text
 from workspace_app.answer.mentions import EntityPassage
 from workspace_app.answer.service import AnswerService
@@ -58,8 +61,8 @@ from workspace_app.workspaces import WorkspaceService
 WARM_WORKSPACES = 3
 
 __all__ = [
-    "MODES", "STUDIO_KINDS", "AnswerService", "App", "ChatService", "EntityPassage", "NoteService", "answer_markdown",
-    "escape", "grading_text", "safe_file_name",
+    "MODES", "STUDIO_KINDS", "Action", "AnswerService", "App", "ChatService", "EntityPassage", "NoteService", "answer_markdown",
+    "escape", "export_audit", "grading_text", "safe_file_name",
 ]
 
 
@@ -85,6 +88,7 @@ class App:
     chats: ChatService
     notes: NoteService
     studio: StudioService
+    accounts: AccountService
     translator: Translator = field(default_factory=NoTranslator)
     domain: DomainPack = CLINICAL  # the pack chosen in settings (the wiring gives it): its warm-up questions are asked
     figures: FigureService | None = None  # the wiring always gives it; None only where an App is built without figures

@@ -573,6 +573,39 @@ class DomainSettings(_Group):
     )
 
 
+class AccountsSettings(_Group):
+    """Accounts: users with roles per workspace, their own API keys, the audit log."""
+
+    enabled: bool = Field(
+        False,
+        description="Users sign in (the UI with a name and password, the API with their own key) and see only the "
+        "workspaces shared with them, with the role they were given (owner, editor, viewer); every action is "
+        "recorded in the audit log. Off: one person, no sign-in, every workspace visible, WORKSPACE_API__KEYS apply.",
+    )
+    password_min_length: int = Field(
+        10, ge=8, le=200, description="Fewest characters a local account's password may have.",
+    )
+    password_cost: int = Field(
+        16384, ge=1024, le=1 << 20,
+        description="scrypt's cost N (a power of two) for new password hashes; higher is slower to check and to guess.",
+    )
+    audit_detail_chars: int = Field(
+        1000, ge=0, le=100_000,
+        description="Most characters of a question (or other detail) kept in an audit log entry; 0 keeps none.",
+    )
+    audit_limit: int = Field(
+        10_000, ge=1, le=10_000_000,
+        description="Most audit log entries one read or export returns (the latest ones).",
+    )
+
+    @field_validator("password_cost")
+    @classmethod
+    def _power_of_two(cls, value: int) -> int:
+        if value & (value - 1):
+            raise ValueError("must be a power of two (e.g. 16384)")
+        return value
+
+
 class Settings(BaseSettings):
     """All settings of the workspace app."""
 
@@ -597,6 +630,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings, description="HTTP API.")
     patients: PatientsSettings = Field(default_factory=PatientsSettings, description="Patient records.")
     domain: DomainSettings = Field(default_factory=DomainSettings, description="Domain knowledge.")
+    accounts: AccountsSettings = Field(default_factory=AccountsSettings, description="Accounts, roles and audit log.")
 
     @property
     def shared_dir(self) -> Path:

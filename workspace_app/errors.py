@@ -25,7 +25,10 @@
     ├── RulesFileError                (422)
     ├── ImportSourceError             (422)
     ├── ImportNotFoundError           (404)
-    └── QuestionFileError             (422)
+    ├── QuestionFileError             (422)
+    ├── SignInError                   (401)
+    ├── PermissionDeniedError         (403)
+    └── UserExistsError               (409)
 """
 
 from __future__ import annotations
@@ -184,3 +187,21 @@ class QuestionFileError(WorkspaceError):
     """An evaluation question file is unreadable or a line of it is malformed (the message names the line)."""
 
     status = 422
+
+
+class SignInError(WorkspaceError):
+    """Accounts are on and the caller is not signed in (no key, a wrong key, a wrong name or password)."""
+
+    status = 401
+
+
+class PermissionDeniedError(WorkspaceError):
+    """The caller's role in the workspace (or their account) does not allow this action."""
+
+    status = 403
+
+
+class UserExistsError(WorkspaceError):
+    """A user with that name already exists."""
+
+    status = 409

@@ -1,5 +1,6 @@
 """Command-line adapter: `workspace-app` (workspaces, ingest, search, ask, eval, studio, documents, cancel, retry, remove,
-worker, api, serve; patients, events and related for patient records).
+worker, api, serve; patients, events and related for patient records; users, keys, audit and workspace sharing in
+cli_accounts.py, which also checks every command's role before it runs: `--as USER`, or the operator).
 
 JSON printed here is a public contract (benchmarks and scripts rely on it): keys are only ever added.
 """
@@ -16,6 +17,17 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workspace_app.adapters.cli_accounts import (
+    add_account_commands as _add_account_commands,
+)
+from workspace_app.adapters.cli_accounts import (
+    check_command,
+    record_command,
+    run_audit,
+    run_keys,
+    run_sharing,
+    run_users,
+)
 from workspace_app.adapters.process import prepare_process
 from workspace_app.config import Settings, load_settings
 from workspace_app.errors import UnsupportedFileError, WorkspaceError
@@ -36,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every sub-command."""
     parser = argparse.ArgumentParser(prog="workspace-app", description="Grounded knowledge workspace.")
     parser.add_argument("--data-dir", type=Path, default=None, help="data directory (default: settings)")
+    parser.add_argument(
+        "--as", dest="as_user", default=None, metavar="USER",
+        help="act as this user, with their roles (accounts on); without it the CLI acts as the server's operator",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     ws = commands.add_parser("workspace", help="create, list, rename or delete workspaces")
@@ -46,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     rename.add_argument("name")
     rename.add_argument("new_name")
     ws_commands.add_parser("delete").add_argument("name")
+    _add_account_commands(commands, ws_commands)
 
     ingest = commands.add_parser("ingest", help="ingest files into a workspace")
     ingest.add_argument("--workspace", "-w", required=True)
@@ -204,7 +221,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     _ROLE = f"workspace-app {args.command}"
     handler = _HANDLERS[args.command]
     try:
-        return handler(args, load_settings(args.data_dir))
+        settings = load_settings(args.data_dir)
+        args.caller, workspace = check_command(args, settings)  # the role check, before anything runs
+        code = handler(args, settings)
+        if code == 0:
+            record_command(args, settings, args.caller, workspace)
+        return code
     except WorkspaceError as exc:
         print(f"error: {terminal_safe(exc.user_message)}", file=sys.stderr)
         return 2
@@ -225,11 +247,13 @@ def _app(settings: Settings) -> App:
 
 
 def _workspace(args: argparse.Namespace, settings: Settings) -> int:
+    if args.action in ("share", "unshare", "members"):
+        return run_sharing(args, settings, args.caller, _print_terminal_safe)
     app = _app(settings)
     if args.action == "create":
         print(json.dumps(_workspace_json(app.workspaces.create(args.name))))
     elif args.action == "list":
-        for ws in app.workspaces.list():
+        for ws in app.accounts.visible(args.caller, app.workspaces.list()):
             print(json.dumps(_workspace_json(ws)) if args.json else terminal_safe(f"{ws.name}\t{ws.document_count} documents"))
     elif args.action == "rename":
         print(json.dumps(_workspace_json(app.workspaces.rename(args.name, args.new_name))))
@@ -237,6 +261,10 @@ def _workspace(args: argparse.Namespace, settings: Settings) -> int:
         app.workspaces.delete(args.name)
         print(json.dumps({"deleted": args.name}))
     return 0
+
+
+def _print_terminal_safe(text: str) -> None:
+    print(terminal_safe(text), end="", flush=True)
 
 
 def _workspace_json(ws: Any) -> dict[str, Any]:
@@ -618,6 +646,9 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "worker": _worker,
     "api": _api,
     "serve": _serve,
+    "users": lambda args, settings: run_users(args, settings, args.caller),
+    "keys": lambda args, settings: run_keys(args, settings, args.caller),
+    "audit": lambda args, settings: run_audit(args, settings, args.caller, _print_terminal_safe),
 }
 
 

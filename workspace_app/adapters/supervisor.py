@@ -132,7 +132,8 @@ def serve(settings: Settings, ui_port: int = 8501, chroma_port: int | None = Non
     on `host`; anything but loopback requires the UI password (settings `ui.password`). The API listens on
     `host` only when API keys are set (else on loopback), on `api.port` or, when that is taken, a free port."""
     data_dir = settings.storage.data_dir.resolve()
-    if not is_loopback(host) and settings.ui.password is None:  # Settings refuse a blank one
+    # Settings refuse a blank password; with accounts on, everyone signs in with their own name and password.
+    if not is_loopback(host) and settings.ui.password is None and not settings.accounts.enabled:
         _say(
             f"The UI would listen on {host}, where other machines can reach it, without a password. Set "
             "WORKSPACE_UI__PASSWORD, or leave out --host to listen on 127.0.0.1 only."
@@ -158,7 +159,8 @@ def _serve_owned(settings: Settings, data_dir: Path, ui_port: int, chroma_port: 
     chroma_url = settings.storage.chroma_url or f"http://{HOST}:{chroma_port or free_port()}"
     token = settings.storage.chroma_token if settings.storage.chroma_url else chroma_token(data_dir)
     api_port = settings.api.port if port_is_free(settings.api.port) else free_port()
-    api_host = host if api_keys_set(settings) else HOST  # the API leaves loopback only behind keys
+    # The API leaves loopback only behind keys (with accounts on, each user's own).
+    api_host = host if api_keys_set(settings) or settings.accounts.enabled else HOST
     specs = child_specs(settings, data_dir, chroma_url, ui_port, token, host, api_port, api_host)
     ui_url = f"http://{HOST if host in ANY_ADDRESS else host}:{ui_port}"
     api_url = f"http://{HOST if api_host in ANY_ADDRESS else api_host}:{api_port}"
@@ -194,8 +196,18 @@ def child_specs(
     ui = ui_spec(data_dir, chroma_url, ui_port, token, host, allowed_hosts(host, settings.ui.allowed_hosts))
     if settings.ui.password is not None:  # the UI's cwd is the repository: a .env read by serve is not read there
         ui = replace(ui, env={**ui.env, "WORKSPACE_UI__PASSWORD": settings.ui.password.get_secret_value()})
-    specs.append(ui)
+    specs = [replace(spec, env={**spec.env, **accounts_env(settings)}) for spec in specs]
+    specs.append(replace(ui, env={**ui.env, **accounts_env(settings)}))
     return specs
+
+
+def accounts_env(settings: Settings) -> dict[str, str]:
+    """The account settings serve runs with, for its children (a .env read by serve is not read by the UI); none
+    with accounts off."""
+    if not settings.accounts.enabled:
+        return {}
+    return {f"WORKSPACE_ACCOUNTS__{name.upper()}": str(value).lower() if isinstance(value, bool) else str(value)
+            for name, value in settings.accounts.model_dump().items()}
 
 
 def allowed_hosts(host: str, extra: str = "") -> list[str]:

@@ -8,6 +8,7 @@ import os
 from functools import partial
 from pathlib import Path
 
+from workspace_app.accounts.service import AccountService
 from workspace_app.adapters.ownership import claim_data_dir
 from workspace_app.adapters.process import make_private
 from workspace_app.answer.llm import LlmAnswerer
@@ -121,6 +122,22 @@ def open_embedding_cache(settings: Settings) -> SqliteEmbeddingCache | PostgresE
     return SqliteEmbeddingCache(settings.storage.data_dir / "embeddings.sqlite")
 
 
+def account_service(catalog: Catalog, settings: Settings) -> AccountService:
+    """Accounts on the catalog's users, memberships, keys and audit log (one store answers all four)."""
+    store = catalog.accounts
+    return AccountService(store, store, store, store, catalog, settings.accounts)
+
+
+def open_accounts(settings: Settings) -> tuple[AccountService, Catalog]:
+    """The account service on the catalog alone (no vectors, no models): what the CLI's account commands and its
+    role check need. The caller closes the catalog."""
+    data_dir = settings.storage.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    make_private(data_dir)
+    catalog = open_catalog(settings)
+    return account_service(catalog, settings), catalog
+
+
 def graph_store(catalog: Catalog) -> SqliteGraphStore | PostgresGraphStore:
     """The entity graph's tables, in the catalog's database."""
     if isinstance(catalog, PostgresCatalog):
@@ -226,7 +243,8 @@ def build_app(
         guides=guides, suggestions=suggestions,
         patients=patients, patient_answers=PatientAnswerService(answers, records, links),
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
-        notes=notes, studio=studio, translator=translator, domain=domain,
+        notes=notes, studio=studio, accounts=account_service(catalog, settings),
+        translator=translator, domain=domain,
         figures=FigureService(catalog, catalog.figures, thumbnails, documents.get),
     )
 

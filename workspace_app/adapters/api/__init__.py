@@ -7,8 +7,9 @@
 Routes (each module is one group): `health` (GET /health), `routes_ask` (POST /ask, JSON or SSE),
 `routes_workspaces` (workspaces, search, chats, notes), `routes_documents` (upload, list, get, remove, cancel,
 retry, file, page images), `routes_patients` (patients, events, admissions, related events, a question about a
-patient), `routes_openai` (POST /v1/chat/completions, GET /v1/models), `routes_ollama` (Ollama's /api/tags,
+patient), `routes_accounts` (with accounts on: /me, keys, users, members, the audit log), `routes_openai` (POST /v1/chat/completions, GET /v1/models), `routes_ollama` (Ollama's /api/tags,
 /api/chat, /api/generate), `docs` (an offline /docs).
+Every route has a rule in `roles` (the role it needs, checked by the policy before it runs).
 Core calls are synchronous: routes are plain `def` (or use `run_in_threadpool`), so asks and uploads run side by
 side in the thread pool and never block the event loop.
 """
@@ -21,6 +22,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from workspace_app.adapters.api import (
     docs,
     health,
+    routes_accounts,
     routes_ask,
     routes_documents,
     routes_ollama,
@@ -32,6 +34,7 @@ from workspace_app.adapters.api.access import ApiKeys, BodyLimit, KeyCheck, requ
 from workspace_app.adapters.api.admission import AskAdmission
 from workspace_app.adapters.api.errors import install_error_handlers
 from workspace_app.adapters.api.origins import SameOriginGuard
+from workspace_app.adapters.api.roles import guard, unruled_routes
 from workspace_app.adapters.supervisor import HOST, allowed_hosts
 from workspace_app.app import App
 from workspace_app.config import Settings
@@ -47,14 +50,17 @@ def create_api(app: App, settings: Settings, host: str = HOST) -> FastAPI:
         description="Grounded answers with verified citations from a workspace's sources.",
     )
     api.state.workspace_app = app
-    api.state.keys = ApiKeys(settings.api.keys)
+    api.state.keys = ApiKeys(settings.api.keys, app.accounts)
     install_error_handlers(api)
     api.include_router(health.router)
-    guarded = [Depends(require_key)]
-    for module in (routes_ask, routes_workspaces, routes_documents, routes_patients, routes_openai, routes_ollama,
-                   docs):
+    guarded = [Depends(require_key), Depends(guard)]
+    modules = [routes_ask, routes_workspaces, routes_documents, routes_patients, routes_openai, routes_ollama, docs]
+    if app.accounts.enabled:
+        modules.append(routes_accounts)
+    for module in modules:
         api.include_router(module.router, dependencies=guarded)
     _protect_openapi(api)
+    _check_rules(api)
     # Middleware added last runs first: body limits, then CORS (its preflight needs no key), then the key check,
     # then admission of asks (only a key holder's ask takes a place), all before FastAPI reads a body.
     limits = settings.api
@@ -75,8 +81,15 @@ def create_api(app: App, settings: Settings, host: str = HOST) -> FastAPI:
     return api
 
 
+def _check_rules(api: FastAPI) -> None:
+    """Refuse to build an API with a route that has no rule in roles.py (which role it needs)."""
+    missing = unruled_routes(api.routes)
+    if missing:
+        raise RuntimeError(f"routes without a rule in adapters/api/roles.py RULES: {missing}")
+
+
 def _protect_openapi(api: FastAPI) -> None:
     """Serve /openapi.json behind the keys like every other route (FastAPI's own route has no dependencies)."""
-    @api.get("/openapi.json", include_in_schema=False, dependencies=[Depends(require_key)])
+    @api.get("/openapi.json", include_in_schema=False, dependencies=[Depends(require_key), Depends(guard)])
     def openapi_schema() -> dict[str, object]:
         return api.openapi()

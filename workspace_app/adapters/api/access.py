@@ -1,7 +1,8 @@
 """Who may call the API and how much they may send: API keys, the loopback rule, CORS and body limits.
 
 Keys come from `WORKSPACE_API__KEYS` (comma-separated; each plain or `sha256:<hex>` of the key, so a key need not
-be stored in clear). Only their SHA-256 digests are kept in memory and compared in constant time; keys are never
+be stored in clear); with accounts on (WORKSPACE_ACCOUNTS__ENABLED) they are each user's own keys instead, kept in the
+catalog (`workspace-app keys create USER`), and the key says who is calling (`request.state.user`). Only their SHA-256 digests are kept in memory and compared in constant time; keys are never
 logged or printed. With keys set, every route but `/health` needs `Authorization: Bearer <key>`, checked before
 a byte of the body is read (`KeyCheck`); bodies are limited per route before and while they are read (`BodyLimit`).
 """
@@ -11,14 +12,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 from pydantic import SecretStr
+from starlette.concurrency import run_in_threadpool
 
 from workspace_app.adapters.api.errors import ApiKeyError, BodyTooLargeError, error_body, error_code
 from workspace_app.config import secret_digest, secret_matches
 from workspace_app.errors import WorkspaceError
+from workspace_app.models.accounts import User
+
+if TYPE_CHECKING:
+    from workspace_app.accounts.service import AccountService
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -30,26 +36,40 @@ UPLOAD_OVERHEAD_BYTES = 64 << 10  # multipart boundaries and headers around the 
 
 
 class ApiKeys:
-    """The configured keys as SHA-256 digests; `accepts` compares a presented key in constant time."""
+    """The configured keys as SHA-256 digests; `accepts` compares a presented key in constant time. With accounts on,
+    the users' own keys instead (`identify` says whose a key is)."""
 
-    def __init__(self, keys: SecretStr | None) -> None:
+    def __init__(self, keys: SecretStr | None, accounts: AccountService | None = None) -> None:
         entries = [k.strip() for k in (keys.get_secret_value() if keys else "").split(",") if k.strip()]
         self._digests = [secret_digest(entry) for entry in entries]  # Settings refused blank and malformed ones
+        self.accounts = accounts if accounts is not None and accounts.enabled else None
 
     @property
     def enabled(self) -> bool:
-        """True when at least one key is configured (then every route but /health needs one)."""
-        return bool(self._digests)
+        """True when at least one key is configured, or accounts are on (then every route but /health needs one)."""
+        return bool(self._digests) or self.accounts is not None
 
     def accepts(self, presented: str) -> bool:
-        """Whether the key is one of the configured ones."""
+        """Whether the key is one of the configured ones (a user's live key, with accounts on)."""
+        if self.accounts is not None:
+            return self.identify(presented) is not None
         return any(secret_matches(presented, known) for known in self._digests)
+
+    def identify(self, presented: str) -> User | None:
+        """The user whose live key this is (accounts on), else None."""
+        return self.accounts.identify(presented) if self.accounts is not None else None
 
 
 def require_key(request: Request) -> None:
     """Dependency of every route but /health, behind `KeyCheck`: refuse a request without a configured key."""
     keys: ApiKeys = request.app.state.keys
-    problem = key_problem(keys, request.headers.get("authorization", "")) if keys.enabled else None
+    if keys.accounts is not None:
+        if getattr(request.state, "user", None) is None:  # /health is not behind `KeyCheck`
+            request.state.user = keys.identify(bearer_key(request.headers.get("authorization", "")))
+        accepted = request.state.user is not None
+        problem = key_problem(keys, request.headers.get("authorization", ""), accepted)
+    else:
+        problem = key_problem(keys, request.headers.get("authorization", "")) if keys.enabled else None
     if problem:
         raise ApiKeyError(problem)
 
@@ -111,21 +131,35 @@ class KeyCheck:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self.keys.enabled and not _is_health(scope["path"]):
-            problem = key_problem(self.keys, _header(scope, b"authorization"))
+            authorization = _header(scope, b"authorization")
+            if self.keys.accounts is not None:  # a catalog read: off the event loop
+                user = await run_in_threadpool(self.keys.identify, bearer_key(authorization))
+                scope.setdefault("state", {})["user"] = user
+                problem = None if user else key_problem(self.keys, authorization, accepted=False)
+            else:
+                problem = key_problem(self.keys, authorization)
             if problem:
                 await send_error(send, ApiKeyError(problem))
                 return
         await self.app(scope, receive, send)
 
 
-def key_problem(keys: ApiKeys, authorization: str) -> str | None:
-    """Why this Authorization header is refused, or None when it carries a configured key."""
-    scheme, _, presented = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not presented.strip():
-        return "This API needs a key: send `Authorization: Bearer <key>` (see WORKSPACE_API__KEYS)."
-    if not keys.accepts(presented.strip()):
+def key_problem(keys: ApiKeys, authorization: str, accepted: bool | None = None) -> str | None:
+    """Why this Authorization header is refused, or None when it carries a configured key (`accepted`: already
+    checked)."""
+    presented = bearer_key(authorization)
+    if not presented:
+        where = "your own key: workspace-app keys create USER" if keys.accounts else "see WORKSPACE_API__KEYS"
+        return f"This API needs a key: send `Authorization: Bearer <key>` ({where})."
+    if not (keys.accepts(presented) if accepted is None else accepted):
         return "The API key is not valid."
     return None
+
+
+def bearer_key(authorization: str) -> str:
+    """The key of a `Bearer` Authorization header, or ""."""
+    scheme, _, presented = authorization.partition(" ")
+    return presented.strip() if scheme.lower() == "bearer" else ""
 
 
 _UPLOAD_PATH = re.compile(r"^/workspaces/[^/]+/documents/?$")

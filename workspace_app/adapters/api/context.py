@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
+from workspace_app.models.documents import Workspace
 
 
 def current_app(request: Request) -> App:
@@ -19,11 +20,12 @@ def current_app(request: Request) -> App:
 AppDep = Annotated[App, Depends(current_app)]
 
 
-def implied_workspace(app: App, named: str | None) -> str:
-    """The workspace a request names, or the only one there is; else a clear 400 asking to name one."""
+def implied_workspace(app: App, named: str | None, workspaces: list[Workspace] | None = None) -> str:
+    """The workspace a request names, or the only one there is (among `workspaces`, the caller's, when given); else
+    a clear 400 asking to name one."""
     if named:
         return named
-    workspaces = app.workspaces.list()
+    workspaces = app.workspaces.list() if workspaces is None else workspaces
     if len(workspaces) == 1:
         return workspaces[0].id
     if not workspaces:

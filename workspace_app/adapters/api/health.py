@@ -105,6 +105,9 @@ def health(app: AppDep, request: Request) -> JSONResponse:
     if request.app.state.keys.enabled and "authorization" not in request.headers:
         return JSONResponse(status, 503 if failing else 200)
     require_key(request)
+    user = getattr(request.state, "user", None)
+    if user is not None and not user.is_admin:  # accounts on: the checks name workspaces, which only admins may see
+        return JSONResponse(status, 503 if failing else 200)
     body: dict[str, Any] = {**status, "version": app_version(), "checks": checks}
     if failing:
         body["failing"] = failing

@@ -18,9 +18,11 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from workspace_app.accounts.policy import Action
 from workspace_app.adapters.api.context import AppDep, implied_workspace
 from workspace_app.adapters.api.errors import error_body, error_code, log
 from workspace_app.adapters.api.payloads import answer_payload
+from workspace_app.adapters.api.roles import gate, record, visible
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Answer, AnswerLine, Turn
@@ -51,8 +53,11 @@ class AskRequest(BaseModel):
     chat: str | None = Field(None, description="A chat id: its history is used and the answer is kept in it.")
 
 
-def _prepared(app: App, body: AskRequest) -> tuple[str, list[Turn]]:
-    workspace = implied_workspace(app, body.workspace)
+def _prepared(request: Request, app: App, body: AskRequest) -> tuple[str, list[Turn]]:
+    named = implied_workspace(app, body.workspace, visible(request, app))
+    # Keeping the answer in a chat edits the workspace: a viewer may ask, but not into a chat.
+    workspace = gate(request, app, named, Action.EDIT if body.chat else Action.ASK).id
+    record(request, app, "asked", workspace, body.chat or "", body.question)
     history = [Turn(t.question, t.answer) for t in body.history]
     if body.chat and not history:
         history = app.chats.chat_history(workspace, body.chat)
@@ -68,7 +73,7 @@ def _kept(app: App, workspace: str, body: AskRequest, answer: Answer) -> dict[st
 @router.post("/ask", response_model=None)
 async def ask(body: AskRequest, request: Request, app: AppDep) -> Response:
     """Answer from the workspace's sources; `Accept: text/event-stream` streams it."""
-    workspace, history = await run_in_threadpool(_prepared, app, body)
+    workspace, history = await run_in_threadpool(_prepared, request, app, body)
     events = app.answers.ask_stream(workspace, body.question, history, body.documents, body.mode)
     first = await run_in_threadpool(next, events)  # errors before the stream starts are plain error responses
     if "text/event-stream" not in request.headers.get("accept", ""):

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Path, UploadFile
+from fastapi import APIRouter, File, Path, Request, UploadFile
 from fastapi.responses import FileResponse, JSONResponse, Response
 
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.errors import error_body
+from workspace_app.adapters.api.roles import record
 from workspace_app.app import App
 from workspace_app.documents.figures import FigureService
 from workspace_app.errors import WorkspaceError
@@ -25,15 +26,18 @@ router = APIRouter(tags=["documents"])
 
 
 @router.post("/workspaces/{workspace}/documents", status_code=202)
-def upload_document(workspace: str, file: Annotated[UploadFile, File()], app: AppDep) -> JSONResponse:
+def upload_document(
+    workspace: str, file: Annotated[UploadFile, File()], request: Request, app: AppDep
+) -> JSONResponse:
     """Store a PDF (or .txt/.md) and queue it for the worker: 202 with the document (`status` queued), 200 when
     the same content is already in the workspace, 422 with the reason when the file cannot be used (nothing of it
     is kept: sent again, it is judged afresh)."""
     name = file.filename or "untitled"
-    app.workspaces.get(workspace)  # an unknown workspace is a 404, not a failed upload
+    found = app.workspaces.get(workspace)  # an unknown workspace is a 404, not a failed upload
     if file.size is not None:
         app.documents.check_size(name, file.size)  # 413, naming the limit
     report = app.documents.submit(workspace, file.file, name, keep_refused=False)
+    record(request, app, "uploaded", found.id, name, report.status)
     return _report_response(app, workspace, report)
 
 
@@ -63,9 +67,10 @@ def get_document(workspace: str, document: str, app: AppDep) -> dict[str, Any]:
 
 
 @router.delete("/workspaces/{workspace}/documents/{document}")
-def remove_document(workspace: str, document: str, app: AppDep) -> dict[str, Any]:
+def remove_document(workspace: str, document: str, request: Request, app: AppDep) -> dict[str, Any]:
     """Remove a document with its passages and vectors; a running ingestion stops."""
     removed = app.documents.remove(workspace, document)
+    record(request, app, "removed", removed.workspace_id, removed.name)
     return {"removed": removed.name, "document_id": removed.id}
 
 

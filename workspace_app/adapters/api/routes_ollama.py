@@ -19,11 +19,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from workspace_app.accounts.policy import Action
 from workspace_app.adapters.api.context import AppDep
+from workspace_app.adapters.api.roles import gate, record, visible
 from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode, chain_events, until_failed
 from workspace_app.adapters.api.routes_openai import (
     MODEL_PREFIX,
@@ -62,35 +64,36 @@ class OllamaGenerateRequest(BaseModel):
 
 
 @router.get("/api/tags")
-def list_tags(app: AppDep) -> dict[str, Any]:
-    """Each workspace as an Ollama model."""
+def list_tags(request: Request, app: AppDep) -> dict[str, Any]:
+    """Each workspace (the caller's, with accounts on) as an Ollama model."""
     return {"models": [
         {"name": f"{MODEL_PREFIX}{w.name}", "model": f"{MODEL_PREFIX}{w.name}", "modified_at": w.created_at,
          "size": 0, "digest": w.id, "details": {"format": "workspace", "family": "workspace-app"}}
-        for w in app.workspaces.list()
+        for w in visible(request, app)
     ]}
 
 
 @router.post("/api/chat", response_model=None)
-def chat(body: OllamaChatRequest, app: AppDep) -> Response:
+def chat(body: OllamaChatRequest, request: Request, app: AppDep) -> Response:
     """Answer the last user message from the workspace the model names."""
     question, history = question_and_history(body.messages)
     prompt = [m.text() for m in body.messages]
-    return _answered(app, body.model, question, history, prompt, body.mode, body.stream, "message")
+    return _answered(request, app, body.model, question, history, prompt, body.mode, body.stream, "message")
 
 
 @router.post("/api/generate", response_model=None)
-def generate(body: OllamaGenerateRequest, app: AppDep) -> Response:
+def generate(body: OllamaGenerateRequest, request: Request, app: AppDep) -> Response:
     """Answer the prompt from the workspace the model names."""
-    return _answered(app, body.model, body.prompt, [], [body.system, body.prompt], body.mode, body.stream, "response")
+    return _answered(request, app, body.model, body.prompt, [], [body.system, body.prompt], body.mode, body.stream, "response")
 
 
 def _answered(
-    app: App, model: str, question: str, history: list[Turn], prompt: list[str], mode: str, stream: bool, field: str
+    request: Request, app: App, model: str, question: str, history: list[Turn], prompt: list[str], mode: str, stream: bool, field: str
 ) -> Response:
     """The reply of a chat (`field` "message") or a generate (`field` "response"), whole or as NDJSON."""
     started = time.perf_counter_ns()
-    workspace = app.workspaces.get(workspace_of(model))
+    workspace = gate(request, app, workspace_of(model), Action.ASK)
+    record(request, app, "asked", workspace.id, "ollama", question)
     events = app.answers.ask_stream(workspace.id, question, history, mode=mode, lines=True)
     first = next(events)  # errors before the first event are plain error responses
     lines = _lines(app, model, field, chain_events(first, events), count_tokens(app, prompt), started)

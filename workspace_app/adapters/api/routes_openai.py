@@ -23,13 +23,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from workspace_app.accounts.policy import Action
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.errors import error_body, log
 from workspace_app.adapters.api.payloads import chat_reply_line, chat_reply_text
+from workspace_app.adapters.api.roles import gate, record, visible
 from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode, chain_events, last_answer, until_failed
 from workspace_app.app import App
 from workspace_app.errors import WorkspaceError, WorkspaceNotFoundError
@@ -118,16 +120,17 @@ def usage_payload(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
 
 
 @router.get("/v1/models")
-def list_models(app: AppDep) -> dict[str, Any]:
-    """Each workspace as a model, `workspace:<name>`."""
-    return {"object": "list", "data": [model_object(w.name) for w in app.workspaces.list()]}
+def list_models(request: Request, app: AppDep) -> dict[str, Any]:
+    """Each workspace (the caller's, with accounts on) as a model, `workspace:<name>`."""
+    return {"object": "list", "data": [model_object(w.name) for w in visible(request, app)]}
 
 
 @router.get("/v1/models/{model_id}", response_model=None)
-def retrieve_model(model_id: str, app: AppDep) -> Response:
-    """One workspace as a model; an unknown one is a 404 in OpenAI's error shape (a superset of ours)."""
+def retrieve_model(model_id: str, request: Request, app: AppDep) -> Response:
+    """One workspace as a model; an unknown one (or one the caller may not read) is a 404 in OpenAI's error shape (a
+    superset of ours)."""
     try:
-        return JSONResponse(model_object(app.workspaces.get(workspace_of(model_id)).name))
+        return JSONResponse(model_object(gate(request, app, workspace_of(model_id), Action.READ).name))
     except WorkspaceNotFoundError as exc:
         body = error_body("model_not_found", exc.user_message)
         body["error"].update(type="invalid_request_error", param="model")
@@ -151,10 +154,11 @@ class Completion:
 
 
 @router.post("/v1/chat/completions", response_model=None)
-def chat_completions(body: ChatCompletionRequest, app: AppDep) -> Response:
+def chat_completions(body: ChatCompletionRequest, request: Request, app: AppDep) -> Response:
     """Answer the last user message from the workspace the model names."""
     question, history = question_and_history(body.messages)
-    workspace = app.workspaces.get(workspace_of(body.model))
+    workspace = gate(request, app, workspace_of(body.model), Action.ASK)
+    record(request, app, "asked", workspace.id, "openai", question)
     completion = Completion(body.model, count_tokens(app, [m.text() for m in body.messages]))
     events = app.answers.ask_stream(workspace.id, question, history, mode=body.mode, lines=True)
     first = next(events)  # errors before the first event are plain error responses

@@ -7,18 +7,19 @@ it for the worker (202), `GET /patients/imports/{id}` follows it. Only paths ins
 (WORKSPACE_PATIENTS__IMPORT_ROOTS) are read; any other, and one that cannot be imported, is a 422 (`import_source`)
 with one message whatever the reason (a key holder must not learn what is on the server's disk); an unknown patient, event or import a 404 (`patient_not_found`, `event_not_found`,
 `import_not_found`); a broken rules file a 422 (`rules_file`) naming the rule and key; a query parameter out of its
-bounds a 422 naming the parameter.
+bounds a 422 naming the parameter. With accounts on, only admins reach patient records (adapters/api/roles.py).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.payloads import admission_payload, answer_payload
+from workspace_app.adapters.api.roles import record
 from workspace_app.adapters.api.routes_ask import DEFAULT_MODE, Mode
 
 router = APIRouter(tags=["patients"])
@@ -101,9 +102,12 @@ def similar_patients(
 
 
 @router.post("/workspaces/{workspace}/patients/{patient_id}/ask")
-def ask_about_patient(workspace: str, patient_id: str, body: PatientAskRequest, app: AppDep) -> dict[str, Any]:
+def ask_about_patient(
+    workspace: str, patient_id: str, body: PatientAskRequest, request: Request, app: AppDep
+) -> dict[str, Any]:
     """Answer a question about a patient; each citation carries its level (patient, guideline, vocabulary)."""
     found = app.workspaces.get(workspace)
+    record(request, app, "asked", found.id, f"patient:{patient_id}", body.question)
     answer = app.patient_answers.ask(found.id, patient_id, body.question, body.documents, body.mode)
     return answer_payload(answer, found.name)
 

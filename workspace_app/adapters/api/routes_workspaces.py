@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workspace_app.adapters.api.context import AppDep
 from workspace_app.adapters.api.payloads import chat_payload, message_payload, note_payload, workspace_payload
+from workspace_app.adapters.api.roles import caller, record, visible
 from workspace_app.retrieval.search import METHODS as SEARCH_METHODS
 
 router = APIRouter()
@@ -30,15 +31,17 @@ class WorkspaceBody(BaseModel):
 
 
 @router.get("/workspaces", tags=["workspaces"])
-def list_workspaces(app: AppDep) -> list[dict[str, Any]]:
-    """Every workspace with its document count."""
-    return [workspace_payload(w) for w in app.workspaces.list()]
+def list_workspaces(request: Request, app: AppDep) -> list[dict[str, Any]]:
+    """Every workspace (the caller's, with accounts on) with its document count."""
+    return [workspace_payload(w) for w in visible(request, app)]
 
 
 @router.post("/workspaces", status_code=201, tags=["workspaces"])
-def create_workspace(body: WorkspaceBody, app: AppDep) -> dict[str, Any]:
-    """Create a workspace (409 when the name is taken)."""
-    return workspace_payload(app.workspaces.create(body.name))
+def create_workspace(body: WorkspaceBody, request: Request, app: AppDep) -> dict[str, Any]:
+    """Create a workspace (409 when the name is taken); with accounts on it is private to its creator, its owner."""
+    created = app.workspaces.create(body.name)
+    app.accounts.created(caller(request), created)
+    return workspace_payload(created)
 
 
 @router.get("/workspaces/{workspace}", tags=["workspaces"])
@@ -48,15 +51,19 @@ def get_workspace(workspace: str, app: AppDep) -> dict[str, Any]:
 
 
 @router.patch("/workspaces/{workspace}", tags=["workspaces"])
-def rename_workspace(workspace: str, body: WorkspaceBody, app: AppDep) -> dict[str, Any]:
+def rename_workspace(workspace: str, body: WorkspaceBody, request: Request, app: AppDep) -> dict[str, Any]:
     """Rename a workspace."""
-    return workspace_payload(app.workspaces.rename(workspace, body.name))
+    renamed = app.workspaces.rename(workspace, body.name)
+    record(request, app, "renamed workspace", renamed.id, renamed.name)
+    return workspace_payload(renamed)
 
 
 @router.delete("/workspaces/{workspace}", status_code=204, tags=["workspaces"])
-def delete_workspace(workspace: str, app: AppDep) -> Response:
+def delete_workspace(workspace: str, request: Request, app: AppDep) -> Response:
     """Delete a workspace with everything in it."""
-    app.workspaces.delete(workspace)
+    found = app.workspaces.get(workspace)
+    app.workspaces.delete(found.id)
+    record(request, app, "deleted workspace", found.id, found.name)
     return Response(status_code=204)
 
 

@@ -28,8 +28,8 @@ def open_problem(settings: Settings, host: str) -> str | None:
     """Why the API must not listen on `host` with these settings, or None."""
     from workspace_app.adapters.supervisor import is_loopback
 
-    if is_loopback(host) or ApiKeys(settings.api.keys).enabled:
-        return None
+    if is_loopback(host) or ApiKeys(settings.api.keys).enabled or settings.accounts.enabled:
+        return None  # with accounts on, every route but /health needs a user's own key
     return (
         f"The API would listen on {host}, where other machines can reach it, without keys. Set WORKSPACE_API__KEYS "
         "(comma-separated keys, or sha256:<hex> of each), or leave out --host to listen on 127.0.0.1 only."

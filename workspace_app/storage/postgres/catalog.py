@@ -9,6 +9,7 @@ the graph store is built on its `.database` by the wiring (storage/postgres/grap
 from __future__ import annotations
 
 from workspace_app.storage.facade import CatalogFacade
+from workspace_app.storage.postgres.accounts import PostgresAccounts
 from workspace_app.storage.postgres.chats import PostgresChats, PostgresNotes
 from workspace_app.storage.postgres.chunks import PostgresChunks
 from workspace_app.storage.postgres.database import PostgresDatabase
@@ -42,6 +43,7 @@ class PostgresCatalog(CatalogFacade):
         self.vocabulary = PostgresVocabularyStore(self.database)
         self.patients = PostgresPatientStore(self.database)
         self.imports = PostgresImports(self.database)
+        self.accounts = PostgresAccounts(self.database)
         self.figures = PostgresFigures(self.database)
 
     def close(self) -> None:

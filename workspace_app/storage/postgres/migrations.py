@@ -5,7 +5,7 @@ with their job columns, chunks, abbreviations) plus the keyword index that stand
 positions in one column of one chunk) and each chunk's length in tokens. Times stay ISO 8601 text as in SQLite (the
 same ordering); lease heartbeats and retry times are epoch seconds by the server's clock. Flags are booleans.
 Version 2 adds chats and notes, version 3 source guides and suggestions, version 4 the vocabulary, version 5
-patient imports, version 6 patient records, version 7 the entity graph, version 8 figures. New tables append
+patient imports, version 6 patient records, version 7 the entity graph, version 8 figures, version 9 accounts. New tables append
 versions here.
 """
 
@@ -330,5 +330,45 @@ MIGRATIONS: list[list[Step]] = [
         )""",
         "CREATE INDEX figures_document ON figures(document_id, ordinal)",
         "CREATE INDEX figures_workspace ON figures(workspace_id)",
+    ],
+    # 9: accounts (issue 30 item 1; SQLite's version 18): users (unique name, scrypt password hash, admin flag), their roles per workspace
+    # (owner, editor, viewer; gone with the workspace or the user), their API keys (an id and the SHA-256 of the key,
+    # never the key; revoked keys kept) and the audit log (who did what, where, when; kept when a workspace goes).
+    [
+        """CREATE TABLE IF NOT EXISTS users (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            password_hash TEXT NOT NULL,
+            is_admin BOOLEAN NOT NULL DEFAULT FALSE,
+            created_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE IF NOT EXISTS memberships (
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            role TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (workspace_id, user_id)
+        )""",
+        "CREATE INDEX IF NOT EXISTS memberships_user ON memberships(user_id)",
+        """CREATE TABLE IF NOT EXISTS api_keys (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            digest TEXT NOT NULL,
+            label TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )""",
+        "CREATE INDEX IF NOT EXISTS api_keys_user ON api_keys(user_id)",
+        """CREATE TABLE IF NOT EXISTS audit_log (
+            id BIGSERIAL PRIMARY KEY,
+            at TEXT NOT NULL,
+            user_name TEXT NOT NULL,
+            action TEXT NOT NULL,
+            workspace_id TEXT NOT NULL DEFAULT '',
+            target TEXT NOT NULL DEFAULT '',
+            detail TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX IF NOT EXISTS audit_log_workspace ON audit_log(workspace_id, id)",
+        "CREATE INDEX IF NOT EXISTS audit_log_user ON audit_log(user_name, id)",
     ],
 ]

@@ -1,7 +1,7 @@
 """The SQLite catalog: one `Database` (WAL, foreign keys, migrations) with its repositories on top.
 
 Each repository is an attribute (`catalog.workspaces`, `.documents`, `.chunks`, `.leases`, `.chats`, `.notes`,
-`.guides`, `.patients`, `.vocabulary`, `.imports`, `.figures`);
+`.guides`, `.patients`, `.vocabulary`, `.imports`, `.figures`, `.accounts`);
 the catalog also answers every repository method itself, so it satisfies the `Catalog`, `ChatRepository` and
 `NoteRepository` protocols as one object.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workspace_app.storage.facade import CatalogFacade
+from workspace_app.storage.sqlite.accounts import SqliteAccounts
 from workspace_app.storage.sqlite.chats import SqliteChats, SqliteNotes
 from workspace_app.storage.sqlite.chunks import SqliteChunks
 from workspace_app.storage.sqlite.database import Database
@@ -41,6 +42,7 @@ class SqliteCatalog(CatalogFacade):
         self.patients = SqlitePatientStore(self.database)
         self.vocabulary = SqliteVocabularyStore(self.database)
         self.imports = SqliteImports(self.database)
+        self.accounts = SqliteAccounts(self.database)
         self.figures = SqliteFigures(self.database)
 
     def close(self) -> None:

@@ -1,0 +1,116 @@
+"""Accounts in the UI (AppTest, accounts on): a local sign-in form before anything, each user sees only their
+workspaces, a viewer gets no drop zone and cannot open a workspace not shared with them, an owner shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from workspace_app.accounts.service import AccountService
+from workspace_app.config import AccountsSettings
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+PASSWORD = "a long enough password"
+
+
+@pytest.fixture
+def accounts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: Callable[..., Any]) -> Iterator[dict[str, Any]]:
+    """root (admin), olga (owner of Shared and Secret), vic (viewer of Shared); the app's settings turn accounts on."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data))
+    monkeypatch.setenv("WORKSPACE_ACCOUNTS__ENABLED", "true")
+    monkeypatch.setenv("WORKSPACE_ACCOUNTS__PASSWORD_COST", "1024")
+    monkeypatch.chdir(tmp_path)
+    service = build(data)
+    store = AccountService(*[service.catalog.accounts] * 4, service.catalog, AccountsSettings(enabled=True, password_cost=1024))
+    _root, olga, _vic = (store.add_user(name, PASSWORD) for name in ("root", "olga", "vic"))
+    shared, secret = service.workspaces.create("Shared"), service.workspaces.create("Secret")
+    store.created(olga, shared)
+    store.created(olga, secret)
+    store.share(olga, "Shared", "vic", "viewer")
+    st.cache_resource.clear()
+    yield {"store": store, "shared": shared, "secret": secret}
+    st.cache_resource.clear()
+
+
+def signed_in(name: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    at.text_input(key="account-name").input(name)
+    at.text_input(key="account-password").input(PASSWORD)
+    at.button(key="account-submit").click().run()
+    assert not at.exception
+    return at
+
+
+def page_text(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [b.label for b in at.button] + [c.value for c in at.caption])
+
+
+def test_nothing_but_the_sign_in_form_until_a_right_name_and_password(accounts: dict[str, Any]) -> None:
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert [t.value for t in at.title] == ["Workspace"]
+    assert [t.key for t in at.text_input] == ["account-name", "account-password"]
+    at.text_input(key="account-name").input("vic")
+    at.text_input(key="account-password").input("wrong password!")
+    at.button(key="account-submit").click().run()
+    assert [e.value for e in at.error] == ["The user name or password is not right."]
+    assert "Shared" not in page_text(at)
+    assert [e.action for e in accounts["store"].user_audit(None, "vic")] == []
+
+
+def test_a_viewer_sees_only_their_workspace_and_cannot_upload(accounts: dict[str, Any]) -> None:
+    at = signed_in("vic")
+    assert at.title[0].value == "Workspaces"
+    shown = page_text(at)
+    assert "Shared" in shown and "Secret" not in shown
+    assert "Signed in as **vic**" in shown
+    shared = accounts["shared"].id
+    assert at.button(key=f"workspaces-rename-{shared}").disabled and at.button(key=f"workspaces-delete-{shared}").disabled
+    assert not at.get("expander"), "no sharing section for a viewer"
+    at.session_state["workspace"] = accounts["shared"].id
+    at.switch_page("pages/sources.py").run()
+    assert not at.exception and not at.get("file_uploader"), "a viewer gets no drop zone"
+    assert any("viewer" in c.value for c in at.caption)
+    at.query_params["workspace"] = accounts["secret"].id  # a link to a workspace not shared with vic
+    at.switch_page("pages/sources.py").run()
+    assert not at.exception and "Secret" not in page_text(at)
+    assert [w.value for w in at.warning] == ["The workspace in this link no longer exists."]
+    at.switch_page("pages/patients.py").run()
+    assert [i.value for i in at.info] == ["Patient records are open to admins only."]
+    assert [e.action for e in accounts["store"].user_audit(None, "vic")] == ["signed in"]
+
+
+def test_an_owner_shares_from_the_workspaces_page(accounts: dict[str, Any]) -> None:
+    at = signed_in("olga")
+    at.session_state["workspace"] = accounts["shared"].id
+    at.run()
+    assert not at.button(key=f"workspaces-rename-{accounts['shared'].id}").disabled
+    at.text_input(key="sharing-user").input("root")
+    at.selectbox(key="sharing-role").select("editor")
+    at.button(key="sharing-share").click().run()
+    assert not at.exception
+    members = accounts["store"].members(None, "Shared")
+    assert {(m.user_name, m.role) for m in members} == {("olga", "owner"), ("vic", "viewer"), ("root", "editor")}
+
+
+def test_a_viewer_asks_in_chat_and_the_answer_is_not_kept(accounts: dict[str, Any], tmp_path: Path,
+                                                          build: Callable[..., Any]) -> None:
+    service = build(tmp_path / "data")
+    source = tmp_path / "warfarin.txt"
+    source.write_text("Warfarin should target an INR of 2.0 to 3.0 in atrial fibrillation.\n", encoding="utf-8")
+    assert service.documents.ingest("Shared", source, "warfarin.txt").status == "ready"
+    at = signed_in("vic")
+    at.session_state["workspace"] = accounts["shared"].id
+    at.switch_page("pages/chat.py").run()
+    at.chat_input(key="chat-input").set_value("What INR should warfarin target?").run()
+    assert not at.exception
+    shown = "\n".join(m.value for m in at.markdown).replace("\\", "")  # the answer's Markdown escapes "."
+    assert "INR of 2.0 to 3.0" in shown, "the viewer sees the answer"
+    assert service.chats.list_chats("Shared") == [], "a viewer's answer is not kept in a chat"
+    asked = [e for e in accounts["store"].audit(None, "Shared") if e.action == "asked"]
+    assert [(e.user, e.detail) for e in asked] == [("vic", "What INR should warfarin target?")]
