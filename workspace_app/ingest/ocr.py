@@ -172,7 +172,8 @@ def engine_pool(name: str, detection_side: int, threads: int, size: int) -> Engi
 @dataclass(frozen=True)
 class PageOcr:
     """Whether and how pages without a usable text layer are read by OCR; `report(done, total)` follows the pages
-    (it may raise to stop: the pipeline's cancel check)."""
+    (it may raise to stop: the pipeline's cancel check); `on_read(page, lines)` receives each page's lines (1-based,
+    in page order) as soon as it is read, before its report (the pipeline makes it searchable at once)."""
 
     engine: str = "rapidocr"
     dpi: int = 200
@@ -182,13 +183,17 @@ class PageOcr:
     detection_side: int = 1280
     workers: int = 2
     threads: int = 1
+    on_read: Callable[[int, list[TextLine]], None] | None = None
 
     @classmethod
-    def from_settings(cls, settings: IngestSettings, report: Callable[[int, int], None] | None = None) -> PageOcr:
+    def from_settings(
+        cls, settings: IngestSettings, report: Callable[[int, int], None] | None = None,
+        on_read: Callable[[int, list[TextLine]], None] | None = None,
+    ) -> PageOcr:
         """The OCR the ingest settings ask for."""
         return cls(
             settings.ocr_engine, settings.ocr_dpi, settings.ocr_max_chars, settings.ocr_min_image_share, report,
-            settings.ocr_detection_side, settings.ocr_workers, settings.ocr_threads,
+            settings.ocr_detection_side, settings.ocr_workers, settings.ocr_threads, on_read,
         )
 
     @property
@@ -228,6 +233,8 @@ def read_scanned_pages(doc: pymupdf.Document, pages: list[list[TextLine]], ocr: 
     with closing(read_in_order(doc, chosen, pool, ocr)) as read:
         for done, (index, lines) in enumerate(read, start=1):
             pages[index] = lines
+            if ocr.on_read:
+                ocr.on_read(index + 1, lines)
             if ocr.report:
                 ocr.report(done, len(chosen))
     return [index + 1 for index in chosen]
