@@ -17,8 +17,8 @@ questions (`--questions`, default all+xling), for each workspace:
     PYTHONPATH=. .venv/bin/python -m bench.ocr_dev --build-only   # ingest both (OCR of ~150 pages: long)
     PYTHONPATH=. .venv/bin/python -m bench.ocr_dev                # measure -> bench/results/ocr_dev.json
 
-`--partial` measures a scanned workspace whose ingestion has not finished (the documents ready so far, and only the
-questions whose gold documents are all among them, on both workspaces).
+`--partial` measures a scanned workspace whose ingestion has not finished: only the documents ready so far, in both
+workspaces (search and answers limited to them), and only the questions whose gold documents are all among them.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from bench.answers_metrics import by_language
@@ -186,6 +187,33 @@ def measure(app: BenchApp, questions: list[dict[str, Any]], question_set: str) -
     }
 
 
+class _Within:
+    """A service whose `search` and `ask` look only in some documents (a partial run limits both workspaces alike:
+    the scanned one's unfinished document must not be a distractor only the text layer's workspace lacks)."""
+
+    def __init__(self, inner: Any, documents: list[str]) -> None:
+        self._inner = inner
+        self._documents = documents
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def search(self, workspace: str, query: str, top_k: int | None = None, documents: Any = None,
+               methods: Any = None) -> Any:
+        return self._inner.search(workspace, query, top_k, self._documents, *([methods] if methods else []))
+
+    def ask(self, workspace: str, question: str, history: Any = (), documents: Any = None, mode: str = "naive") -> Any:
+        return self._inner.ask(workspace, question, history, self._documents, mode)
+
+
+def within(app: BenchApp, documents: list[str] | None) -> Any:
+    """The app, or one whose search and answers see only `documents` (names)."""
+    if documents is None:
+        return app
+    return SimpleNamespace(search=_Within(app.search, documents), answers=_Within(app.answers, documents),
+                           settings=app.settings, catalog=app.catalog)
+
+
 def ready_documents(app: BenchApp) -> list[str]:
     workspace = app.workspaces.get(CachedWorkspace.WORKSPACE)
     return [d.name for d in app.catalog.list_documents(workspace.id) if d.status == "ready"]
@@ -235,8 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.partial:
         questions = [q for q in questions if q["kind"] == "unanswerable" or set(gold_documents(q)) <= set(ready)]
     log(f"[ocr_dev] {len(questions)} questions; scanned documents ready: {', '.join(ready)}")
-    scanned = measure(scanned_app, questions, args.questions)
-    text = measure(text_app, questions, args.questions)
+    limit = ready if args.partial else None
+    scanned = measure(within(scanned_app, limit), questions, args.questions)
+    text = measure(within(text_app, limit), questions, args.questions)
     result = {
         "benchmark": "ocr_dev", "at": now_iso(), "command": "python -m bench.ocr_dev " + " ".join(argv or sys.argv[1:]),
         "git": git_info(), "machine": machine, "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
