@@ -143,27 +143,31 @@ def build_text(app: BenchApp) -> dict[str, Any]:
 
 
 def char_accuracy(data_dir: Path) -> dict[str, Any]:
-    """Pooled character accuracy per language of the OCR'd pages against the text layer parsed the same way."""
+    """Pooled character accuracy per language of the OCR'd pages against the text layer parsed the same way; pages
+    whose text layer holds less than half of what OCR read are set apart ("picture pages": a figure drawn as an
+    image, whose words OCR reads and the text layer lacks, so there is nothing to compare them with)."""
     from workspace_app.ingest.readers.pdf import parse_pdf
 
     sources = {p.name: p for p in dev_inputs()}
     totals: dict[str, Counter[str]] = {}
-    per_document = {}
+    pages, pictures = [], []
     for line in (data_dir / PAGES_FILE).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         name = record["document"]
         reference = page_texts(parse_pdf(sources[name], name))
-        counts: Counter[str] = Counter()
         for page in record["pages_ocr"]:
             expected, found = comparable(reference.get(page, "")), comparable(record["pages"].get(str(page), ""))
-            counts["pages"] += 1
-            counts["reference"] += len(expected)
-            counts["longer"] += max(len(expected), len(found))
-            counts["distance"] += edit_distance(expected, found)
-            counts["common"] += sum((Counter(expected) & Counter(found)).values())
-        per_document[name] = _accuracy(counts)
-        totals.setdefault(LANGUAGE.get(name, "en"), Counter()).update(counts)
-    return {"by_language": {lang: _accuracy(c) for lang, c in totals.items()}, "by_document": per_document}
+            counts = Counter(pages=1, reference=len(expected), longer=max(len(expected), len(found)),
+                             distance=edit_distance(expected, found),
+                             common=sum((Counter(expected) & Counter(found)).values()))
+            row = {"document": name, "page": page, "read_chars": len(found), **_accuracy(counts)}
+            if len(expected) < 0.5 * len(found):
+                pictures.append(row)
+                continue
+            pages.append(row)
+            totals.setdefault(LANGUAGE.get(name, "en"), Counter()).update(counts)
+    return {"by_language": {lang: _accuracy(c) for lang, c in totals.items()}, "picture_pages": pictures,
+            "pages": pages}
 
 
 def _accuracy(counts: Counter[str]) -> dict[str, Any]:
