@@ -148,6 +148,8 @@ def status_text(document: Document) -> str:
         text += f" {counts}"
     if document.cancel_requested:
         return f"Cancelling… ({text})"
+    if document.partly_searchable:
+        text += " · partly searchable (the pages read so far)"
     if document.waiting_turn:
         text += " · waiting for the model (another source is using it)"
     elif document.estimating:

@@ -161,10 +161,25 @@ class IngestSettings(_Group):
     ocr_engine: Literal["rapidocr", "none"] = Field(
         "rapidocr",
         description="OCR engine for pages without a usable text layer (scans): rapidocr (PP-OCR models shipped in its "
-        "package, offline; ~20-40 s a page on a busy 2-core machine, bench/README.md) or none (a PDF without any "
-        "text layer is refused).",
+        "package, offline; ~6 CPU seconds a page, bench/README.md) or none (a PDF without any text layer is refused).",
     )
     ocr_dpi: int = Field(200, ge=72, le=600, description="Resolution in dots per inch a page is rendered at for OCR.")
+    ocr_detection_side: int = Field(
+        1280, ge=320, le=4000,
+        description="Longest side in pixels of the page image the OCR text detector looks at (the lines it finds "
+        "are then read from the full image): rapidocr's own default, 2000, costs ~2.7x the detection time for the "
+        "same text on 200-dpi pages.",
+    )
+    ocr_workers: int = Field(
+        2, ge=1, le=32,
+        description="Scanned pages read by OCR at once, each by its own engine (set it to the cores OCR may use; "
+        "documents ingested at the same time share these engines).",
+    )
+    ocr_threads: int = Field(
+        1, ge=1, le=32,
+        description="Threads each OCR engine's onnxruntime session uses; more than one spends CPU spinning "
+        "between operators (~40 % more CPU a page on 2 cores): prefer ocr_workers.",
+    )
     ocr_max_chars: int = Field(
         20, ge=0,
         description="A page is read by OCR when its text layer has fewer characters than this and images cover "

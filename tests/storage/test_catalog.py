@@ -4,12 +4,13 @@ and the BM25 index on both; SQLite's migrations (fresh, reopened, upgraded)."""
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 from catalogs import CatalogStore
 
 from workspace_app.ingest.pipeline import keyword_texts
-from workspace_app.models.documents import Chunk, Document, Rect
+from workspace_app.models.documents import PROVISIONAL, Chunk, Document, Rect
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.migrations import MIGRATIONS
 from workspace_app.text.analyzer import query_terms
@@ -150,6 +151,26 @@ def test_keyword_search_sees_only_ready_documents_of_its_workspace(catalog_store
     assert catalog.keyword_search(mine.id, [], 10, None) == []
     catalog.update_document("running", status="ready")
     assert {cid for cid, _ in catalog.keyword_search(mine.id, terms, 10, None)} == {"ready-00000", "running-00000"}
+
+
+def test_keyword_search_sees_a_running_documents_provisional_passages_and_nothing_else_of_it(
+    catalog_store: CatalogStore,
+) -> None:
+    catalog = catalog_store.open()
+    ws = catalog.create_workspace("W")
+    catalog.add_document(document(ws.id, "scan", status="running"))
+    left_over = chunk("scan", 0, "pacemaker for carotid sinus syncope")  # an earlier try's chunk
+    page = replace(chunk("scan", 0, "pacemaker for carotid sinus syncope"), id="scan-ocr00001", kind=PROVISIONAL)
+    terms = query_terms("pacemaker for carotid sinus syncope?")
+    catalog.replace_chunks("scan", ws.id, *indexed([left_over]))
+    assert catalog.keyword_search(ws.id, terms, 10, ["scan"]) == []
+
+    catalog.replace_chunks("scan", ws.id, *indexed([page]))
+    assert [cid for cid, _ in catalog.keyword_search(ws.id, terms, 10, ["scan"])] == ["scan-ocr00001"]
+    assert [cid for cid, _ in catalog.keyword_search(ws.id, terms, 10, None)] == ["scan-ocr00001"]
+    for status in ("cancelled", "failed", "queued"):
+        catalog.update_document("scan", status=status)
+        assert catalog.keyword_search(ws.id, terms, 10, None) == [], status
 
 
 def test_query_terms_with_fts_syntax_are_searched_literally(catalog_store: CatalogStore) -> None:

@@ -283,6 +283,19 @@ def test_a_stage_not_measured_yet_says_it_is_estimating(app: AppTest, service: A
     assert "other language 64/167 passages · about 2 min left in this step" in text
 
 
+def test_a_scanned_source_being_read_says_it_is_partly_searchable(app: AppTest, service: Any, workspace: Any) -> None:
+    upload(app, ("notes.md", b"# Notes\n\nBeta blockers."))
+    document = service.documents.list(workspace.id)[0]
+    assert service.catalog.claim_document(document.id, "test@nowhere:1:x", 30)
+    service.catalog.update_document(document.id, stage="ocr", progress=0.12, stage_done=0, stage_total=20, eta_s=None)
+    app.run()
+    assert "searchable" not in app.get("progress")[0].proto.text, "no page read yet"
+    service.catalog.update_document(document.id, stage_done=3, eta_s=90.0)
+    app.run()
+    text = app.get("progress")[0].proto.text.replace("\\", "")
+    assert "3/20" in text and "partly searchable (the pages read so far)" in text
+
+
 def test_the_source_guide_shows_the_documents_text_escaped(app: AppTest, service: Any, workspace: Any) -> None:
     hostile = (
         "# Anticoagulation\n\nFor women with atrial fibrillation, warfarin <img src=x onerror=alert(1)> **bold** "

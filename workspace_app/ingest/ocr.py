@@ -5,14 +5,21 @@
         -> `TextLine`s in PDF points, as the text layer gives them (so chunks carry boxes and citations highlight)
 
 The engine is a one-method seam (`OcrEngine.read`) chosen by name (`ingest.ocr_engine`); `rapidocr` runs the
-PP-OCR ONNX models shipped in its wheel with onnxruntime (offline). It is loaded at first use, once per process.
+PP-OCR ONNX models shipped in its wheel with onnxruntime (offline). Engines are made at first use and kept for the
+process in a pool: `ocr_workers` pages are read at once, each by its own engine on `ocr_threads` threads (one thread
+each spends no CPU spinning between operators: bench/README.md "OCR of scanned pages"). Pages are rendered on the
+caller's thread (pymupdf is not thread-safe) and handed back in page order.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Generator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any, Protocol
@@ -38,6 +45,9 @@ _SAME_SIZE = 0.25
 # skewed scan the reading order then took overlapping lines as one row and read them by x (lines of a column
 # swapped). A line's box is the middle share of the detected one, as tall as the text layer's line boxes.
 _CORE = 0.7
+# Line images are recognised one at a time: rapidocr pads a batch to its widest line, and on this CPU batches of 6
+# cost ~25 % more CPU than single lines (batches of 24 ~40 % more) for the same text.
+_REC_BATCH = 1
 
 
 @dataclass(frozen=True)
@@ -56,9 +66,10 @@ class OcrEngine(Protocol):
 
 
 class RapidOcrEngine:
-    """PP-OCR (detection + recognition, Chinese and English) through `rapidocr` and onnxruntime."""
+    """PP-OCR (detection + recognition, Chinese and English) through `rapidocr` and onnxruntime; the detector sees
+    the page at most `detection_side` pixels on its longest side, and each model runs on `threads` threads."""
 
-    def __init__(self) -> None:
+    def __init__(self, detection_side: int = 1280, threads: int = 1) -> None:
         # onnxruntime looks up a telemetry host unless told not to (docs/STACK: "onnxruntime phones home").
         os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         try:
@@ -68,7 +79,12 @@ class RapidOcrEngine:
                 "The OCR engine (rapidocr) is not installed: install it, or set WORKSPACE_INGEST__OCR_ENGINE=none."
             ) from exc
         # Pages are upright: the text-direction classifier only costs time.
-        self._ocr = RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False})
+        self._ocr = RapidOCR(params={
+            "Global.log_level": "error", "Global.use_cls": False,
+            "Det.limit_type": "max", "Det.limit_side_len": detection_side, "Rec.rec_batch_num": _REC_BATCH,
+            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        })
 
     def read(self, image: np.ndarray) -> list[OcrLine]:
         """The lines of the image, each with its axis-aligned box."""
@@ -83,36 +99,102 @@ class RapidOcrEngine:
         return lines
 
 
-_ENGINES: dict[str, Callable[[], OcrEngine]] = {"rapidocr": RapidOcrEngine}
+_ENGINES: dict[str, Callable[[int, int], OcrEngine]] = {"rapidocr": RapidOcrEngine}
 _LOADED: dict[str, OcrEngine] = {}
 _LOADING = threading.Lock()  # a worker ingests two documents at once: both may reach their first scanned page
 
 
 def load_engine(name: str) -> OcrEngine:
-    """The named engine, made at first use and kept for the process (its models take a second or two to load)."""
-    if name not in _ENGINES:
-        raise ModelUnavailableError(f"Unknown OCR engine {name!r}: use one of {', '.join(_ENGINES)} or none.")
+    """The named engine with its default settings, made at first use and kept for the process (its models take a
+    second or two to load); figure pictures are read with it."""
+    _check_name(name)
     with _LOADING:
         if name not in _LOADED:
-            _LOADED[name] = _ENGINES[name]()
+            _LOADED[name] = _ENGINES[name](1280, 1)
         return _LOADED[name]
+
+
+def _check_name(name: str) -> None:
+    if name not in _ENGINES:
+        raise ModelUnavailableError(f"Unknown OCR engine {name!r}: use one of {', '.join(_ENGINES)} or none.")
+
+
+class EnginePool:
+    """Engines of one kind and configuration, each used by one thread at a time; at most `size` are made (lazily).
+    Two documents ingested at once share the pool, so together they never read more than `size` pages at once."""
+
+    def __init__(self, make: Callable[[], OcrEngine], size: int) -> None:
+        self.size = size
+        self._make = make
+        self._idle: queue.LifoQueue[OcrEngine] = queue.LifoQueue()
+        self._made = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def engine(self) -> Iterator[OcrEngine]:
+        """An idle engine (made if fewer than `size` exist, else the next one given back), given back after use."""
+        try:
+            engine = self._idle.get_nowait()
+        except queue.Empty:
+            engine = self._new() or self._idle.get()
+        try:
+            yield engine
+        finally:
+            self._idle.put(engine)
+
+    def _new(self) -> OcrEngine | None:
+        with self._lock:
+            if self._made >= self.size:
+                return None
+            self._made += 1
+        try:
+            return self._make()
+        except BaseException:
+            with self._lock:
+                self._made -= 1
+            raise
+
+
+_POOLS: dict[tuple[str, int, int], EnginePool] = {}
+
+
+def engine_pool(name: str, detection_side: int, threads: int, size: int) -> EnginePool:
+    """The process's pool of engines of this configuration, holding at least `size` (made at first use)."""
+    _check_name(name)
+    with _LOADING:
+        pool = _POOLS.setdefault(
+            (name, detection_side, threads), EnginePool(lambda: _ENGINES[name](detection_side, threads), size)
+        )
+        pool.size = max(pool.size, size)
+        return pool
 
 
 @dataclass(frozen=True)
 class PageOcr:
     """Whether and how pages without a usable text layer are read by OCR; `report(done, total)` follows the pages
-    (it may raise to stop: the pipeline's cancel check)."""
+    (it may raise to stop: the pipeline's cancel check); `on_read(page, lines)` receives each page's lines (1-based,
+    in page order) as soon as it is read, before its report (the pipeline makes it searchable at once)."""
 
     engine: str = "rapidocr"
     dpi: int = 200
     max_chars: int = 20
     min_image_share: float = 0.5
     report: Callable[[int, int], None] | None = None
+    detection_side: int = 1280
+    workers: int = 2
+    threads: int = 1
+    on_read: Callable[[int, list[TextLine]], None] | None = None
 
     @classmethod
-    def from_settings(cls, settings: IngestSettings, report: Callable[[int, int], None] | None = None) -> PageOcr:
+    def from_settings(
+        cls, settings: IngestSettings, report: Callable[[int, int], None] | None = None,
+        on_read: Callable[[int, list[TextLine]], None] | None = None,
+    ) -> PageOcr:
         """The OCR the ingest settings ask for."""
-        return cls(settings.ocr_engine, settings.ocr_dpi, settings.ocr_max_chars, settings.ocr_min_image_share, report)
+        return cls(
+            settings.ocr_engine, settings.ocr_dpi, settings.ocr_max_chars, settings.ocr_min_image_share, report,
+            settings.ocr_detection_side, settings.ocr_workers, settings.ocr_threads, on_read,
+        )
 
     @property
     def enabled(self) -> bool:
@@ -141,29 +223,60 @@ def image_share(page: pymupdf.Page) -> float:
 
 def read_scanned_pages(doc: pymupdf.Document, pages: list[list[TextLine]], ocr: PageOcr) -> list[int]:
     """Replace the lines of each page that needs OCR by the lines OCR reads on it; returns those pages (1-based).
-    Reports (0, n) before the first page and (k, n) after each."""
+    Reports (0, n) before the first page and (k, n) after each, in page order."""
     chosen = [index for index, lines in enumerate(pages) if needs_ocr(doc.load_page(index), lines, ocr)]
     if not chosen:
         return []
-    engine = load_engine(ocr.engine)
-    for done, index in enumerate(chosen):
-        if ocr.report:
-            ocr.report(done, len(chosen))
-        pages[index] = ocr_page(doc.load_page(index), engine, ocr.dpi)
+    pool = engine_pool(ocr.engine, ocr.detection_side, ocr.threads, ocr.workers)
     if ocr.report:
-        ocr.report(len(chosen), len(chosen))
+        ocr.report(0, len(chosen))
+    with closing(read_in_order(doc, chosen, pool, ocr)) as read:
+        for done, (index, lines) in enumerate(read, start=1):
+            pages[index] = lines
+            if ocr.on_read:
+                ocr.on_read(index + 1, lines)
+            if ocr.report:
+                ocr.report(done, len(chosen))
     return [index + 1 for index in chosen]
 
 
-def ocr_page(page: pymupdf.Page, engine: OcrEngine, dpi: int) -> list[TextLine]:
-    """The page rendered at `dpi` and read by `engine`, as text lines in PDF points (top-left origin)."""
+def read_in_order(
+    doc: pymupdf.Document, chosen: list[int], pool: EnginePool, ocr: PageOcr
+) -> Generator[tuple[int, list[TextLine]], None, None]:
+    """(0-based page, its OCR lines) for each chosen page, in order: pages are rendered here and read by up to
+    `ocr.workers` engines at once (a few pages rendered ahead, so an engine never waits for a slow neighbour). When
+    the caller stops early (a cancel), pages not started are dropped; those being read finish on their own."""
+    executor = ThreadPoolExecutor(max(ocr.workers, 1), thread_name_prefix="ocr")
+    ahead: deque[tuple[int, Future[list[TextLine]]]] = deque()
+    try:
+        for index in chosen:
+            page = doc.load_page(index)
+            ahead.append((index, executor.submit(_read_image, pool, *_render(page, ocr.dpi))))
+            if len(ahead) > 2 * ocr.workers:
+                first, future = ahead.popleft()
+                yield first, future.result()
+        while ahead:
+            first, future = ahead.popleft()
+            yield first, future.result()
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _render(page: pymupdf.Page, dpi: int) -> tuple[np.ndarray, int, float, tuple[float, float]]:
+    """The page as an RGB image at `dpi`, its 1-based number, points per pixel and its top-left corner."""
     import numpy as np
 
     pixmap = page.get_pixmap(dpi=dpi, alpha=False, colorspace=pymupdf.csRGB)
     image = np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width, pixmap.n)
-    found = engine.read(image)
-    scale = page.rect.width / pixmap.width
-    return to_text_lines(found, page.number + 1, scale, (page.rect.x0, page.rect.y0))
+    return image, page.number + 1, page.rect.width / pixmap.width, (page.rect.x0, page.rect.y0)
+
+
+def _read_image(
+    pool: EnginePool, image: np.ndarray, number: int, scale: float, origin: tuple[float, float]
+) -> list[TextLine]:
+    with pool.engine() as engine:
+        found = engine.read(image)
+    return to_text_lines(found, number, scale, origin)
 
 
 def to_text_lines(found: list[OcrLine], page_number: int, scale: float, origin: tuple[float, float]) -> list[TextLine]:

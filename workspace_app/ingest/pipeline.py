@@ -6,7 +6,9 @@ and while a batch is embedded, which raises `JobInterrupted` to end the run earl
 caller then decides the document's state.
 
 Every write is keyed by deterministic ids (chunk `<document id>-<ordinal>`), so a run killed at any point
-and started again ends with exactly the chunks and vectors of an undisturbed run. A document is marked
+and started again ends with exactly the chunks and vectors of an undisturbed run. While OCR reads a scanned
+document, the pages read so far are stored as provisional passages (`<document id>-ocr<page>`, ingest/provisional.py)
+that keyword search finds; the chunks replace them all in one transaction. A document is marked
 `ready` only after its vector count matches its chunk count.
 """
 
@@ -28,6 +30,7 @@ from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
 from workspace_app.ingest.glyphs import MARKER
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.ocr import PageOcr
+from workspace_app.ingest.provisional import ProvisionalPages
 from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
 from workspace_app.jobs.leases import JobInterrupted
@@ -169,7 +172,9 @@ def ingest_document(
     states.start(document.id)
     track = _Tracker(states, document.id, on_progress, should_stop, pace)
     try:
-        ocr = PageOcr.from_settings(settings, lambda d, t: track("ocr", d, t))
+        # Pages OCR has read are keyword-searchable at once, as provisional passages the chunks replace below.
+        provisional = ProvisionalPages(document, chunks)
+        ocr = PageOcr.from_settings(settings, lambda d, t: track("ocr", d, t), provisional.add)
         parsed = read_source(
             path, document.name, document.media_type, lambda d, t: track("parsing", d, t),
             grade_cells=grades.table_cells, ocr=ocr,

@@ -86,6 +86,12 @@ class Document:
         return self.status == "queued" and self.next_try_at is not None
 
     @property
+    def partly_searchable(self) -> bool:
+        """Running its OCR stage with pages read: those pages' provisional passages are keyword-searchable (search
+        only; answers wait for the document to be ready)."""
+        return self.status == "running" and self.stage == "ocr" and self.stage_done > 0
+
+    @property
     def waiting_turn(self) -> bool:
         """Running, but its stage has waited a while for the embedding model another job holds (the pipeline then
         has no time left for it, and measures its pace again once it moves)."""
@@ -122,6 +128,7 @@ class Document:
         data = asdict(self)
         data["pages_without_text"] = list(self.pages_without_text)
         data["note"] = self.job_note(time.time() if now is None else now)
+        data["partly_searchable"] = self.partly_searchable
         return data
 
 
@@ -157,6 +164,11 @@ class JobState:
     lease_owner: str | None
     lease_age_s: float | None
     cancel_requested: bool
+
+
+# The kind of a provisional passage: the text of one page OCR has read while the document is still running, found by
+# keyword search until the document's chunks replace it (ingest/provisional.py).
+PROVISIONAL = "provisional"
 
 
 @dataclass(frozen=True)

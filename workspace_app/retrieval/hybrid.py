@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from workspace_app.config import RetrievalSettings
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.models.documents import Chunk
+from workspace_app.models.documents import PROVISIONAL, Chunk
 from workspace_app.retrieval.bilingual import NoTranslator, Translator
 from workspace_app.retrieval.fusion import Fused, fuse_rankings, fuse_scores
 from workspace_app.retrieval.rerank import Reranker
@@ -26,6 +26,9 @@ from workspace_app.text.cjk import WIDE_CHAR, is_mostly_cjk
 
 TRANSLATED = "translated"
 CROSSLINGUAL = "crosslingual"
+# Kinds ranked as body text: a running document's provisional passages are pages of its body (not yet chunked, so
+# not yet told apart from its references).
+_BODY = frozenset({"body", PROVISIONAL})
 
 
 @dataclass(frozen=True)
@@ -65,16 +68,21 @@ class HybridRetriever:
 
     def search(
         self, workspace_id: str, query: str, top_k: int, document_ids: Sequence[str] | None,
-        methods: Sequence[str] = ("dense", "sparse", TRANSLATED, CROSSLINGUAL),
+        methods: Sequence[str] = ("dense", "sparse", TRANSLATED, CROSSLINGUAL), keyword_only_ids: Sequence[str] = (),
     ) -> tuple[list[RankedChunk], dict[str, float]]:
-        """Best chunks for the query, and milliseconds spent per stage.
+        """Best chunks for the query, and milliseconds spent per stage. `keyword_only_ids` are documents the keyword
+        searches look in too (running ones: the catalog returns their provisional passages only), never the vector
+        indexes (a running document's vectors may be an earlier try's).
 
         The multilingual embedding, its index and the keyword searches run on a second thread while this one
         embeds the query for the main index and searches it: each embedder computes one short text on one thread
         (embedding.embedder), so on two cores the two halves overlap instead of queueing.
         """
         timings: dict[str, float] = {}
-        other = self._background.submit(self._other_rankings, workspace_id, query, document_ids, methods, timings)
+        keyword_ids = None if document_ids is None else [*document_ids, *keyword_only_ids]
+        other = self._background.submit(
+            self._other_rankings, workspace_id, query, document_ids, keyword_ids, methods, timings
+        )
         try:
             dense = self._dense_ranking(workspace_id, query, document_ids, timings) if "dense" in methods else None
         finally:
@@ -112,10 +120,11 @@ class HybridRetriever:
         return found
 
     def _other_rankings(
-        self, workspace_id: str, query: str, document_ids: Sequence[str] | None, methods: Sequence[str],
-        timings: dict[str, float],
+        self, workspace_id: str, query: str, document_ids: Sequence[str] | None,
+        keyword_ids: Sequence[str] | None, methods: Sequence[str], timings: dict[str, float],
     ) -> dict[str, list[tuple[str, float]]]:
-        """The multilingual index's ranking and the keyword rankings (the search's second thread)."""
+        """The multilingual index's ranking (in `document_ids`) and the keyword rankings (in `keyword_ids`), on the
+        search's second thread."""
         found: dict[str, list[tuple[str, float]]] = {}
         if CROSSLINGUAL in methods and self._crosslingual and self._weights(query)[CROSSLINGUAL] > 0:
             started = time.perf_counter()
@@ -127,12 +136,12 @@ class HybridRetriever:
             started = time.perf_counter()
             terms = expand_with_abbreviations(query, query_terms(query), self._chunks.workspace_abbreviations(workspace_id))
             if "sparse" in methods:
-                found["sparse"] = self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, document_ids)
+                found["sparse"] = self._chunks.keyword_search(workspace_id, terms, self._settings.sparse_k, keyword_ids)
             wanted = TRANSLATED in methods and self._weights(query)[TRANSLATED] > 0
             translated = self._translated_terms(query, terms) if wanted else []
             if translated:
                 found[TRANSLATED] = self._chunks.keyword_search(
-                    workspace_id, translated, self._settings.sparse_k, document_ids
+                    workspace_id, translated, self._settings.sparse_k, keyword_ids
                 )
             timings["sparse"] = _ms(started)
         return found
@@ -145,7 +154,7 @@ class HybridRetriever:
             rankings = {method: _body_first([cid for cid, _ in items], kinds) for method, items in scored.items()}
             return fuse_rankings(rankings, self._settings.rrf_k, self._weights(query))
         fused = fuse_scores(scored, self._weights(query))
-        return sorted(fused, key=lambda entry: kinds[entry[0]] != "body")  # stable: order kept
+        return sorted(fused, key=lambda entry: kinds[entry[0]] not in _BODY)  # stable: order kept
 
     def _translated_terms(self, query: str, terms: list[str]) -> list[str]:
         """Keyword terms of the other-language names of the query's concepts that the query lacks."""
@@ -192,7 +201,7 @@ def mostly_cjk(text: str) -> bool:
 def _body_first(ids: list[str], kinds: dict[str, str]) -> list[str]:
     """Drop ids without a chunk; bibliography and contents chunks go after body chunks (they echo every topic)."""
     present = [cid for cid in ids if cid in kinds]
-    return [cid for cid in present if kinds[cid] == "body"] + [cid for cid in present if kinds[cid] != "body"]
+    return [cid for cid in present if kinds[cid] in _BODY] + [cid for cid in present if kinds[cid] not in _BODY]
 
 
 def _ms(started: float) -> float:

@@ -36,6 +36,9 @@ class Scope:
     chunk_total: int
     names: dict[str, str]
     chunk_counts: dict[str, int] = field(default_factory=dict)  # each document's passages, by id
+    # Running documents whose pages read so far by OCR keyword search may return (a search's scope, never a
+    # question's: answers cite ready documents only).
+    partial_ids: list[str] = field(default_factory=list)
 
     @property
     def searched_names(self) -> dict[str, str]:
@@ -67,13 +70,12 @@ def search_scope(catalog: ScopeCatalog, workspace: str, wanted: Sequence[str] | 
     ready = [d for d in documents if d.status == "ready"]
     if wanted is None:
         ids = None if len(ready) == len(documents) else [d.id for d in ready]
+        running = [d for d in documents if d.status == "running"]
     else:
-        ids = []
-        for key in wanted:
-            match = pick_document(ws, documents, key)
-            if match.status == "ready":
-                ids.append(match.id)
-    return _scope(ws, documents, ids, ready)
+        picked = [pick_document(ws, documents, key) for key in wanted]
+        ids = [d.id for d in picked if d.status == "ready"]
+        running = [d for d in picked if d.status == "running"]
+    return replace(_scope(ws, documents, ids, ready), partial_ids=[d.id for d in running])
 
 
 def answer_scope(catalog: ScopeCatalog, workspace: str, wanted: Sequence[str] | None) -> Scope:

@@ -45,7 +45,9 @@ class SearchService:
         """Search a scope already resolved (the answerer's and the query modes' way in)."""
         started = time.perf_counter()
         k = top_k or self._default_top_k
-        ranked, timings = self._retriever.search(scope.workspace.id, query, k, scope.document_ids, methods)
+        ranked, timings = self._retriever.search(
+            scope.workspace.id, query, k, scope.document_ids, methods, keyword_only_ids=scope.partial_ids
+        )
         hits = [
             SearchHit(rank, item.chunk, scope.names.get(item.chunk.document_id, "?"), item.score, item.ranks)
             for rank, item in enumerate(ranked, start=1)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from workspace_app.storage.searchable import SEARCHABLE
+
 K1 = 1.2
 B = 0.75
 COLUMN_WEIGHTS = (0.4, 1.0)  # section, body: the weights storage/sqlite/chunks.py passes to bm25()
@@ -75,7 +77,7 @@ def bm25_sql(phrases: Sequence[Sequence[str]], workspace_id: str, filtered: bool
         "FROM freq q JOIN idf i ON i.phrase = q.phrase JOIN keyword_lengths l ON l.chunk_id = q.chunk_id "
         "CROSS JOIN stats s GROUP BY q.chunk_id) "
         "SELECT c.id, sc.score FROM scores sc JOIN chunks c ON c.id = sc.chunk_id "
-        "JOIN documents d ON d.id = c.document_id WHERE c.workspace_id = %s AND d.status = 'ready'"
+        f"JOIN documents d ON d.id = c.document_id WHERE c.workspace_id = %s AND {SEARCHABLE}"
     )
     params += [workspace_id, workspace_id]
     if filtered:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workspace_app.models.documents import Chunk, Rect
+from workspace_app.storage.searchable import SEARCHABLE
 from workspace_app.storage.sqlite.database import Database
 from workspace_app.storage.sqlite.keywords import create_keyword_table, delete_keyword_rows, keyword_table
 
@@ -89,7 +90,7 @@ class SqliteChunks:
         sql = (
             f"SELECT c.id, bm25({table}, 0.4, 1.0) AS score FROM {table} JOIN chunks c ON c.rowid = {table}.rowid "
             "JOIN documents d ON d.id = c.document_id "
-            f"WHERE {table} MATCH ? AND c.workspace_id = ? AND d.status = 'ready'"
+            f"WHERE {table} MATCH ? AND c.workspace_id = ? AND {SEARCHABLE}"
         )
         params: list[Any] = [match, workspace_id]
         if document_ids is not None:
