@@ -44,8 +44,10 @@ def free_port() -> int:
 class PostgresCluster:
     """One cluster in its own directory: started by `start`, stopped and removed by `stop`."""
 
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, options: str = "") -> None:
+        """`options`: more server settings (`-c name=value ...`)."""
         self.bin_dir = bin_dir
+        self.options = options
         self.folder = Path(tempfile.mkdtemp(prefix="pg-cluster-"))
         self.port = free_port()
         self._as_root = os.geteuid() == 0
@@ -79,7 +81,7 @@ class PostgresCluster:
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8")
         options = (
             f"-c port={self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.folder} "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            f"-c fsync=off -c synchronous_commit=off -c full_page_writes=off {self.options}"
         )
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.folder / "server.log"), "-o", options, "-w", "start")
 

@@ -1,17 +1,13 @@
 """The team deployment's servers for a benchmark, each throwaway in a folder of its own: a PostgreSQL cluster (Debian's
 initdb + pg_ctl, as user `postgres` when run as root), a redis-server and a Chroma server behind serve's token gate.
 
-(The tests have their own in tests/postgres_cluster.py and tests/redis_server.py: the benchmarks do not import tests.)
+The PostgreSQL cluster is the tests' own (tests/postgres_cluster.py, without its pytest fixtures).
 """
 
 from __future__ import annotations
 
-import glob
-import os
-import pwd
 import shutil
 import subprocess
-import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -32,40 +28,28 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None
 
 @contextmanager
 def postgres() -> Iterator[Callable[[str], str]]:
-    """A PostgreSQL cluster on a free loopback port (trust authentication, no fsync) in a temporary folder of its own
-    (as root, given to the `postgres` user); yields `database(name)`, which creates a database and returns its URL."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]))
-    if not found:
+    """A PostgreSQL cluster on a free loopback port (trust authentication, no fsync) in a temporary folder of its own,
+    the tests' throwaway cluster (tests/postgres_cluster.py); yields `database(name)`, which creates a database and
+    returns its URL."""
+    from tests.postgres_cluster import PostgresCluster, postgres_bin
+
+    bin_dir = postgres_bin()
+    if bin_dir is None:
         raise SystemExit("PostgreSQL is not installed: `make system-deps` installs it")
-    folder = Path(tempfile.mkdtemp(prefix="bench-pg-"))
-    bin_dir, port, data = Path(found[-1]).parent, free_port(), folder / "pg"
-    as_root = os.geteuid() == 0
-    if as_root:
-        user = pwd.getpwnam("postgres")
-        os.chown(folder, user.pw_uid, user.pw_gid)
-
-    def run(*argv: str) -> None:
-        command = [str(bin_dir / argv[0]), *argv[1:]]
-        command = ["runuser", "-u", "postgres", "--", *command] if as_root else command
-        subprocess.run(command, capture_output=True, check=True, cwd=folder, stdin=subprocess.DEVNULL, timeout=120)
-
-    run("initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8")
-    options = (f"-c port={port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={folder} "
-               "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-    run("pg_ctl", "-D", str(data), "-l", str(folder / "server.log"), "-o", options, "-w", "start")
+    cluster = PostgresCluster(bin_dir, "-c max_connections=200")  # 16 users' API processes and the workers
 
     def database(name: str) -> str:
         import psycopg
 
-        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/postgres", autocommit=True) as admin:
+        with psycopg.connect(cluster.url(), autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {name}")
-        return f"postgresql://postgres@127.0.0.1:{port}/{name}"
+        return cluster.url(name)
 
     try:
+        cluster.start()
         yield database
     finally:
-        run("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
+        cluster.stop()
 
 
 @contextmanager
