@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
@@ -99,9 +100,9 @@ class ConceptPatterns:
     heads: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     stems: re.Pattern[str] | None = None
 
-    @property
+    @cached_property
     def head_types(self) -> dict[str, str]:
-        """Each head noun's kind."""
+        """Each head noun's kind (made once per pack)."""
         return {head: kind for kind, heads in self.heads.items() for head in heads}
 
     def of_the_field(self, phrase: str) -> bool:
