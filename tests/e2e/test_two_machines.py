@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,13 +23,14 @@ from typing import Any
 import psycopg
 import pytest
 
+from bench.common.services import chroma
+
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 NAMES = ["mosca-2011-women-cvd.pdf", "zh-acute-af-ed-2024.pdf", "arnett-2014-guideline-strategies.pdf"]
 REMOTE_HOST = "machine-b"
 LEASE_TIMEOUT_S = 10.0
 SWEEP_S = 2.0
-LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def wait_until(condition: Callable[[], object], timeout_s: float, what: str, poll_s: float = 0.1) -> None:
@@ -53,28 +53,10 @@ def other_host_prefix() -> list[str]:
 
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """(URL, token) of a Chroma server behind serve's token gate: the deployment's one vector server."""
-    from workspace_app.adapters.supervisor import chroma_spec, chroma_token, free_port
-
-    folder = tmp_path_factory.mktemp("chroma-server")
-    url, token = f"http://127.0.0.1:{free_port()}", chroma_token(folder)
-    spec = chroma_spec(folder, url, token)
-    with open(folder / "chroma.log", "wb") as log:
-        process = subprocess.Popen(spec.argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-    try:
-        def beats() -> bool:
-            request = urllib.request.Request(f"{url}/api/v2/heartbeat", headers=spec.ready_headers)
-            try:
-                with LOOPBACK.open(request, timeout=2) as response:
-                    return int(response.status) == 200
-            except OSError:
-                return False
-
-        wait_until(beats, 60, "the Chroma server")
-        yield url, token
-    finally:
-        process.terminate()
-        process.wait(30)
+    """(URL, token) of a Chroma server behind serve's token gate: the deployment's one vector server (started as the
+    workers bench starts it)."""
+    with chroma(tmp_path_factory.mktemp("chroma-server")) as served:
+        yield served
 
 
 class Machine:
