@@ -136,18 +136,57 @@ def answerable_rows(model: Any, questions: list[dict[str, Any]]) -> list[tuple[d
     return rows
 
 
-def refusal_threshold(answerability: list[tuple[float, int, int]], max_false_refusals: float) -> float:
+def other_language_pool(
+    models: Any, question: dict[str, Any]
+) -> tuple[list[tuple[float, dict[str, float], int]], dict[str, float]] | None:
+    """A question's candidates in the other language than its lead's (best first) and the features the
+    other-language model reads of them, when the lead's own model refuses it (None otherwise or without such
+    candidates): the answerer's `_other_language`."""
+    from workspace_app.answer.scoring import question_features
+
+    if not question["pool"]:
+        return None
+    pool = rescored(models.sentence, question)
+    features = question_features([(p, f) for p, f, _ in pool], question["evidence"], int(question["unknown"]), question["zh"])
+    p, refuse = models.answerability(features)
+    lead = pool[0][1].get("other_language", 0.0)
+    other = [c for c in pool if c[1].get("other_language", 0.0) != lead]
+    if p >= refuse or not other:
+        return None
+    return other, question_features([(q, f) for q, f, _ in other], question["evidence"], int(question["unknown"]), question["zh"])
+
+
+def other_language_threshold(rows: list[tuple[float, int]]) -> float:
+    """Where answering from the other language's evidence gains the most: right first citations minus wrong ones
+    and answered unanswerable questions, over (P, right) rows."""
+    gains = {step / 100: sum(1 if right else -1 for p, right in rows if p >= step / 100) for step in range(1, 100)}
+    return max(gains, key=lambda t: (gains[t], t))
+
+
+def refusal_threshold(
+    answerability: dict[str, list[tuple[float, int, int]]], max_false_refusals: float, every_set: bool = False
+) -> float:
     """The refusal threshold: most unanswerable rows refused with at most `max_false_refusals` of the answerable
-    ones refused, from (P(answerable), answerable, lead right) rows."""
-    answerable = [p for p, a, _ in answerability if a]
-    unanswerable = [p for p, a, _ in answerability if not a]
-    best, refuse = -1.0, 0.5
+    ones refused, from each set's (P(answerable), answerable, lead right) rows. The cap holds over the sets pooled
+    (each weighing the same), or with `every_set` on each set alone: a new kind of document is judged by the set
+    the model separates worst, not by the average."""
+    groups = {n: rows for n, rows in answerability.items() if rows}
+
+    def shares(rows: list[tuple[float, int, int]], t: float) -> tuple[float, float]:
+        answerable = [p for p, a, _ in rows if a]
+        unanswerable = [p for p, a, _ in rows if not a]
+        return (sum(p < t for p in answerable) / max(1, len(answerable)),
+                sum(p < t for p in unanswerable) / max(1, len(unanswerable)))
+
+    best, refuse = -1.0, 0.01
     for step in range(1, 100):
         t = step / 100
-        false = sum(p < t for p in answerable) / max(1, len(answerable))
-        recall = sum(p < t for p in unanswerable) / max(1, len(unanswerable))
-        if false <= max_false_refusals and recall - false > best:
-            best, refuse = recall - false, t
+        per_set = [shares(rows, t) for rows in groups.values()]
+        pooled = shares(balanced(groups), t)
+        false = max(f for f, _ in per_set) if every_set else pooled[0]
+        gain = pooled[1] - pooled[0]
+        if false <= max_false_refusals and gain > best:
+            best, refuse = gain, t
     return refuse
 
 
@@ -175,6 +214,15 @@ def simulate(models: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
         (p >= refuse, models.correct.probability(f), a, right)
         for f, a, right in rows for p, refuse in [models.answerability(f)]
     ]
+    if models.other_language is not None:
+        # A refused question answered from the other language's evidence: its lead is the best of those.
+        others = [other_language_pool(models, q) for q in questions if q["pool"]]
+        scored = [
+            (True, probability, a, found[0][0][2]) if not kept and probability >= models.other_language_threshold
+            else (kept, c, a, right)
+            for (kept, c, a, right), found in zip(scored, others, strict=True)
+            for probability in [models.other_language.probability(found[1]) if found else 0.0]
+        ]
     confident = models.confident_threshold
     ans = [(kept, right) for kept, _, a, right in scored if a]
     una = [kept for kept, _, a, _ in scored if not a]
@@ -241,19 +289,21 @@ def fit_models(fit: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     questions = balanced(by_set)
     question_features = [f for f in ANSWERABLE_FEATURES if f not in args.without]
 
-    def regime(across: bool) -> list[tuple[dict[str, float], int, int]]:
-        """The fit rows judged by one answerability model (balanced over sets): those whose best candidate
-        is in the question's language (not from a cross-language set, where such a lead is the wrong
-        article), or those whose best candidate is in the other language."""
-        return balanced({
+    def regime(across: bool) -> dict[str, list[tuple[dict[str, float], int, int]]]:
+        """The fit rows judged by one answerability model, by set: those whose best candidate is in the question's
+        language (not from a cross-language set, where such a lead is the wrong article), or those whose best
+        candidate is in the other language."""
+        return {
             n: kept for n, rows in by_set.items()
             if across or n not in CROSS_LANGUAGE_SETS
             for kept in [[r for r in rows if bool(r[0]["lead_other_language"]) == across]] if len(kept) >= MIN_REGIME_ROWS
-        })
+        }
 
-    def answerability(rows: list[tuple[dict[str, float], int, int]], cap: float) -> tuple[Any, float]:
+    def answerability(groups: dict[str, list[tuple[dict[str, float], int, int]]], cap: float) -> tuple[Any, float]:
+        rows = balanced(groups)
         model = fit_logistic([f for f, _, _ in rows], [a for _, a, _ in rows], question_features)
-        return model, refusal_threshold([(model.probability(f), a, r) for f, a, r in rows], cap)
+        scored = {n: [(model.probability(f), a, r) for f, a, r in g] for n, g in groups.items()}
+        return model, refusal_threshold(scored, cap, args.cap_every_set)
 
     answerable, refuse = answerability(regime(False), args.max_false_refusals)
     across_rows = regime(True)
@@ -262,7 +312,28 @@ def fit_models(fit: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     confident = confident_threshold(
         {n: [(correct.probability(f), r) for f, _, r in rows] for n, rows in by_set.items()}, args.precision
     )
-    return ScoringModels(sentence, answerable, correct, refuse, confident, across, refuse_across)
+    return with_other_language(ScoringModels(sentence, answerable, correct, refuse, confident, across, refuse_across),
+                               fit, question_features)
+
+
+def with_other_language(models: Any, fit: dict[str, list[dict[str, Any]]], features: list[str]) -> Any:
+    """The models with the other-language model fitted against them: over every fit question its lead's model
+    refuses that has candidates in the other language, P(the best of those holds the answer) (balanced over sets),
+    and the threshold where accepting gains the most."""
+    from workspace_app.answer.scoring import fit_logistic
+
+    by_set = {
+        n: [(f, int(q["answerable"] and other[0][2])) for q in qs for found in [other_language_pool(models, q)] if found
+            for other, f in [found]]
+        for n, qs in fit.items()
+    }
+    by_set = {n: rows for n, rows in by_set.items() if len(rows) >= MIN_REGIME_ROWS}
+    rows = balanced(by_set)
+    if not rows or not any(label for _, label in rows):
+        return replace(models, other_language=None)
+    model = fit_logistic([f for f, _ in rows], [label for _, label in rows], features)
+    threshold = other_language_threshold([(model.probability(f), label) for g in by_set.values() for f, label in g])
+    return replace(models, other_language=model, other_language_threshold=threshold)
 
 
 def search_rank1(questions: list[dict[str, Any]]) -> float:
@@ -306,6 +377,10 @@ def main() -> None:
     parser.add_argument("--max-false-refusals-across", type=float, default=0.10,
                         help="the same for the cross-language model (the issue's false-refusal target: its evidence "
                         "scores lower whether it answers or not, so a tighter cap refuses almost nothing)")
+    parser.add_argument("--keep-shipped", action="store_true",
+                        help="keep the shipped sentence, answerability and correctness models; fit only the other-language model against them")
+    parser.add_argument("--cap-every-set", action="store_true",
+                        help="hold the false-refusal caps on every fit set alone, not on the sets pooled")
     parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
     parser.add_argument("--leave-one-out", action="store_true",
                         help="also fit without each same-language set in turn and simulate on it (transfer to a new kind of document)")
@@ -342,19 +417,25 @@ def main() -> None:
             FEATURES.write_text(json.dumps({**stored, **read}), encoding="utf-8")
         fit = {name: [q for q in qs if q["split"] == "fit"] for name, qs in read.items()}
         held = {name: [q for q in qs if q["split"] == "held"] for name, qs in read.items()}
-        models = fit_models(fit, args)
+        if args.keep_shipped:
+            from workspace_app.answer.scoring import ANSWERABLE_FEATURES, ScoringModels
+
+            models = with_other_language(ScoringModels.load(), fit, list(ANSWERABLE_FEATURES))
+        else:
+            models = fit_models(fit, args)
         if not args.dry_run:
             models.save()
         results.update(
             without=sorted(args.without),
             thresholds={"answerable": models.answerable_threshold, "answerable_across": models.across_threshold,
-                        "confident": models.confident_threshold},
+                        "other_language": models.other_language_threshold, "confident": models.confident_threshold},
             fit_rows={n: {"questions": len(qs), "candidates": sum(len(q["pool"]) for q in qs)} for n, qs in fit.items()},
             simulated={"fit": {n: simulate(models, qs) for n, qs in fit.items()},
                        "held": {n: simulate(models, qs) for n, qs in held.items()}},
             models={"sentence": models.sentence.to_json(), "answerable": models.answerable.to_json(),
                     "correct": models.correct.to_json(),
-                    "answerable_across": models.across.to_json() if models.across else None},
+                    "answerable_across": models.across.to_json() if models.across else None,
+                    "other_language": models.other_language.to_json() if models.other_language else None},
         )
         if args.leave_one_out:
             results["leave_one_set_out"] = leave_one_set_out(read, args)
@@ -369,7 +450,8 @@ def main() -> None:
         for name, app, _ in open_sets():
             app.answers.extractive.models = models
             app.answers.extractive.weights = replace(
-                app.answers.extractive.weights, answerable_threshold=None, answerable_across_threshold=None
+                app.answers.extractive.weights, answerable_threshold=None, answerable_across_threshold=None,
+                other_language_threshold=None,
             )
             app.answers.confident_threshold = models.confident_threshold
     results["held_back"] = {}

@@ -368,6 +368,12 @@ class AnswersSettings(_Group):
         description="The same, for a question whose best evidence is in the other language (judged by its own "
         "fitted model, workspace_app/answer/fitted/answerable_across.json). Unset means the fitted one.",
     )
+    other_language_threshold: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="When the best evidence's model refuses, answer from the evidence in the other language (a "
+        "workspace in two languages) if the fitted probability that its best sentence holds the answer is at least "
+        "this (workspace_app/answer/fitted/other_language.json). Unset means the fitted one; 1 never does.",
+    )
     confident_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="An answer whose probability is at least this is marked confident; below it, the answer says "

@@ -73,12 +73,26 @@ def test_a_question_whose_best_evidence_is_in_the_other_language_is_judged_by_it
     assert alone.across is None and alone.answerability({**row, "lead_other_language": 1.0}) == (p_same, 0.6)
 
 
+def test_the_other_language_model_round_trips_and_goes_with_its_file(tmp_path: Path) -> None:
+    rows, labels = _rows(300)
+    model = fit_logistic(rows, labels, ("signal", "noise"))
+    ScoringModels(model, model, model, 0.6, 0.8, None, 0.5, model, 0.35).save(tmp_path)
+    again = ScoringModels.load(tmp_path)
+    assert again.other_language is not None and again.other_language_threshold == 0.35
+    assert abs(again.other_language.probability(rows[0]) - model.probability(rows[0])) < 1e-4
+    ScoringModels(model, model, model, 0.6, 0.8).save(tmp_path)
+    assert not (tmp_path / "other_language.json").exists()
+    assert ScoringModels.load(tmp_path).other_language is None
+
+
 def test_the_shipped_models_read_the_features_the_answerer_computes() -> None:
     shipped = ScoringModels.load()
     assert shipped.sentence.features == SENTENCE_FEATURES
     assert shipped.answerable.features == shipped.correct.features == ANSWERABLE_FEATURES
     assert shipped.across is not None and shipped.across.features == ANSWERABLE_FEATURES
     assert 0 < shipped.across_threshold < 1
+    assert shipped.other_language is not None and shipped.other_language.features == ANSWERABLE_FEATURES
+    assert 0 < shipped.other_language_threshold < 1
     assert 0 < shipped.answerable_threshold <= shipped.confident_threshold < 1
     # Fitted, not hand-set: standardised by the fit data's own spread.
     assert any(scale != 1.0 for scale in shipped.sentence.scales)

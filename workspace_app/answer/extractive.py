@@ -137,6 +137,7 @@ class ExtractiveWeights:
     keep_ratio: float = 0.80
     answerable_threshold: float | None = None  # None: the one fitted with the models
     answerable_across_threshold: float | None = None  # the same, for evidence in the other language
+    other_language_threshold: float | None = None  # answer from the other language's evidence at or above it
     translated: float = 0.9
     part_floor: float = 0.2
     part_coverage: float = 0.3
@@ -205,13 +206,37 @@ class ExtractiveAnswerer:
         # weakly (its confidence says how weakly); the large sets have no such questions to fit a refusal on.
         asks_sources = len(sources) > 1
         if answerable < refuse_below and not asks_sources:
-            return Selection([], True, answerable, features, pool)
+            other = self._other_language(pool, evidence, unknown_terms, language)
+            if other is None:
+                return Selection([], True, answerable, features, pool)
+            # The lead's evidence does not answer, the other language's does: it leads, and its probability of
+            # holding the answer is the answer's confidence.
+            pool, confidence = other
+            features.update(other_language_lead=1.0, correct=confidence)
         chosen = self._pick(pool)
         for part in parts:
             self._cover(part, pool, chosen)
         for document_id in sorted(sources):
             self._cite(document_id, pool, chosen)
         return Selection(chosen, False, confidence, features, pool)
+
+    def _other_language(
+        self, pool: list[Candidate], evidence: float, unknown_terms: int, language: str
+    ) -> tuple[list[Candidate], float] | None:
+        """The pool led by its candidates in the other language than the lead's, with the fitted probability that
+        the best of them holds the answer, when it reaches the threshold (None otherwise, or without such
+        candidates or model)."""
+        model = self.models.other_language
+        lead_language = pool[0].features.get("other_language", 0.0)
+        other = [c for c in pool if c.features.get("other_language", 0.0) != lead_language]
+        if model is None or not other:
+            return None
+        features = question_features([(c.score, c.features) for c in other], evidence, unknown_terms, language == "zh")
+        threshold = self.weights.other_language_threshold
+        probability = model.probability(features)
+        if probability < (self.models.other_language_threshold if threshold is None else threshold):
+            return None
+        return other + [c for c in pool if c not in other], probability
 
     def _cite(self, document_id: str, ranked: list[Candidate], chosen: list[Candidate]) -> None:
         """Add a document the question names its best sentence when no chosen one comes from it (one lacking

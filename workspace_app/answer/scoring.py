@@ -15,6 +15,11 @@ which writes the JSON files beside this module:
   `answerable_across.json` the same when it is in the other language (a cross-language question: its evidence
   scores lower on every signal, answerable or not, so it is judged against its own kind; fitted on XQuAD's
   parallel articles and the guideline dev cross-language rows);
+- `other_language.json`: P(the best candidate in the other language than the lead's holds the answer), from the
+  same signals read over those candidates alone, asked when the lead's model refuses: a question whose best
+  candidates are in its own language but from the wrong source (a workspace in two languages, its source in the
+  other one) is answered from the other language's evidence instead of refused; its threshold is where accepting
+  gains the most right answers over wrong ones and unanswered questions on the fit data;
 - `correct.json`: P(the answer's first citation holds the answer), from the same signals: an answer's
   confidence, and whether it is marked confident (`confident_threshold`, chosen so that confident answers are
   right at least 90 % of the time on the fit data).
@@ -158,6 +163,8 @@ class ScoringModels:
     confident_threshold: float = 0.8
     across: LogisticModel | None = None
     across_threshold: float = 0.5
+    other_language: LogisticModel | None = None
+    other_language_threshold: float = 0.5
 
     def answerability(
         self, features: Mapping[str, float], threshold: float | None = None, across_threshold: float | None = None
@@ -181,12 +188,15 @@ class ScoringModels:
         answerable = read("answerable.json")
         chosen = answerable.get("thresholds", {})
         across = (folder / "answerable_across.json").exists()
+        other = read("other_language.json") if (folder / "other_language.json").exists() else None
         return cls(
             LogisticModel.from_json(read("sentence.json")), LogisticModel.from_json(answerable),
             LogisticModel.from_json(read("correct.json")),
             float(chosen.get("answerable", 0.5)), float(chosen.get("confident", 0.8)),
             LogisticModel.from_json(read("answerable_across.json")) if across else None,
             float(chosen.get("answerable_across", 0.5)),
+            LogisticModel.from_json(other) if other else None,
+            float(other.get("threshold", 0.5)) if other else 0.5,
         )
 
     def save(self, folder: Path = FITTED) -> None:
@@ -199,11 +209,15 @@ class ScoringModels:
         if self.across is not None:
             thresholds["answerable_across"] = self.across_threshold
             files.append(("answerable_across.json", self.across.to_json()))
+        if self.other_language is not None:
+            files.append(("other_language.json", {**self.other_language.to_json(), "threshold": self.other_language_threshold}))
         files.append(("answerable.json", {**self.answerable.to_json(), "thresholds": thresholds}))
         for name, data in files:
             (folder / name).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         if self.across is None:
             (folder / "answerable_across.json").unlink(missing_ok=True)
+        if self.other_language is None:
+            (folder / "other_language.json").unlink(missing_ok=True)
 
 
 def question_features(

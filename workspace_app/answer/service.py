@@ -313,6 +313,7 @@ def _weights(settings: Settings) -> ExtractiveWeights:
         semantic_pool=answers.scored_sentences, max_sentences=answers.max_sentences,
         answerable_threshold=answers.answerable_threshold,
         answerable_across_threshold=answers.answerable_across_threshold,
+        other_language_threshold=answers.other_language_threshold,
     )
 
 
