@@ -156,11 +156,15 @@ def other_language_pool(
     return other, question_features([(q, f) for q, f, _ in other], question["evidence"], int(question["unknown"]), question["zh"])
 
 
-def other_language_threshold(rows: list[tuple[float, int]]) -> float:
-    """Where answering from the other language's evidence gains the most: right first citations minus wrong ones
-    and answered unanswerable questions, over (P, right) rows."""
-    gains = {step / 100: sum(1 if right else -1 for p, right in rows if p >= step / 100) for step in range(1, 100)}
-    return max(gains, key=lambda t: (gains[t], t))
+def other_language_threshold(by_set: dict[str, list[tuple[float, int]]]) -> float:
+    """Where answering from the other language's evidence gains the most (right first citations minus wrong ones
+    and answered unanswerable questions) over every set's (P, right) rows, without a loss on any set alone."""
+    def gain(rows: list[tuple[float, int]], t: float) -> int:
+        return sum(1 if right else -1 for p, right in rows if p >= t)
+
+    steps = [step / 100 for step in range(1, 101)]
+    allowed = [t for t in steps if all(gain(rows, t) >= 0 for rows in by_set.values())]
+    return max(allowed, key=lambda t: (sum(gain(rows, t) for rows in by_set.values()), t))
 
 
 def refusal_threshold(
@@ -319,7 +323,7 @@ def fit_models(fit: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
 def with_other_language(models: Any, fit: dict[str, list[dict[str, Any]]], features: list[str]) -> Any:
     """The models with the other-language model fitted against them: over every fit question its lead's model
     refuses that has candidates in the other language, P(the best of those holds the answer) (balanced over sets),
-    and the threshold where accepting gains the most."""
+    and the threshold where accepting gains the most without a loss on any set."""
     from workspace_app.answer.scoring import fit_logistic
 
     by_set = {
@@ -332,7 +336,7 @@ def with_other_language(models: Any, fit: dict[str, list[dict[str, Any]]], featu
     if not rows or not any(label for _, label in rows):
         return replace(models, other_language=None)
     model = fit_logistic([f for f, _ in rows], [label for _, label in rows], features)
-    threshold = other_language_threshold([(model.probability(f), label) for g in by_set.values() for f, label in g])
+    threshold = other_language_threshold({n: [(model.probability(f), label) for f, label in g] for n, g in by_set.items()})
     return replace(models, other_language=model, other_language_threshold=threshold)
 
 

@@ -19,7 +19,8 @@ which writes the JSON files beside this module:
   same signals read over those candidates alone, asked when the lead's model refuses: a question whose best
   candidates are in its own language but from the wrong source (a workspace in two languages, its source in the
   other one) is answered from the other language's evidence instead of refused; its threshold is where accepting
-  gains the most right answers over wrong ones and unanswered questions on the fit data;
+  gains the most right answers over wrong ones and answered unanswerable questions on the fit data, with no loss
+  on any fit set;
 - `correct.json`: P(the answer's first citation holds the answer), from the same signals: an answer's
   confidence, and whether it is marked confident (`confident_threshold`, chosen so that confident answers are
   right at least 90 % of the time on the fit data).
