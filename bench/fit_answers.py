@@ -167,30 +167,18 @@ def other_language_threshold(by_set: dict[str, list[tuple[float, int]]]) -> floa
     return max(allowed, key=lambda t: (sum(gain(rows, t) for rows in by_set.values()), t))
 
 
-def refusal_threshold(
-    answerability: dict[str, list[tuple[float, int, int]]], max_false_refusals: float, every_set: bool = False
-) -> float:
+def refusal_threshold(answerability: list[tuple[float, int, int]], max_false_refusals: float) -> float:
     """The refusal threshold: most unanswerable rows refused with at most `max_false_refusals` of the answerable
-    ones refused, from each set's (P(answerable), answerable, lead right) rows. The cap holds over the sets pooled
-    (each weighing the same), or with `every_set` on each set alone: a new kind of document is judged by the set
-    the model separates worst, not by the average."""
-    groups = {n: rows for n, rows in answerability.items() if rows}
-
-    def shares(rows: list[tuple[float, int, int]], t: float) -> tuple[float, float]:
-        answerable = [p for p, a, _ in rows if a]
-        unanswerable = [p for p, a, _ in rows if not a]
-        return (sum(p < t for p in answerable) / max(1, len(answerable)),
-                sum(p < t for p in unanswerable) / max(1, len(unanswerable)))
-
-    best, refuse = -1.0, 0.01
+    ones refused, from (P(answerable), answerable, lead right) rows."""
+    answerable = [p for p, a, _ in answerability if a]
+    unanswerable = [p for p, a, _ in answerability if not a]
+    best, refuse = -1.0, 0.5
     for step in range(1, 100):
         t = step / 100
-        per_set = [shares(rows, t) for rows in groups.values()]
-        pooled = shares(balanced(groups), t)
-        false = max(f for f, _ in per_set) if every_set else pooled[0]
-        gain = pooled[1] - pooled[0]
-        if false <= max_false_refusals and gain > best:
-            best, refuse = gain, t
+        false = sum(p < t for p in answerable) / max(1, len(answerable))
+        recall = sum(p < t for p in unanswerable) / max(1, len(unanswerable))
+        if false <= max_false_refusals and recall - false > best:
+            best, refuse = recall - false, t
     return refuse
 
 
@@ -293,21 +281,19 @@ def fit_models(fit: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
     questions = balanced(by_set)
     question_features = [f for f in ANSWERABLE_FEATURES if f not in args.without]
 
-    def regime(across: bool) -> dict[str, list[tuple[dict[str, float], int, int]]]:
-        """The fit rows judged by one answerability model, by set: those whose best candidate is in the question's
-        language (not from a cross-language set, where such a lead is the wrong article), or those whose best
-        candidate is in the other language."""
-        return {
+    def regime(across: bool) -> list[tuple[dict[str, float], int, int]]:
+        """The fit rows judged by one answerability model (balanced over sets): those whose best candidate
+        is in the question's language (not from a cross-language set, where such a lead is the wrong
+        article), or those whose best candidate is in the other language."""
+        return balanced({
             n: kept for n, rows in by_set.items()
             if across or n not in CROSS_LANGUAGE_SETS
             for kept in [[r for r in rows if bool(r[0]["lead_other_language"]) == across]] if len(kept) >= MIN_REGIME_ROWS
-        }
+        })
 
-    def answerability(groups: dict[str, list[tuple[dict[str, float], int, int]]], cap: float) -> tuple[Any, float]:
-        rows = balanced(groups)
+    def answerability(rows: list[tuple[dict[str, float], int, int]], cap: float) -> tuple[Any, float]:
         model = fit_logistic([f for f, _, _ in rows], [a for _, a, _ in rows], question_features)
-        scored = {n: [(model.probability(f), a, r) for f, a, r in g] for n, g in groups.items()}
-        return model, refusal_threshold(scored, cap, args.cap_every_set)
+        return model, refusal_threshold([(model.probability(f), a, r) for f, a, r in rows], cap)
 
     answerable, refuse = answerability(regime(False), args.max_false_refusals)
     across_rows = regime(True)
@@ -383,8 +369,6 @@ def main() -> None:
                         "scores lower whether it answers or not, so a tighter cap refuses almost nothing)")
     parser.add_argument("--keep-shipped", action="store_true",
                         help="keep the shipped sentence, answerability and correctness models; fit only the other-language model against them")
-    parser.add_argument("--cap-every-set", action="store_true",
-                        help="hold the false-refusal caps on every fit set alone, not on the sets pooled")
     parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
     parser.add_argument("--leave-one-out", action="store_true",
                         help="also fit without each same-language set in turn and simulate on it (transfer to a new kind of document)")
