@@ -283,3 +283,17 @@ def test_a_part_without_a_subject_of_its_own_asks_with_the_part_before() -> None
     assert first.named is None and second.named == "zh" and plan.by_part and plan.sources == ("zh",)
     assert second.asked.startswith(first.asked) and "lower range" in second.asked and "Chinese" not in second.asked
     assert plan.language == "en" and plan.standalone == plan.question
+
+
+def test_the_plan_calls_the_evidence_tools_the_question_needs() -> None:
+    """Passages always, the graph in a graph mode, the figure search when the question asks to see a figure: asked
+    what the figure shows, without the words that only ask for a picture."""
+    scope = Scope(Workspace("w", "W", ""), None, [], 10, {})
+    planner = Planner(lambda text, _: [])
+    plain = planner.plan("How is syncope evaluated?", scope, "naive")
+    assert plain.tools == ("passages",) and plain.call("figures") is None
+    assert plain.call("passages") is not None and plain.call("passages").query == "How is syncope evaluated?"
+    shown = planner.plan("Show the figure of the syncope evaluation algorithm", scope, "hybrid")
+    assert shown.tools == ("passages", "graph", "figures")
+    assert shown.call("figures").query == "the of the syncope evaluation algorithm"
+    assert planner.plan("HFpEF 的诊断流程图", scope, "naive").tools == ("passages", "figures")

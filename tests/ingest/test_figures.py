@@ -120,9 +120,9 @@ def test_an_answer_shows_the_figure_asked_for_or_beside_its_citations(ingested: 
     assert asked.to_json()["figures"][0]["rect"]["page"] == 1
     assert Answer.from_record(asked.to_record()).figures == asked.figures  # a chat keeps them
     workspace_id = app.workspaces.get("Figures").id
-    beside = answer_figures(app.catalog.figures, "What is done first?", workspace_id, None, figure.chunk_ids[:1], 2)
+    beside = answer_figures(app.catalog.figures, None, workspace_id, None, figure.chunk_ids[:1], 2)
     assert beside == [figure]
-    assert answer_figures(app.catalog.figures, "What is done first?", workspace_id, None, [], 2) == []
+    assert answer_figures(app.catalog.figures, None, workspace_id, None, [], 2) == []
 
 
 def test_a_question_asks_for_a_figure_by_the_words_of_documents() -> None:

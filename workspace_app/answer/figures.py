@@ -29,15 +29,21 @@ def asks_for_figure(question: str) -> bool:
     return _ASKS_FOR_FIGURE.search(question) is not None
 
 
+def figure_query(question: str) -> str:
+    """What a question asking for a figure asks the figure search: the question without the words that only say a
+    picture is wanted."""
+    return re.sub(r"\s+", " ", _PICTURE_WORDS.sub(" ", question)).strip()
+
+
 def answer_figures(
-    figures: FigureRepository, question: str, workspace_id: str, document_ids: Sequence[str] | None,
+    figures: FigureRepository, query: str | None, workspace_id: str, document_ids: Sequence[str] | None,
     cited_chunk_ids: Sequence[str], limit: int,
 ) -> list[Figure]:
-    """Up to `limit` figures: the best match of the figure search when the question asks for a figure, then the
-    figures beside the cited passages (in the citations' order)."""
+    """Up to `limit` figures: the figure search's best match for `query` (the plan's call of the figure tool, None
+    when the question asks for no figure), then the figures beside the cited passages (in the citations' order)."""
     shown: list[Figure] = []
-    if asks_for_figure(question):
-        ranked = figures.search_figures(workspace_id, query_terms(_PICTURE_WORDS.sub(" ", question)), 1, document_ids)
+    if query is not None:
+        ranked = figures.search_figures(workspace_id, query_terms(query), 1, document_ids)
         shown += list(figures.get_figures([figure_id for figure_id, _ in ranked]).values())
     for figure in figures.figures_beside(cited_chunk_ids):
         if figure.id not in {f.id for f in shown}:

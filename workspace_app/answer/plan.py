@@ -4,9 +4,13 @@
                                -> its parts (two or more separate questions, or none), each with the source it
                                   names and what it asks of it
                                -> the sources the whole question names
+                               -> the evidence tools it calls (seed 003's planner): `passages` (the search over the
+                                  documents' passages, always), `graph` (the entity graph's rankings, in the graph
+                                  modes), `figures` (the figure search, when the question asks to see a figure)
 
-The evidence (evidence.py), the reading (reading.py) and the answerers read the plan; none splits or names the
-question again.
+The evidence (evidence.py: passages and graph), the figure tool (figures.py), the reading (reading.py) and the
+answerers read the plan; none splits or names the question again. Questions about one patient are planned by the
+patient answers (patients/crosslevel.py), whose guideline level asks through this plan.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 
 from workspace_app.answer.answerability import asks_definition, asks_grading, names_a_subject, question_parts, wanted
 from workspace_app.answer.document_names import without_document_names
+from workspace_app.answer.figures import asks_for_figure, figure_query
 from workspace_app.domain import QuestionCues
 from workspace_app.retrieval.scope import Scope
 from workspace_app.text.language import detect_language
@@ -40,6 +45,14 @@ class PlanPart:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One evidence tool the plan calls, with what it asks that tool."""
+
+    tool: str  # "passages", "graph" or "figures"
+    query: str
+
+
+@dataclass(frozen=True)
 class QuestionPlan:
     """A question read once: its language, what it wants, its parts and the sources it names."""
 
@@ -51,6 +64,16 @@ class QuestionPlan:
     wants: str | None  # "grade", "definition", "dose", "duration", "number" or None
     parts: tuple[PlanPart, ...]  # two or more, or none
     sources: tuple[str, ...]  # the documents the whole question names
+    calls: tuple[ToolCall, ...] = ()  # the evidence tools it calls
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The names of the tools the plan calls."""
+        return tuple(call.tool for call in self.calls)
+
+    def call(self, tool: str) -> ToolCall | None:
+        """The plan's call of one tool, if it calls it."""
+        return next((call for call in self.calls if call.tool == tool), None)
 
     @property
     def part_texts(self) -> tuple[str, ...]:
@@ -82,6 +105,7 @@ class Planner:
         return QuestionPlan(
             question=question, standalone=asked, language=detect_language(question), mode=mode, scope=scope,
             wants=_wants(asked, self._cues), parts=self._parts(asked, scope), sources=tuple(self._named(asked, scope)),
+            calls=_calls(asked, mode),
         )
 
     def _parts(self, question: str, scope: Scope) -> tuple[PlanPart, ...]:
@@ -104,3 +128,14 @@ def _wants(question: str, cues: QuestionCues) -> str | None:
     if asks_grading(question, cues):
         return "grade"
     return wanted(question, cues)
+
+
+def _calls(question: str, mode: str) -> tuple[ToolCall, ...]:
+    """The evidence tools a question calls: the passages always, the graph in a graph mode, the figures when it
+    asks to see one (by what the figure shows, without the words asking for a picture)."""
+    calls = [ToolCall("passages", question)]
+    if mode != "naive":
+        calls.append(ToolCall("graph", question))
+    if asks_for_figure(question):
+        calls.append(ToolCall("figures", figure_query(question)))
+    return tuple(calls)

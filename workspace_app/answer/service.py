@@ -140,8 +140,10 @@ class AnswerService:
         answer.entities = [] if answer.refused else entity_refs(self.modes.graph, evidence.found, answer.citations, scope.workspace)
         if self.figures is not None and self.figures_shown:
             cited = [] if answer.refused else [c.chunk_id for c in answer.citations if c.level == "guideline"]
+            asked = plan.call("figures")
             answer.figures = answer_figures(
-                self.figures, plan.standalone, scope.workspace.id, scope.document_ids, cited, self.figures_shown
+                self.figures, asked.query if asked else None, scope.workspace.id, scope.document_ids, cited,
+                self.figures_shown,
             )
         timings["total"] = _ms(started)
         answer.timings_ms = timings
