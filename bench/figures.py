@@ -123,6 +123,7 @@ def measure_pdf(pdf: Path, gold: list[dict[str, Any]], found: dict[int, list[Any
 def measure_questions(found: dict[str, dict[int, list[Any]]], questions: list[dict[str, Any]]) -> dict[str, Any]:
     """Each question's first shown figure, from a catalog holding every figure found."""
     from workspace_app.answer.figures import answer_figures
+    from workspace_app.answer.plan import tool_calls
     from workspace_app.ingest.figure_stage import figure_index_text
     from workspace_app.models.documents import Document, Figure, Rect
     from workspace_app.storage.sqlite.catalog import SqliteCatalog
@@ -146,7 +147,8 @@ def measure_questions(found: dict[str, dict[int, list[Any]]], questions: list[di
             )
         rows = []
         for row in questions:
-            shown = answer_figures(catalog.figures, row["question"], workspace.id, None, [], 2)
+            asked = next((call.query for call in tool_calls(row["question"], "naive") if call.tool == "figures"), None)
+            shown = answer_figures(catalog.figures, asked, workspace.id, None, [], 2)
             first = (names[shown[0].document_id], shown[0].label) if shown else None
             rows.append({**row, "shown": list(first) if first else None, "right": first == (row["pdf"], row["label"])})
         catalog.close()

@@ -105,7 +105,7 @@ class Planner:
         return QuestionPlan(
             question=question, standalone=asked, language=detect_language(question), mode=mode, scope=scope,
             wants=_wants(asked, self._cues), parts=self._parts(asked, scope), sources=tuple(self._named(asked, scope)),
-            calls=_calls(asked, mode),
+            calls=tool_calls(asked, mode),
         )
 
     def _parts(self, question: str, scope: Scope) -> tuple[PlanPart, ...]:
@@ -130,7 +130,7 @@ def _wants(question: str, cues: QuestionCues) -> str | None:
     return wanted(question, cues)
 
 
-def _calls(question: str, mode: str) -> tuple[ToolCall, ...]:
+def tool_calls(question: str, mode: str) -> tuple[ToolCall, ...]:
     """The evidence tools a question calls: the passages always, the graph in a graph mode, the figures when it
     asks to see one (by what the figure shows, without the words asking for a picture)."""
     calls = [ToolCall("passages", question)]
