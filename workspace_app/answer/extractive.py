@@ -169,7 +169,8 @@ class ExtractiveAnswerer:
         """Choose the sentences to quote, or decide to refuse.
 
         Each candidate of the pool gets the sentence model's probability of answering; the question is refused
-        when the answerability model's probability falls below the threshold; an answer's confidence is the
+        when the answerability model's probability falls below the threshold, unless the candidates in the other
+        language than the lead's answer by their own model (`_other_language`); an answer's confidence is the
         correctness model's probability that its lead holds the answer. `answers` names what a candidate
         lacks of what the question asks for (answerability.py), `naming` how many of the question's acronyms it
         names, `unknown_terms` how many of the question's specific terms the workspace never uses: all features.
