@@ -15,11 +15,14 @@ import boto3
 import numpy as np
 import psycopg
 import pytest
+from postgres_cluster import free_port
 from s3_server import ACCESS_KEY, REGION, SECRET_KEY
 
+from workspace_app.adapters.cli import main as cli_main
 from workspace_app.adapters.liveness import WorkerBeacon, live_workers
-from workspace_app.adapters.wiring import build_app, open_embedding_cache
+from workspace_app.adapters.wiring import build_app, open_embedding_cache, shared_files
 from workspace_app.config import Settings, load_settings
+from workspace_app.errors import ObjectStoreError
 from workspace_app.storage.postgres.embedding_cache import PostgresEmbeddingCache
 from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
 
@@ -175,6 +178,34 @@ def test_an_events_file_uploaded_on_one_machine_is_imported_by_a_worker_on_anoth
     assert worker.patient_imports.run(queued.import_id, "worker@machine-b:1:a") == "done"
     assert (tmp_path / "worker" / "data" / "shared-cache" / "imports" / saved.name).read_bytes() == EVENTS.encode()
     assert worker.patient_imports.get(queued.import_id).status == "done"
+
+
+def test_an_object_store_nobody_answers_is_said_in_words_by_the_app_and_the_cli(
+    machines: Callable[..., Any], excerpt: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    nobody = f"http://127.0.0.1:{free_port()}"
+    s3 = {**s3_settings(nobody, "files"), "s3_timeout_s": "2"}
+    app = machines("one", None, "", s3)
+    app.workspaces.create("W")
+    pdf = excerpt("mosca-2011-women-cvd.pdf", 3, 4)
+    report = app.documents.submit("W", pdf)
+    said = f"The object store s3://files/team at {nobody} is not answering"
+    assert report.status == "failed" and report.document_id is None and report.error.startswith(said)
+    assert "WORKSPACE_SHARED__S3_ENDPOINT_URL" in report.error
+    assert app.documents.list("W") == [], "nothing is recorded for a file that was not stored"
+    files, _, _ = shared_files(app.settings)
+    with pytest.raises(ObjectStoreError, match="is not answering"):  # what a viewer opening a page hears
+        files.path_for("ab" * 32, ".pdf")
+
+    for name, value in s3.items():
+        monkeypatch.setenv(f"WORKSPACE_SHARED__{name.upper()}", value)
+    data = str(tmp_path / "cli")
+    assert cli_main(["--data-dir", data, "workspace", "create", "W"]) == 0
+    assert cli_main(["--data-dir", data, "ingest", "-w", "W", "--no-wait", str(pdf)]) == 1
+    printed = capsys.readouterr()
+    assert said in printed.out and "botocore" not in printed.out + printed.err
+    assert "Traceback" not in printed.out + printed.err
 
 
 def test_the_embedding_cache_is_a_file_in_the_data_dir_with_a_sqlite_catalog(tmp_path: Path) -> None:
