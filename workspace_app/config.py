@@ -153,6 +153,12 @@ class SharedSettings(_Group):
             raise ValueError("must be empty (files under the shared dir) or s3://bucket[/prefix]")
         return url
 
+    @field_validator("s3_access_key_id", "s3_secret_access_key", mode="before")
+    @classmethod
+    def _empty_key_is_unset(cls, value: object) -> object:
+        # deploy/compose.yaml passes `${NAME:-}`: an empty key means "not given here", as an unset one.
+        return None if value == "" else value
+
     @model_validator(mode="after")
     def _both_keys_or_neither(self) -> SharedSettings:
         if (self.s3_access_key_id is None) != (self.s3_secret_access_key is None):
