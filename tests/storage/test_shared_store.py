@@ -179,6 +179,11 @@ def test_an_events_file_uploaded_on_one_machine_is_imported_by_a_worker_on_anoth
     assert (tmp_path / "worker" / "data" / "shared-cache" / "imports" / saved.name).read_bytes() == EVENTS.encode()
     assert worker.patient_imports.get(queued.import_id).status == "done"
 
+    placed = tmp_path / "front" / "data" / "imports" / "ward-2.csv"  # put on the server by its operator
+    placed.parent.mkdir(parents=True)
+    placed.write_text(EVENTS, encoding="utf-8")
+    assert front.patient_imports.submit_from_roots("ward-2.csv").path == str(placed), "the default import root stays"
+
 
 def test_an_object_store_nobody_answers_is_said_in_words_by_the_app_and_the_cli(
     machines: Callable[..., Any], excerpt: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,

@@ -229,7 +229,10 @@ def build_app(
         catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary, mined,
         settings.patients.similar_sequence_weight, settings.patients.similar_reranked, pace,
     )
+    # Server folders a remote caller may import from: by default imports/ of the shared dir (the data dir), also
+    # when uploads go to an S3 bucket (their local copies are no place for an operator's MIMIC-IV folders).
     roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
+    roots = roots or [settings.shared_dir / "imports"]
     imports = PatientImports(catalog.imports, patients, queue, settings.queue, uploads, roots)
     links = PatientLinkService(graph, patients, workspaces.get)
     records = PatientRecordSource(patients, settings.patients.timeline_recent_h, settings.patients.timeline_relation_h)
