@@ -126,3 +126,25 @@ def test_the_dockerfile_copies_what_exists() -> None:
     assert sources and all((ROOT / name).exists() for name in sources), sources
     build = compose()["services"]["api"]["build"]
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == (DEPLOY / "Dockerfile").resolve()
+
+
+def test_the_object_store_is_optional_and_its_settings_load_when_pointed_at_the_minio_service(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    services = compose()["services"]
+    assert all(services[name]["profiles"] == ["s3"] for name in ("minio", "minio-bucket")), "off unless asked for"
+    example = env_example()
+    assert example["WORKSPACE_SHARED__S3_URL"] == "", "the example keeps the files on the shared volume"
+    minio = {
+        **example, "WORKSPACE_SHARED__S3_URL": "s3://workspace", "WORKSPACE_SHARED__S3_ENDPOINT_URL": "http://minio:9000",
+        "WORKSPACE_SHARED__S3_ACCESS_KEY_ID": example["MINIO_ROOT_USER"],
+        "WORKSPACE_SHARED__S3_SECRET_ACCESS_KEY": example["MINIO_ROOT_PASSWORD"],
+    }
+    for chosen, expected_url in ((example, ""), (minio, "s3://workspace")):
+        for name, value in app_services()["worker"]["environment"].items():
+            monkeypatch.setenv(name, substituted(str(value), chosen))
+        shared = load_settings().shared
+        assert shared.s3_url == expected_url
+        assert (shared.s3_access_key_id is None) == (expected_url == ""), "an empty key is no key"
+    bucket = services["minio-bucket"]["command"][0]
+    assert "mc mb --ignore-existing store/workspace" in bucket, "the bucket of the example's s3://workspace"

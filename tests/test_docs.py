@@ -31,7 +31,7 @@ def readme_rows() -> dict[str, str]:
     """Configuration table rows of the README keyed by the variable in their first cell."""
     rows = {}
     for line in README.splitlines():
-        match = re.match(r"\|\s*`(WORKSPACE_[A-Z_]+)`\s*\|", line)
+        match = re.match(r"\|\s*`(WORKSPACE_[A-Z0-9_]+)`\s*\|", line)
         if match:
             rows[match.group(1)] = line
     return rows

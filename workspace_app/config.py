@@ -114,8 +114,57 @@ class SharedSettings(_Group):
         None,
         description="Directory every machine of a deployment mounts at the same path (NFS, a Docker volume): the source "
         "files, figure thumbnails, uploaded patient-import files and the workers' liveness beacons live there, so a "
-        "worker on another machine reads what the UI or API stored. Unset: the data dir (one machine).",
+        "worker on another machine reads what the UI or API stored. Unset: the data dir (one machine). With `s3_url` "
+        "set, the files are in the bucket instead and only the beacons stay here.",
     )
+    s3_url: str = Field(
+        "",
+        description="s3://bucket/optional/prefix of an S3-compatible object store (AWS S3, MinIO, Ceph...) that holds "
+        "the source files, figure thumbnails and uploaded patient-import files instead of `dir`; each machine keeps a "
+        "copy of what it opens under its data dir (shared-cache/), fetched on first use. Empty: files are under `dir`.",
+    )
+    s3_endpoint_url: str = Field(
+        "",
+        description="URL of the S3-compatible server when it is not AWS (e.g. http://minio:9000); empty: AWS S3 in "
+        "`s3_region`.",
+    )
+    s3_region: str = Field(
+        "", description="Region of the bucket; empty: boto3's own (AWS_DEFAULT_REGION, ~/.aws/config) or us-east-1.",
+    )
+    s3_access_key_id: str | None = Field(
+        None,
+        description="Access key of the object store; unset: boto3's standard chain (AWS_ACCESS_KEY_ID and "
+        "AWS_SECRET_ACCESS_KEY, ~/.aws/credentials, an instance role).",
+    )
+    s3_secret_access_key: SecretStr | None = Field(
+        None, description="Secret key that goes with `s3_access_key_id` (set both or neither).",
+    )
+    s3_timeout_s: float = Field(
+        10.0, gt=0, le=600,
+        description="Seconds to connect to the object store and to wait for each of its answers before the action "
+        "fails with a message saying what to check (each call is tried up to 3 times).",
+    )
+
+    @field_validator("s3_url")
+    @classmethod
+    def _bucket_url(cls, url: str) -> str:
+        url = url.strip()
+        if url and not (url.startswith("s3://") and url.removeprefix("s3://").split("/", 1)[0]):
+            raise ValueError("must be empty (files under the shared dir) or s3://bucket[/prefix]")
+        return url
+
+    @field_validator("s3_access_key_id", "s3_secret_access_key", mode="before")
+    @classmethod
+    def _empty_key_is_unset(cls, value: object) -> object:
+        # deploy/compose.yaml passes `${NAME:-}`: an empty key means "not given here", as an unset one.
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _both_keys_or_neither(self) -> SharedSettings:
+        if (self.s3_access_key_id is None) != (self.s3_secret_access_key is None):
+            raise ValueError("s3_access_key_id and s3_secret_access_key go together: set both, or neither to use "
+                             "boto3's standard credentials")
+        return self
 
 
 class EmbeddingSettings(_Group):

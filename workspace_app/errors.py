@@ -16,6 +16,7 @@
     ├── FileTooLargeError             (413)
     ├── IngestionError                (500)
     ├── StorageError                  (503, retryable)
+    │   └── ObjectStoreError          (the S3-compatible store of shared files)
     ├── ModelUnavailableError         (503)
     ├── EmbeddingModelMismatchError   (409)
     ├── LlmUnavailableError           (503, retryable)
@@ -126,6 +127,10 @@ class StorageError(WorkspaceError):
 
     status = 503
     retryable = True
+
+
+class ObjectStoreError(StorageError):
+    """The S3-compatible object store of shared files is unreachable, has no such bucket or refuses access."""
 
 
 class ModelUnavailableError(WorkspaceError):

@@ -8,13 +8,14 @@ import inspect
 from typing import Protocol
 
 from workspace_app.storage import base
-from workspace_app.storage.files import LocalThumbnailStore
+from workspace_app.storage.files import LocalFileStore, LocalThumbnailStore, LocalUploadFolder
 from workspace_app.storage.postgres.catalog import PostgresCatalog
 from workspace_app.storage.postgres.figures import PostgresFigures
 from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.postgres.imports import PostgresImports
 from workspace_app.storage.postgres.patients import PostgresPatientStore
 from workspace_app.storage.postgres.vocabulary import PostgresVocabularyStore
+from workspace_app.storage.s3 import S3FileStore, S3ThumbnailStore, S3UploadFolder
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.chats import SqliteChats, SqliteNotes
 from workspace_app.storage.sqlite.figures import SqliteFigures
@@ -25,7 +26,7 @@ from workspace_app.storage.sqlite.patients import SqlitePatientStore
 from workspace_app.storage.sqlite.vocabulary import SqliteVocabularyStore
 
 # Protocols of fewer than three methods, each one thing a caller needs on its own.
-SMALL = {"Lease", "EmbeddingCache", "VocabularyStore", "ResponseCache"}
+SMALL = {"Lease", "EmbeddingCache", "VocabularyStore", "ResponseCache", "UploadFolder"}
 
 
 def protocols() -> dict[str, type]:
@@ -79,3 +80,13 @@ def test_the_postgres_catalog_provides_every_method_of_the_protocols_it_holds() 
     assert sorted(all_methods(protocols()["FigureRepository"]) - set(dir(PostgresFigures))) == []
     for name in ("GraphStore", "ResponseCache"):
         assert sorted(all_methods(protocols()[name]) - set(dir(PostgresGraphStore))) == [], name
+
+
+def test_the_file_stores_on_disk_and_in_s3_provide_every_method_of_their_protocols() -> None:
+    stores = {
+        "FileStore": (LocalFileStore, S3FileStore), "ThumbnailStore": (LocalThumbnailStore, S3ThumbnailStore),
+        "UploadFolder": (LocalUploadFolder, S3UploadFolder),
+    }
+    for name, classes in stores.items():
+        for cls in classes:
+            assert sorted(all_methods(protocols()[name]) - set(dir(cls))) == [], (name, cls.__name__)

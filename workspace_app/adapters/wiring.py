@@ -51,13 +51,14 @@ from workspace_app.patients.service import PatientService
 from workspace_app.retrieval.hybrid import CrossLanguageIndex, HybridRetriever
 from workspace_app.retrieval.rerank import build_reranker
 from workspace_app.retrieval.search import SearchService
-from workspace_app.storage.base import EmbeddingCache
+from workspace_app.storage.base import EmbeddingCache, FileStore, ThumbnailStore, UploadFolder
 from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
-from workspace_app.storage.files import LocalFileStore, LocalThumbnailStore
+from workspace_app.storage.files import LocalFileStore, LocalThumbnailStore, LocalUploadFolder
 from workspace_app.storage.postgres.catalog import PostgresCatalog
 from workspace_app.storage.postgres.embedding_cache import PostgresEmbeddingCache
 from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.queue import HueyJobQueue, open_huey
+from workspace_app.storage.s3 import S3Bucket, S3FileStore, S3ThumbnailStore, S3UploadFolder
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
 from workspace_app.storage.sqlite.graph import SqliteGraphStore
@@ -67,6 +68,7 @@ from workspace_app.workspaces import WorkspaceService
 
 RUN_FILE = "run/serve.json"
 TOKEN_FILE = "run/chroma.token"  # written by `serve` (supervisor.chroma_token), private to the user
+SHARED_CACHE = "shared-cache"  # this machine's copies of the files in an S3 bucket (shared.s3_url)
 
 
 def running_chroma_url(data_dir: Path) -> str | None:
@@ -178,7 +180,7 @@ def build_app(
     main_vectors = ChromaVectorIndex(client, settings.embedding.model)
     crosslingual = build_crosslingual(settings, client, cache)
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])
-    files = LocalFileStore(settings.shared_dir / "files")
+    files, thumbnails, uploads = shared_files(settings)
     domain = pack(settings.domain.pack)
     lexicon = load_lexicon(domain.lexicon)
     graph = build_graph(settings, catalog, lexicon, domain.concepts)
@@ -190,7 +192,6 @@ def build_app(
         stages.insert(0, SentenceVectorsStage(embedder, crosslingual.embedder if crosslingual else None))
     if crosslingual:
         stages.insert(0, CrossLanguageStage(crosslingual.embedder, crosslingual.vectors))
-    thumbnails = LocalThumbnailStore(settings.shared_dir / "files" / "thumbnails")
     if settings.ingest.figures:
         stages.insert(0, FigureStage(
             lambda document: documents.document_path(document), catalog.figures, thumbnails,
@@ -228,8 +229,11 @@ def build_app(
         catalog.patients, embedder, settings.patients.rules_file, catalog.vocabulary, mined,
         settings.patients.similar_sequence_weight, settings.patients.similar_reranked, pace,
     )
+    # Server folders a remote caller may import from: by default imports/ of the shared dir (the data dir), also
+    # when uploads go to an S3 bucket (their local copies are no place for an operator's MIMIC-IV folders).
     roots = [Path(root.strip()) for root in settings.patients.import_roots.split(",") if root.strip()]
-    imports = PatientImports(catalog.imports, patients, queue, settings.queue, settings.shared_dir / "imports", roots)
+    roots = roots or [settings.shared_dir / "imports"]
+    imports = PatientImports(catalog.imports, patients, queue, settings.queue, uploads, roots)
     links = PatientLinkService(graph, patients, workspaces.get)
     records = PatientRecordSource(patients, settings.patients.timeline_recent_h, settings.patients.timeline_relation_h)
     suggestions = SuggestionService(catalog, guides, answers, domain.recommendation_question)
@@ -247,6 +251,18 @@ def build_app(
         translator=translator, domain=domain,
         figures=FigureService(catalog, catalog.figures, thumbnails, documents.get),
     )
+
+
+def shared_files(settings: Settings) -> tuple[FileStore, ThumbnailStore, UploadFolder]:
+    """The source files, figure thumbnails and uploaded import files every machine shares: in the S3 bucket of
+    `shared.s3_url` (read through copies under `<data dir>/shared-cache/`), else under the shared dir."""
+    if settings.shared.s3_url:
+        bucket, cache = S3Bucket(settings.shared), settings.storage.data_dir / SHARED_CACHE
+        return (S3FileStore(bucket, cache / "files"), S3ThumbnailStore(bucket, cache / "files" / "thumbnails"),
+                S3UploadFolder(bucket, cache / "imports"))
+    shared = settings.shared_dir
+    return (LocalFileStore(shared / "files"), LocalThumbnailStore(shared / "files" / "thumbnails"),
+            LocalUploadFolder(shared / "imports"))
 
 
 def build_evaluation(app: App) -> EvaluationService:

@@ -31,7 +31,7 @@ from workspace_app.models.events import ImportStep, PatientImport
 from workspace_app.patients.events_file import SUFFIXES
 from workspace_app.patients.mimic import is_mimic_dir
 from workspace_app.patients.service import ImportProgress, PatientService
-from workspace_app.storage.base import ImportStore, JobQueue
+from workspace_app.storage.base import ImportStore, JobQueue, UploadFolder
 from workspace_app.text.file_names import safe_file_name
 
 log = logging.getLogger(__name__)
@@ -81,14 +81,14 @@ class PatientImports:
 
     def __init__(
         self, store: ImportStore, patients: PatientService, queue: JobQueue | None, settings: QueueSettings,
-        uploads: Path, roots: Sequence[Path] = (),
+        uploads: UploadFolder, roots: Sequence[Path] = (),
     ) -> None:
         self._store = store
         self._patients = patients
         self._queue = queue
         self.settings = settings
         self._uploads = uploads
-        self._roots = list(roots) or [uploads]
+        self._roots = list(roots) or [uploads.root]
 
     def submit(self, path: Path, patients: Sequence[str] | None = None) -> PatientImport:
         """Check what is to be imported (any path this process can read: the CLI's and the UI's user's own) and queue
@@ -110,16 +110,14 @@ class PatientImports:
         return started
 
     def save_upload(self, name: str, data: bytes) -> Path:
-        """Keep an uploaded events file under the data dir (to be imported from there); returns its path.
+        """Keep an uploaded events file in the shared store (to be imported from there); returns its path here.
         Raises ImportSourceError for a file that is not .csv/.jsonl."""
         suffix = Path(name).suffix.lower()
         if suffix not in SUFFIXES:
             raise ImportSourceError(f"{name} is not an events file: upload a .csv or .jsonl file (a MIMIC-IV folder "
                                     "is imported by its path on the server).")
-        self._uploads.mkdir(parents=True, exist_ok=True)
-        target = self._uploads / f"{uuid.uuid4().hex[:8]}-{safe_file_name(Path(name).stem, suffix[1:], 'events')}"
-        target.write_bytes(data)
-        return target
+        file_name = f"{uuid.uuid4().hex[:8]}-{safe_file_name(Path(name).stem, suffix[1:], 'events')}"
+        return self._uploads.save(file_name, data)
 
     def get(self, import_id: str) -> PatientImport:
         """One import. Raises ImportNotFoundError."""
@@ -221,7 +219,8 @@ class _Import:
                 self.on_progress(step)
             check()
 
-        report = self.imports._patients.import_path(Path(job.path), job.patients or None, progress)
+        source = self.imports._uploads.local_copy(Path(job.path))  # an upload another machine took is fetched here
+        report = self.imports._patients.import_path(source, job.patients or None, progress)
         return "done" if store.finish_import(self.import_id, owner, report) else "lost"
 
     def interrupted(self, owner: str, reason: str) -> str:

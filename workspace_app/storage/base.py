@@ -93,7 +93,8 @@ class FigureRepository(Protocol):
 
 
 class ThumbnailStore(Protocol):
-    """PNG thumbnails of a document's figures, kept with the document's files."""
+    """PNG thumbnails of a document's figures, kept with the document's files (`thumbnail_path` is local, as
+    FileStore's `path_for`)."""
 
     def put_thumbnail(self, document_id: str, name: str, png: bytes) -> str: ...
     def thumbnail_path(self, document_id: str, name: str) -> Path: ...
@@ -173,11 +174,22 @@ class VectorIndex(Protocol):
 
 
 class FileStore(Protocol):
-    """Content-addressed source files."""
+    """Content-addressed source files. `path_for` is a local path readers open (PyMuPDF needs one): a store kept
+    elsewhere (an S3 bucket) fetches its copy there first; the path does not exist when the store has no such file."""
 
     def put(self, source: Path, suffix: str) -> tuple[str, Path]: ...
     def path_for(self, sha256: str, suffix: str) -> Path: ...
     def delete(self, sha256: str, suffix: str) -> None: ...
+
+
+class UploadFolder(Protocol):
+    """Uploaded patient-import files: saved by a front end, read by the worker that runs the import (which may be on
+    another machine: `local_copy` gives the path to read there)."""
+
+    root: Path
+
+    def save(self, file_name: str, data: bytes) -> Path: ...
+    def local_copy(self, path: Path) -> Path: ...
 
 
 class EmbeddingCache(Protocol):

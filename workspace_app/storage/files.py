@@ -1,5 +1,6 @@
-"""Content-addressed file store: `files/<sha256><suffix>` under the data dir, written atomically; and the figures'
-thumbnails beside them, `files/thumbnails/<document id>/<name>.png`, removed with their document."""
+"""Content-addressed file store: `files/<sha256><suffix>` under the data dir, written atomically; the figures'
+thumbnails beside them, `files/thumbnails/<document id>/<name>.png`, removed with their document; and uploaded
+patient-import files in `imports/`. The S3 stores (storage/s3.py) keep their local copies with these same classes."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 
 def sha256_of(path: Path) -> str:
@@ -31,10 +34,7 @@ class LocalFileStore:
         sha = sha256_of(source)
         target = self.path_for(sha, suffix)
         if not target.exists():
-            fd, temp = tempfile.mkstemp(dir=self._root, prefix=".incoming-")
-            os.close(fd)
-            shutil.copyfile(source, temp)
-            os.replace(temp, target)
+            write_atomically(target, lambda handle: _copy_into(source, handle))
         return sha, target
 
     def path_for(self, sha256: str, suffix: str) -> Path:
@@ -54,13 +54,8 @@ class LocalThumbnailStore:
 
     def put_thumbnail(self, document_id: str, name: str, png: bytes) -> str:
         """Write a thumbnail and return its file name."""
-        folder = self._folder(document_id)
-        folder.mkdir(parents=True, exist_ok=True)
         file_name = f"{_safe(name)}.png"
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".incoming-")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(png)
-        os.replace(temp, folder / file_name)
+        write_atomically(self._folder(document_id) / file_name, lambda handle: handle.write(png))
         return file_name
 
     def thumbnail_path(self, document_id: str, name: str) -> Path:
@@ -73,6 +68,41 @@ class LocalThumbnailStore:
 
     def _folder(self, document_id: str) -> Path:
         return self._root / _safe(document_id)
+
+
+class LocalUploadFolder:
+    """Uploaded files kept in one folder (`imports/` of the shared dir), read at the path they were written to."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def save(self, file_name: str, data: bytes) -> Path:
+        """Write an upload (atomically) and return its path."""
+        target = self.root / _safe(file_name)
+        write_atomically(target, lambda handle: handle.write(data))
+        return target
+
+    def local_copy(self, path: Path) -> Path:
+        """The path to read a recorded upload (or any other import source) from: here, the path itself."""
+        return path
+
+
+def write_atomically(target: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write a file through a temporary one beside it, renamed into place: a reader never sees half of it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _copy_into(source: Path, handle: BinaryIO) -> None:
+    with source.open("rb") as read:
+        shutil.copyfileobj(read, handle, 1 << 20)
 
 
 def _safe(name: str) -> str:
