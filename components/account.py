@@ -12,7 +12,6 @@ from typing import Literal
 
 import streamlit as st
 
-from workspace_app.accounts.identities import identity_from_claims
 from workspace_app.app import Action, App
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.accounts import User
@@ -44,7 +43,7 @@ def sign_in_from_provider(app: App) -> bool:
     if not app.accounts.settings.oidc_configured or not provider_signed_in():
         return False
     try:
-        st.session_state[USER] = app.accounts.sign_in_identity(identity_from_claims(st.user.to_dict()))
+        st.session_state[USER] = app.accounts.sign_in_claims(st.user.to_dict())
     except WorkspaceError as exc:
         st.session_state[REFUSED] = exc.user_message
         return False

@@ -593,7 +593,8 @@ class AccountsSettings(_Group):
 
     enabled: bool = Field(
         False,
-        description="Users sign in (the UI with a name and password, the API with their own key) and see only the "
+        description="Users sign in (the UI with a name and password or through the identity provider, the API with "
+        "their own key) and see only the "
         "workspaces shared with them, with the role they were given (owner, editor, viewer); every action is "
         "recorded in the audit log. Off: one person, no sign-in, every workspace visible, WORKSPACE_API__KEYS apply.",
     )
@@ -666,6 +667,12 @@ class AccountsSettings(_Group):
         if value.strip() and not value.strip().lower().startswith(("https://", "http://")):
             raise ValueError("must be an absolute URL starting with https:// (or http:// on this machine)")
         return value.strip()
+
+    @field_validator("oidc_client_secret", "oidc_cookie_secret", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        # deploy/compose.yaml passes an empty value for a secret deploy/.env leaves empty
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("oidc_cookie_secret")
     @classmethod

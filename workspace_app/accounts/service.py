@@ -13,9 +13,10 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from workspace_app.accounts.identities import allowed_domains, check_domain, user_names
+from workspace_app.accounts.identities import allowed_domains, check_domain, identity_from_claims, user_names
 from workspace_app.accounts.passwords import (
     digests_match,
     hash_password,
@@ -117,6 +118,10 @@ class AccountService:
         user = self._users.identity_user(identity.issuer, identity.subject) or self._add_identity_user(identity)
         self.record(user, "signed in", detail=f"through {identity.issuer}")
         return user
+
+    def sign_in_claims(self, claims: Mapping[str, Any]) -> User:
+        """`sign_in_identity` for the person an ID token's claims name (the UI's st.user)."""
+        return self.sign_in_identity(identity_from_claims(claims))
 
     def _add_identity_user(self, identity: Identity) -> User:
         for name in user_names(identity):
