@@ -67,6 +67,11 @@ def render_account_sign_in(app: App, *, key: str = "account") -> None:
 def render_provider_sign_in(provider: str, *, key: str = "account") -> None:
     """The identity provider's button (st.login sends the browser there and back); a person signed in there but
     refused here is told why and may sign out of the provider to try another account."""
+    if "is_logged_in" not in st.user.to_dict():  # Streamlit has no [auth] secrets: not started by our launcher
+        st.error("Sign-in through the identity provider needs the UI started by `workspace-app serve` (or `python -m "
+                 "workspace_app.adapters.ui app.py`), which hands the provider's settings to Streamlit.",
+                 icon=":material/error:")
+        return
     refused = st.session_state.get(REFUSED)
     if provider_signed_in() and refused:
         st.error(refused, icon=":material/lock:")
