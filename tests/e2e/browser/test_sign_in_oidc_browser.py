@@ -2,7 +2,8 @@
 127.0.0.1 (the `oidc-provider-mock` package: a provider whose sign-in page asks for the subject) and the real UI as
 `serve` and deploy/ start it (`python -m workspace_app.adapters.ui app.py`, which writes the [auth] secrets for
 st.login from the WORKSPACE_ACCOUNTS__OIDC_* settings). A new person signs in, is made a user and sees no workspace;
-the operator shares one with them (the CLI); after a reload they see it; they sign out, of the provider too."""
+the operator shares one with them (the CLI); after a reload they see it; they sign out, of the provider too. Someone
+of an email domain not allowed is refused with the reason and may sign out to try another account."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 STARTUP_S = 120  # the UI answers its health check in ~5 s quiet; on a loaded machine far later
 SUBJECT = "alice-7"
 EMAIL = "alice@clinic.example.org"
+STRANGER = "mallory@elsewhere.example"
 CLIENT_SECRET = "client-secret-never-shown"
 
 
@@ -78,6 +80,7 @@ def ui_environ(data: Path, issuer: str) -> dict[str, str]:
         "WORKSPACE_ACCOUNTS__OIDC_CLIENT_ID": "workspace", "WORKSPACE_ACCOUNTS__OIDC_CLIENT_SECRET": CLIENT_SECRET,
         "WORKSPACE_ACCOUNTS__OIDC_REDIRECT_URI": "http://127.0.0.1:{port}/oauth2callback",
         "WORKSPACE_ACCOUNTS__OIDC_PROVIDER_NAME": "Clinic ID",
+        "WORKSPACE_ACCOUNTS__OIDC_ALLOWED_DOMAINS": "clinic.example.org",
     }
 
 
@@ -136,6 +139,14 @@ def test_a_new_person_signs_in_through_the_provider_sees_what_is_shared_and_sign
         page.reload()
         expect(page.get_by_role("button", name="Sign in with Clinic ID")).to_be_visible(timeout=60_000)
         expect(page.get_by_text("Ward notes")).to_have_count(0)
+
+        page.get_by_role("button", name="Sign in with Clinic ID").click()  # someone of a domain not allowed
+        page.get_by_placeholder("sub").fill(STRANGER)  # (the provider gives a new subject's email as the subject)
+        page.get_by_role("button", name="Authorize").click()
+        expect(page.get_by_text(f"{STRANGER} may not sign in here")).to_be_visible(timeout=60_000)
+        page.get_by_role("button", name="Sign out").click()
+        page.get_by_role("button", name="End session").click()
+        expect(page.get_by_role("button", name="Sign in with Clinic ID")).to_be_visible(timeout=60_000)
         browser.close()
 
     secrets_file = data / SECRETS_FILE
@@ -146,6 +157,8 @@ def test_a_new_person_signs_in_through_the_provider_sees_what_is_shared_and_sign
     accounts, catalog = open_accounts(settings)
     try:
         log = [entry.action for entry in accounts.user_audit(None, EMAIL)]
+        users = [user.name for user in accounts.list_users()]
     finally:
         catalog.close()
     assert log == ["signed in", "signed in", "signed out"], "each session's sign-in, and the sign-out"
+    assert users == [EMAIL], "the person refused was not made a user"
