@@ -16,7 +16,7 @@ import streamlit as st
 from PIL import Image, ImageDraw
 
 from components.access import is_unlocked, render_sign_in
-from components.account import current_user, render_account_bar, render_account_sign_in
+from components.account import current_user, render_account_bar, render_account_sign_in, sign_in_from_provider
 from components.application import current_app
 from components.feedback import GENERIC_ERROR
 from workspace_app.app import App
@@ -60,15 +60,16 @@ def main() -> None:
         sign_in = st.Page(lambda: render_sign_in(password), title="Sign in", icon=":material/lock:", url_path="sign-in")
         st.navigation([sign_in], position="hidden").run()
         return
-    if settings.accounts.enabled and current_user() is None:  # the only page until the user signs in
+    if settings.accounts.enabled and current_user() is None:
         app = open_app()
-        sign_in = st.Page(lambda: render_account_sign_in(app), title="Sign in", icon=":material/login:",
-                          url_path="sign-in")
-        st.navigation([sign_in], position="hidden").run()
-        return
+        if not sign_in_from_provider(app):  # back from the identity provider, or the only page until signed in
+            sign_in = st.Page(lambda: render_account_sign_in(app), title="Sign in", icon=":material/login:",
+                              url_path="sign-in")
+            st.navigation([sign_in], position="hidden").run()
+            return
     user = current_user()
     if user is not None:
-        render_account_bar(user)
+        render_account_bar(open_app(), user)
     # Patient records are not shared per workspace yet: with accounts on only admins see them.
     page = st.navigation([p for p in PAGES if user is None or user.is_admin or p.title != "Patients"], position="top")
     open_app()

@@ -1,5 +1,6 @@
-"""Accounts in the UI (WORKSPACE_ACCOUNTS__ENABLED): the local sign-in form, the signed-in user of the session,
-and the role checks pages make before an action (the policy decides; the service refuses anyway).
+"""Accounts in the UI (WORKSPACE_ACCOUNTS__ENABLED): sign-in (through the identity provider with Streamlit's
+`st.login` when one is configured, else the local name-and-password form), the signed-in user of the session, and
+the role checks pages make before an action (the policy decides; the service refuses anyway).
 
 With accounts off the user is None (the one person of the install) and every check passes.
 """
@@ -16,6 +17,7 @@ from workspace_app.errors import WorkspaceError
 from workspace_app.models.accounts import User
 
 USER = "account-user"
+REFUSED = "account-refused"  # why the identity provider's person may not sign in here
 
 
 def current_user() -> User | None:
@@ -29,9 +31,61 @@ def is_signed_in(app: App) -> bool:
     return not app.accounts.enabled or current_user() is not None
 
 
+def provider_signed_in() -> bool:
+    """Whether this browser is signed in at the identity provider (Streamlit's st.user; False without one)."""
+    return bool(st.user.get("is_logged_in", False))
+
+
+def sign_in_from_provider(app: App) -> bool:
+    """Sign the session in as the user the identity provider's person is (made at their first sign-in; recorded),
+    once the provider has sent the browser back; False when nobody signed in there or they may not sign in here
+    (the reason is kept for the sign-in page)."""
+    if not app.accounts.settings.oidc_configured or not provider_signed_in():
+        return False
+    try:
+        st.session_state[USER] = app.accounts.sign_in_claims(st.user.to_dict())
+    except WorkspaceError as exc:
+        st.session_state[REFUSED] = exc.user_message
+        return False
+    return True
+
+
 def render_account_sign_in(app: App, *, key: str = "account") -> None:
-    """The name-and-password form; a right pair signs the session in (recorded) and reruns into the app."""
+    """The sign-in page: 'Sign in with <provider>' when an identity provider is configured (and the local form too
+    with WORKSPACE_ACCOUNTS__OIDC_WITH_PASSWORDS), else the local name-and-password form."""
     st.title("Workspace")
+    settings = app.accounts.settings
+    if not settings.oidc_configured:
+        render_password_sign_in(app, key=key)
+        return
+    render_provider_sign_in(settings.oidc_provider_name, key=key)
+    if settings.oidc_with_passwords:
+        st.caption("Or with a local account:")
+        render_password_sign_in(app, key=key)
+
+
+def render_provider_sign_in(provider: str, *, key: str = "account") -> None:
+    """The identity provider's button (st.login sends the browser there and back); a person signed in there but
+    refused here is told why and may sign out of the provider to try another account."""
+    if "is_logged_in" not in st.user.to_dict():  # Streamlit has no [auth] secrets: not started by our launcher
+        st.error("Sign-in through the identity provider needs the UI started by `workspace-app serve` (or `python -m "
+                 "workspace_app.adapters.ui app.py`), which hands the provider's settings to Streamlit.",
+                 icon=":material/error:")
+        return
+    refused = st.session_state.get(REFUSED)
+    if provider_signed_in() and refused:
+        st.error(refused, icon=":material/lock:")
+        if st.button("Sign out", key=f"{key}-provider-sign-out", icon=":material/logout:"):
+            st.session_state.clear()
+            st.logout()
+            st.stop()
+        return
+    if st.button(f"Sign in with {provider}", key=f"{key}-provider", type="primary", icon=":material/login:"):
+        st.login()
+
+
+def render_password_sign_in(app: App, *, key: str = "account") -> None:
+    """The name-and-password form; a right pair signs the session in (recorded) and reruns into the app."""
     with st.form(key=f"{key}-form"):
         name = st.text_input("User name", key=f"{key}-name")
         password = st.text_input("Password", type="password", key=f"{key}-password")
@@ -46,12 +100,16 @@ def render_account_sign_in(app: App, *, key: str = "account") -> None:
     st.rerun()
 
 
-def render_account_bar(user: User, *, key: str = "account-bar") -> None:
-    """Who is signed in, and a button to sign out (in the sidebar)."""
+def render_account_bar(app: App, user: User, *, key: str = "account-bar") -> None:
+    """Who is signed in, and a button to sign out (in the sidebar; recorded; out of the identity provider too)."""
     with st.sidebar:
         st.caption(f"Signed in as **{escape_name(user.name)}**{' (admin)' if user.is_admin else ''}")
         if st.button("Sign out", key=f"{key}-sign-out", icon=":material/logout:"):
+            app.accounts.sign_out(user)
             st.session_state.clear()
+            if provider_signed_in():
+                st.logout()  # the cookie goes, and the provider ends its session (when it offers that)
+                st.stop()
             st.rerun()
 
 

@@ -648,7 +648,8 @@ class AccountsSettings(_Group):
 
     enabled: bool = Field(
         False,
-        description="Users sign in (the UI with a name and password, the API with their own key) and see only the "
+        description="Users sign in (the UI with a name and password or through the identity provider, the API with "
+        "their own key) and see only the "
         "workspaces shared with them, with the role they were given (owner, editor, viewer); every action is "
         "recorded in the audit log. Off: one person, no sign-in, every workspace visible, WORKSPACE_API__KEYS apply.",
     )
@@ -667,6 +668,46 @@ class AccountsSettings(_Group):
         10_000, ge=1, le=10_000_000,
         description="Most audit log entries one read or export returns (the latest ones).",
     )
+    oidc_metadata_url: str = Field(
+        "",
+        description="The identity provider's OpenID Connect discovery URL "
+        "(https://.../.well-known/openid-configuration); with the client id and secret set, the UI signs people in "
+        "through the provider (Streamlit's st.login) instead of with a local password. Empty: local accounts only.",
+    )
+    oidc_client_id: str = Field("", description="The client id this app was registered with at the identity provider.")
+    oidc_client_secret: SecretStr | None = Field(
+        None, description="The client secret the identity provider gave this app (never logged or shown).",
+    )
+    oidc_redirect_uri: str = Field(
+        "",
+        description="The UI's address followed by /oauth2callback, registered at the identity provider as the "
+        "redirect URI (e.g. https://workspace.example.org/oauth2callback); `{port}` stands for the UI's port. Required "
+        "with an identity provider.",
+    )
+    oidc_cookie_secret: SecretStr | None = Field(
+        None,
+        description="Secret that signs the UI's sign-in cookie; unset means a random one made once and kept in "
+        "<data dir>/run/ui-cookie.secret (readable by this user only). Set the same one on every UI machine.",
+    )
+    oidc_provider_name: str = Field(
+        "single sign-on", min_length=1, max_length=60,
+        description="The identity provider's name on the sign-in button ('Sign in with <name>').",
+    )
+    oidc_allowed_domains: str = Field(
+        "",
+        description="Comma-separated email domains (e.g. clinic.example.org) whose people may sign in through the "
+        "identity provider; empty allows everyone the provider signs in.",
+    )
+    oidc_with_passwords: bool = Field(
+        False,
+        description="With an identity provider, also offer the local name-and-password form on the sign-in page "
+        "(for local accounts such as the first admin's).",
+    )
+
+    @property
+    def oidc_configured(self) -> bool:
+        """Whether an identity provider is configured (its discovery URL, client id and secret)."""
+        return bool(self.oidc_metadata_url and self.oidc_client_id and self.oidc_client_secret)
 
     @field_validator("password_cost")
     @classmethod
@@ -674,6 +715,41 @@ class AccountsSettings(_Group):
         if value & (value - 1):
             raise ValueError("must be a power of two (e.g. 16384)")
         return value
+
+    @field_validator("oidc_metadata_url", "oidc_redirect_uri")
+    @classmethod
+    def _absolute_url(cls, value: str) -> str:
+        if value.strip() and not value.strip().lower().startswith(("https://", "http://")):
+            raise ValueError("must be an absolute URL starting with https:// (or http:// on this machine)")
+        return value.strip()
+
+    @field_validator("oidc_client_secret", "oidc_cookie_secret", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        # deploy/compose.yaml passes an empty value for a secret deploy/.env leaves empty
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("oidc_cookie_secret")
+    @classmethod
+    def _long_cookie_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value().strip()) < 32:
+            raise ValueError("needs at least 32 characters (e.g. from python -c 'import secrets; "
+                             "print(secrets.token_hex(32))')")
+        return value
+
+    @model_validator(mode="after")
+    def _whole_provider(self) -> AccountsSettings:
+        given = {"WORKSPACE_ACCOUNTS__OIDC_METADATA_URL": self.oidc_metadata_url,
+                 "WORKSPACE_ACCOUNTS__OIDC_CLIENT_ID": self.oidc_client_id,
+                 "WORKSPACE_ACCOUNTS__OIDC_CLIENT_SECRET": self.oidc_client_secret}
+        missing = [name for name, value in given.items() if not value]
+        if 0 < len(missing) < len(given):
+            raise ValueError(f"settings name an identity provider only in part: set {' and '.join(missing)} too, "
+                             "or none")
+        if self.oidc_configured and not self.oidc_redirect_uri.endswith("/oauth2callback"):
+            raise ValueError("settings need WORKSPACE_ACCOUNTS__OIDC_REDIRECT_URI, the UI's address followed by "
+                             "/oauth2callback, with an identity provider")
+        return self
 
 
 class Settings(BaseSettings):

@@ -114,3 +114,21 @@ def test_a_viewer_asks_in_chat_and_the_answer_is_not_kept(accounts: dict[str, An
     assert service.chats.list_chats("Shared") == [], "a viewer's answer is not kept in a chat"
     asked = [e for e in accounts["store"].audit(None, "Shared") if e.action == "asked"]
     assert [(e.user, e.detail) for e in asked] == [("vic", "What INR should warfarin target?")]
+
+
+def test_with_an_identity_provider_but_not_our_launcher_the_sign_in_page_says_how_to_start_it(
+    accounts: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The provider's button, signing in through it and out, is tests/e2e/browser/test_sign_in_oidc_browser.py's:
+    here Streamlit has no [auth] secrets, as under a bare `streamlit run app.py`.)"""
+    for name, value in {"METADATA_URL": "https://id.example.org/.well-known/openid-configuration",
+                        "CLIENT_ID": "workspace", "CLIENT_SECRET": "the client secret",
+                        "REDIRECT_URI": "http://localhost:{port}/oauth2callback", "PROVIDER_NAME": "Clinic ID"}.items():
+        monkeypatch.setenv(f"WORKSPACE_ACCOUNTS__OIDC_{name}", value)
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception and not at.text_input, "no local form beside the provider by default"
+    assert "started by `workspace-app serve`" in at.error[0].value
+    monkeypatch.setenv("WORKSPACE_ACCOUNTS__OIDC_WITH_PASSWORDS", "true")
+    st.cache_resource.clear()
+    assert signed_in("vic").title[0].value == "Workspaces", "the local form beside it"

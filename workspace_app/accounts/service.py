@@ -13,8 +13,10 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+from workspace_app.accounts.identities import allowed_domains, check_domain, identity_from_claims, user_names
 from workspace_app.accounts.passwords import (
     digests_match,
     hash_password,
@@ -24,8 +26,8 @@ from workspace_app.accounts.passwords import (
 )
 from workspace_app.accounts.policy import Action, Role, allows, check, parse_role
 from workspace_app.config import AccountsSettings
-from workspace_app.errors import PermissionDeniedError, SignInError, WorkspaceError
-from workspace_app.models.accounts import ApiKey, AuditEntry, Membership, User, now_precise
+from workspace_app.errors import PermissionDeniedError, SignInError, UserExistsError, WorkspaceError
+from workspace_app.models.accounts import ApiKey, AuditEntry, Identity, Membership, User, now_precise
 from workspace_app.models.documents import Workspace
 from workspace_app.retrieval.scope import ScopeCatalog, find_workspace
 from workspace_app.storage.base import ApiKeyStore, AuditLog, MembershipStore, UserStore
@@ -105,6 +107,37 @@ class AccountService:
             raise SignInError("The user name or password is not right.")
         self.record(found, "signed in")
         return found
+
+    def sign_in_identity(self, identity: Identity) -> User:
+        """The user an identity provider's person is linked to, made (without a password, admin of nothing, with no
+        workspace until one is shared) at their first sign-in; recorded. PermissionDeniedError for an email domain
+        WORKSPACE_ACCOUNTS__OIDC_ALLOWED_DOMAINS does not allow."""
+        if not identity.issuer or not identity.subject:
+            raise SignInError("The identity provider did not say who signed in (no issuer or subject). Try again.")
+        check_domain(identity, allowed_domains(self.settings.oidc_allowed_domains))
+        user = self._users.identity_user(identity.issuer, identity.subject) or self._add_identity_user(identity)
+        self.record(user, "signed in", detail=f"through {identity.issuer}")
+        return user
+
+    def sign_in_claims(self, claims: Mapping[str, Any]) -> User:
+        """`sign_in_identity` for the person an ID token's claims name (the UI's st.user)."""
+        return self.sign_in_identity(identity_from_claims(claims))
+
+    def _add_identity_user(self, identity: Identity) -> User:
+        for name in user_names(identity):
+            if self._users.find_user(name) is not None:
+                continue
+            try:
+                return self._users.add_identity_user(name, identity.issuer, identity.subject, identity.email)
+            except UserExistsError:  # made meanwhile by another session: the same person, or a user of that name
+                found = self._users.identity_user(identity.issuer, identity.subject)
+                if found is not None:
+                    return found
+        raise WorkspaceError("No free user name was found for this sign-in. Ask the operator.")
+
+    def sign_out(self, user: User) -> None:
+        """Record that a user signed out of the UI."""
+        self.record(user, "signed out")
 
     def _decoy(self) -> str:
         if not hasattr(self, "_decoy_hash"):

@@ -20,6 +20,7 @@ Why each variable:
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -58,3 +59,32 @@ def _drop_group_and_other(path: Path) -> int:
         return 0
     os.chmod(path, stat.S_IMODE(mode) & ~0o077)
     return 1
+
+
+def private_token(path: Path) -> str:
+    """The random token kept in `path`: made once (readable by this user only), the same every time after."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        existing = path.read_text().strip()
+        if existing:
+            return existing
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    with open(fd, "w", encoding="utf-8") as out:
+        token = secrets.token_urlsafe(32)
+        out.write(token)
+    return token
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only this user may read (in a folder only this user may open), replacing it whole: a reader
+    never sees half of it, and it is never readable by others, not even for a moment."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    partial = path.with_name(path.name + ".partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with open(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(partial, path)

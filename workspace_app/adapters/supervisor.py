@@ -12,7 +12,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -27,9 +26,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import SecretStr
+
 from workspace_app.adapters.logs import rotate_log
 from workspace_app.adapters.ownership import claim_data_dir, release_data_dir
-from workspace_app.adapters.process import make_private
+from workspace_app.adapters.process import make_private, private_token
 from workspace_app.config import Settings
 from workspace_app.errors import DataDirBusyError
 
@@ -206,8 +207,16 @@ def accounts_env(settings: Settings) -> dict[str, str]:
     with accounts off."""
     if not settings.accounts.enabled:
         return {}
-    return {f"WORKSPACE_ACCOUNTS__{name.upper()}": str(value).lower() if isinstance(value, bool) else str(value)
-            for name, value in settings.accounts.model_dump().items()}
+    return {f"WORKSPACE_ACCOUNTS__{name.upper()}": env_value(value)
+            for name, value in settings.accounts.model_dump().items() if value is not None}
+
+
+def env_value(value: object) -> str:
+    """A setting's value as an environment variable gives it (a secret's real value: the child's environment is
+    readable by this user only, as for the UI's password)."""
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def allowed_hosts(host: str, extra: str = "") -> list[str]:
@@ -244,19 +253,7 @@ def chroma_spec(data_dir: Path, chroma_url: str, token: str) -> ChildSpec:
 
 def chroma_token(data_dir: Path) -> str:
     """The data dir's Chroma token: made once (random, readable by this user only), the same on every serve."""
-    path = data_dir / TOKEN_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        existing = path.read_text().strip()
-        if existing:
-            return existing
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-    with open(fd, "w", encoding="utf-8") as out:
-        token = secrets.token_urlsafe(32)
-        out.write(token)
-    return token
+    return private_token(data_dir / TOKEN_FILE)
 
 
 def worker_spec(data_dir: Path, chroma_url: str, token: str | None = None) -> ChildSpec:

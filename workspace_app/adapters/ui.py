@@ -6,6 +6,9 @@ same cached function the pages use (`components.application.current_app`, an `st
 session of this process; a page that asks for it meanwhile waits for that one build) and warms it (`App.warm_up`:
 models loaded, one answer per workspace). When that is done it writes the warm file, which `serve` waits for
 before it reports ready: ready means the first question is answered as fast as the ones after it.
+
+With accounts on and an identity provider configured it first writes the provider's settings where Streamlit's
+`st.login` reads them (a private secrets file, adapters/ui_auth.py) and adds `--secrets.files` for it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,22 @@ def warm_in_background(script: Path, warm_file: Path | None) -> threading.Thread
     return thread
 
 
+def auth_secrets_file() -> Path | None:
+    """The secrets file `st.login` reads, written from the settings when an identity provider is configured
+    (adapters/ui_auth.py); None without one, or when the settings are not valid (the page then says what is wrong)."""
+    from workspace_app.adapters.ui_auth import write_streamlit_secrets
+    from workspace_app.config import load_settings
+    from workspace_app.errors import WorkspaceError
+
+    try:
+        path = write_streamlit_secrets(load_settings())
+    except WorkspaceError:
+        return None
+    if path is not None:
+        print(f"workspace UI: sign-in through the identity provider, settings for st.login in {path}", file=sys.stderr)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start warming, then hand the main thread to `streamlit run APP_SCRIPT flags...`."""
     from workspace_app.adapters.process import prepare_process
@@ -60,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--warm-file"]:
         warm_file, args = Path(args[1]), args[2:]
     script = Path(args[0]).resolve()
+    secrets_file = auth_secrets_file()
+    if secrets_file is not None:
+        args += ["--secrets.files", str(secrets_file)]
     # Streamlit is imported here, before the warm-up thread imports the pages' modules: two threads importing it at
     # once deadlock on its package lock or build its DeltaGenerator singleton twice (`serve`'s UI then died at start
     # now and then on a busy machine).

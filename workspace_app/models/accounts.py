@@ -22,6 +22,18 @@ class User:
 
 
 @dataclass(frozen=True)
+class Identity:
+    """Who an identity provider says signed in: its issuer and subject (together, one person for good) and the
+    email and name claims it gave."""
+
+    issuer: str
+    subject: str
+    email: str = ""
+    name: str = ""
+    email_verified: bool | None = None
+
+
+@dataclass(frozen=True)
 class Membership:
     """A user's role in a workspace: owner, editor or viewer."""
 

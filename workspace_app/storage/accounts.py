@@ -1,6 +1,7 @@
 """Users, memberships, API keys and the audit log in SQL that SQLite and PostgreSQL both run (`?` placeholders,
 turned into `%s` for psycopg); storage/sqlite/accounts.py and storage/postgres/accounts.py bind it to their
-database and say which exception a broken UNIQUE constraint raises. Tables: SQLite migration 18, PostgreSQL 9."""
+database and say which exception a broken UNIQUE constraint raises. Tables: SQLite migrations 18 and 19,
+PostgreSQL 9 and 10."""
 
 from __future__ import annotations
 
@@ -82,6 +83,28 @@ class SqlAccounts:
     def set_password(self, user_id: str, password_hash: str) -> None:
         """Replace a user's password hash."""
         self._write("UPDATE users SET password_hash = ? WHERE id = ?", (password_hash, user_id))
+
+    def identity_user(self, issuer: str, subject: str) -> User | None:
+        """The user linked to an identity provider's person (issuer and subject), if any."""
+        rows = list(self._rows(
+            "SELECT u.* FROM user_identities i JOIN users u ON u.id = i.user_id WHERE i.issuer = ? AND i.subject = ?",
+            (issuer, subject),
+        ))
+        return _user(rows[0]) if rows else None
+
+    def add_identity_user(self, name: str, issuer: str, subject: str, email: str) -> User:
+        """Add a user without a password (they sign in through the provider), linked to the identity, in one
+        transaction; UserExistsError when the name or the identity is taken."""
+        user = User(uuid.uuid4().hex[:12], name, False, now_precise())
+        try:
+            with self._db.transaction() as db:
+                db.execute(self._sql("INSERT INTO users (id, name, password_hash, is_admin, created_at) "
+                                     "VALUES (?, ?, '', ?, ?)"), (user.id, name, False, user.created_at))
+                db.execute(self._sql("INSERT INTO user_identities (issuer, subject, user_id, email, created_at) "
+                                     "VALUES (?, ?, ?, ?, ?)"), (issuer, subject, user.id, email, user.created_at))
+        except self._unique_error as exc:
+            raise UserExistsError(f"A user named '{name}' (or this sign-in) already exists.") from exc
+        return user
 
     # Memberships
 

@@ -371,4 +371,17 @@ MIGRATIONS: list[list[Step]] = [
         "CREATE INDEX IF NOT EXISTS audit_log_workspace ON audit_log(workspace_id, id)",
         "CREATE INDEX IF NOT EXISTS audit_log_user ON audit_log(user_name, id)",
     ],
+    # 10: sign-in through an identity provider (issue 30 item 1; SQLite's version 19): the provider's person (issuer
+    # and subject, unique together) linked to the user made at their first sign-in; gone with the user.
+    [
+        """CREATE TABLE IF NOT EXISTS user_identities (
+            issuer TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            email TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (issuer, subject)
+        )""",
+        "CREATE INDEX IF NOT EXISTS user_identities_user ON user_identities(user_id)",
+    ],
 ]
