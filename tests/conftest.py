@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalogs import catalog_store  # noqa: F401  (a test on each catalog: SQLite, and PostgreSQL marked `postgres`)
+from catalogs import catalog_store, module_catalog_environ  # noqa: F401  (SQLite, and PostgreSQL marked `postgres`)
 from postgres_cluster import postgres_cluster, postgres_url  # noqa: F401  (fixtures for the `postgres` tests)
 from redis_server import redis_url  # noqa: F401  (a redis-server per test module, for the Redis queue tests)
 from s3_server import s3_bucket, s3_endpoint  # noqa: F401  (an S3-compatible server per module, for shared files)

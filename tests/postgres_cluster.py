@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,15 @@ class PostgresCluster:
         with psycopg.connect(self.url(), autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
+    @contextmanager
+    def database(self) -> Iterator[str]:
+        """The URL of a new, empty database, dropped afterwards."""
+        name = self.create_database()
+        try:
+            yield self.url(name)
+        finally:
+            self.drop_database(name)
+
 
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresCluster]:
@@ -130,8 +140,5 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 @pytest.fixture
 def postgres_url(postgres_cluster: PostgresCluster) -> Iterator[str]:
     """The URL of a new, empty database for one test, dropped after it."""
-    name = postgres_cluster.create_database()
-    try:
-        yield postgres_cluster.url(name)
-    finally:
-        postgres_cluster.drop_database(name)
+    with postgres_cluster.database() as url:
+        yield url

@@ -81,3 +81,31 @@ def test_two_cli_processes_share_a_postgresql_catalog(cli: Callable[..., Any], p
     refused = cli(tmp_path / "three", "workspace", "list", WORKSPACE_CATALOG__URL=URL)
     assert refused.returncode != 0 and "WORKSPACE_CATALOG__URL" in refused.stderr and "Traceback" not in refused.stderr
     assert json.dumps("s3cret") not in refused.stderr
+
+
+def test_serve_hands_the_stores_it_read_from_a_dot_env_to_every_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workspace_app.adapters.supervisor import child_specs
+
+    launch, elsewhere = tmp_path / "launch", tmp_path / "elsewhere"
+    launch.mkdir()
+    elsewhere.mkdir()
+    (launch / ".env").write_text(
+        f"WORKSPACE_CATALOG__URL={URL}\nWORKSPACE_QUEUE__BACKEND=redis\n"
+        f"WORKSPACE_QUEUE__REDIS_URL=redis://10.0.0.9:6379/2\nWORKSPACE_SHARED__DIR={tmp_path / 'shared'}\n", encoding="utf-8",
+    )
+    monkeypatch.chdir(launch)
+    served = load_settings(tmp_path / "data")
+    specs = child_specs(served, tmp_path / "data", "http://127.0.0.1:1", 8501, "token", api_port=8502)
+    children = {spec.name: spec for spec in specs if spec.name != "chroma"}
+    assert sorted(children) == ["api", "ui", "worker"]
+    for name, spec in children.items():
+        monkeypatch.chdir(launch if spec.cwd is None else elsewhere)  # the UI runs in the repository: no serve's .env
+        with monkeypatch.context() as child_environ:
+            for key, value in spec.env.items():
+                child_environ.setenv(key, value)
+            child = load_settings()
+        assert child.catalog.url == served.catalog.url, name
+        assert (child.queue.backend, child.queue.redis_url) == (served.queue.backend, served.queue.redis_url), name
+        assert child.shared.dir == served.shared.dir, name

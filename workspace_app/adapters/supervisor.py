@@ -197,9 +197,23 @@ def child_specs(
     ui = ui_spec(data_dir, chroma_url, ui_port, token, host, allowed_hosts(host, settings.ui.allowed_hosts))
     if settings.ui.password is not None:  # the UI's cwd is the repository: a .env read by serve is not read there
         ui = replace(ui, env={**ui.env, "WORKSPACE_UI__PASSWORD": settings.ui.password.get_secret_value()})
-    specs = [replace(spec, env={**spec.env, **accounts_env(settings)}) for spec in specs]
-    specs.append(replace(ui, env={**ui.env, **accounts_env(settings)}))
+    handed_on = {**stores_env(settings), **accounts_env(settings)}
+    specs = [replace(spec, env={**spec.env, **handed_on}) for spec in specs]
+    specs.append(replace(ui, env={**ui.env, **handed_on}))
     return specs
+
+
+def stores_env(settings: Settings) -> dict[str, str]:
+    """Where serve keeps the catalog, the queue and the shared files, for its children: they must all use the same
+    stores, and a .env read by serve is not read by the UI (else the UI would open the SQLite catalog in the data dir
+    while the worker took jobs from a PostgreSQL one)."""
+    env = {
+        "WORKSPACE_CATALOG__URL": settings.catalog.url, "WORKSPACE_QUEUE__BACKEND": settings.queue.backend,
+        "WORKSPACE_QUEUE__REDIS_URL": settings.queue.redis_url,
+    }
+    if settings.shared.dir is not None:
+        env["WORKSPACE_SHARED__DIR"] = str(settings.shared.dir.resolve())  # as serve sees it: the UI runs elsewhere
+    return env
 
 
 def accounts_env(settings: Settings) -> dict[str, str]:
