@@ -93,7 +93,10 @@ def test_serve_hands_the_stores_it_read_from_a_dot_env_to_every_child(
     elsewhere.mkdir()
     (launch / ".env").write_text(
         f"WORKSPACE_CATALOG__URL={URL}\nWORKSPACE_QUEUE__BACKEND=redis\n"
-        f"WORKSPACE_QUEUE__REDIS_URL=redis://10.0.0.9:6379/2\nWORKSPACE_SHARED__DIR={tmp_path / 'shared'}\n", encoding="utf-8",
+        f"WORKSPACE_QUEUE__REDIS_URL=redis://10.0.0.9:6379/2\nWORKSPACE_SHARED__DIR={tmp_path / 'shared'}\n"
+        "WORKSPACE_SHARED__S3_URL=s3://team-files/prod\nWORKSPACE_SHARED__S3_ENDPOINT_URL=http://minio:9000\n"
+        "WORKSPACE_SHARED__S3_ACCESS_KEY_ID=team\nWORKSPACE_SHARED__S3_SECRET_ACCESS_KEY=not-a-real-secret\n",
+        encoding="utf-8",
     )
     monkeypatch.chdir(launch)
     served = load_settings(tmp_path / "data")
@@ -109,3 +112,6 @@ def test_serve_hands_the_stores_it_read_from_a_dot_env_to_every_child(
         assert child.catalog.url == served.catalog.url, name
         assert (child.queue.backend, child.queue.redis_url) == (served.queue.backend, served.queue.redis_url), name
         assert child.shared.dir == served.shared.dir, name
+        assert child.shared.model_dump() == served.shared.model_dump(), name  # the same bucket, key and secret
+        assert child.shared.s3_secret_access_key is not None
+        assert child.shared.s3_secret_access_key.get_secret_value() == "not-a-real-secret", name

@@ -213,6 +213,10 @@ def stores_env(settings: Settings) -> dict[str, str]:
     }
     if settings.shared.dir is not None:
         env["WORKSPACE_SHARED__DIR"] = str(settings.shared.dir.resolve())  # as serve sees it: the UI runs elsewhere
+    if settings.shared.s3_url:  # the files in an object store: every child reads the same bucket
+        env.update({f"WORKSPACE_SHARED__{name.upper()}": env_value(value)
+                    for name, value in settings.shared.model_dump().items()
+                    if name.startswith("s3_") and value is not None})
     return env
 
 
