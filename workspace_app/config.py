@@ -238,6 +238,16 @@ class IngestSettings(_Group):
         0.5, ge=0.0, le=1.0,
         description="Share of a page's area its images must cover for the page to be read by OCR (a scan covers it all).",
     )
+    ocr_same_size: float = Field(
+        0.25, ge=0.0, le=1.0,
+        description="OCR'd lines whose glyph height is within this share of their page's typical one get the typical "
+        "font size (one paragraph's lines keep one size); others keep their own, so a larger heading stands out.",
+    )
+    ocr_bold_stroke: float = Field(
+        1.3, ge=1.0,
+        description="An OCR'd line is bold when its stroke width (over its glyph height) is at least this many times "
+        "its page's body lines' (bold headings then open sections as they do in a text layer).",
+    )
     figures: bool = Field(
         True, description="Find figures (images and vector drawings with their captions) at ingestion and store them."
     )

@@ -28,19 +28,21 @@ import pymupdf
 
 from workspace_app.errors import ModelUnavailableError
 from workspace_app.ingest.layout import TextLine
+from workspace_app.ingest.line_ink import LineInk, ink_mask, measure_line
 
 if TYPE_CHECKING:
     import numpy as np
 
     from workspace_app.config import IngestSettings
 
-# A detected line box is taller than the font size (ascenders, descenders and the detector's margin). 1.45 gave the
-# text layer's median size within 0.3 pt on an English corpus page; Chinese pages come out ~25 % smaller. Only sizes
-# relative to each other matter (headings, paragraph breaks), and a scanned document's are all made this way.
+# A line whose glyphs could not be measured (line_ink) takes its size from its detected box, which is taller than the
+# font size (ascenders, descenders and the detector's margin): 1.45 gave the text layer's median size within 0.3 pt
+# on an English corpus page.
 _BOX_PER_POINT = 1.45
-# Lines within this share of a page's typical height get its size, so one paragraph's lines keep one size
-# (paragraphs break where the size changes by more than a few tenths of a point).
-_SAME_SIZE = 0.25
+# A page's body weight is the median stroke of its lines of the typical size holding at least this many letters
+# (a short line's stroke is a noisy measure), when it has at least `_WEIGHED_LINES` of them.
+_WEIGHED_LETTERS = 8
+_WEIGHED_LINES = 3
 # The detector pads each box (rapidocr's unclip ratio 1.6), so neighbouring lines' boxes overlap; on a slightly
 # skewed scan the reading order then took overlapping lines as one row and read them by x (lines of a column
 # swapped). A line's box is the middle share of the detected one, as tall as the text layer's line boxes.
@@ -184,6 +186,8 @@ class PageOcr:
     workers: int = 2
     threads: int = 1
     on_read: Callable[[int, list[TextLine]], None] | None = None
+    same_size: float = 0.25
+    bold_stroke: float = 1.3
 
     @classmethod
     def from_settings(
@@ -194,6 +198,7 @@ class PageOcr:
         return cls(
             settings.ocr_engine, settings.ocr_dpi, settings.ocr_max_chars, settings.ocr_min_image_share, report,
             settings.ocr_detection_side, settings.ocr_workers, settings.ocr_threads, on_read,
+            settings.ocr_same_size, settings.ocr_bold_stroke,
         )
 
     @property
@@ -251,7 +256,7 @@ def read_in_order(
     try:
         for index in chosen:
             page = doc.load_page(index)
-            ahead.append((index, executor.submit(_read_image, pool, *_render(page, ocr.dpi))))
+            ahead.append((index, executor.submit(_read_image, pool, ocr, *_render(page, ocr.dpi))))
             if len(ahead) > 2 * ocr.workers:
                 first, future = ahead.popleft()
                 yield first, future.result()
@@ -272,34 +277,53 @@ def _render(page: pymupdf.Page, dpi: int) -> tuple[np.ndarray, int, float, tuple
 
 
 def _read_image(
-    pool: EnginePool, image: np.ndarray, number: int, scale: float, origin: tuple[float, float]
+    pool: EnginePool, ocr: PageOcr, image: np.ndarray, number: int, scale: float, origin: tuple[float, float]
 ) -> list[TextLine]:
     with pool.engine() as engine:
         found = engine.read(image)
-    return to_text_lines(found, number, scale, origin)
+    mask = ink_mask(image)
+    inks = [measure_line(mask, line.box, line.text) for line in found]
+    return to_text_lines(found, number, scale, origin, inks, same_size=ocr.same_size, bold_stroke=ocr.bold_stroke)
 
 
-def to_text_lines(found: list[OcrLine], page_number: int, scale: float, origin: tuple[float, float]) -> list[TextLine]:
-    """OCR lines as `TextLine`s: boxes scaled from pixels to points, a font size from the box height (lines of
-    about the page's typical height share one size, so a paragraph's lines stay together). Vertical lines (a
-    rotated table header, a margin note) are left out, as the text layer's rotated lines are."""
-    if not found:
+def to_text_lines(
+    found: list[OcrLine], page_number: int, scale: float, origin: tuple[float, float],
+    inks: list[LineInk] | None = None, *, same_size: float = 0.25, bold_stroke: float = 1.3,
+) -> list[TextLine]:
+    """OCR lines as `TextLine`s: boxes scaled from pixels to points; a font size from the line's glyph height
+    (`inks`, else its box), lines within `same_size` of the page's typical size sharing it (so a paragraph's lines
+    stay together); bold where the line's stroke is `bold_stroke` times the page's body weight or more. Vertical
+    lines (a rotated table header, a margin note) are left out, as the text layer's rotated lines are."""
+    inks = inks if inks is not None else [LineInk()] * len(found)
+    kept = [(line, ink) for line, ink in zip(found, inks, strict=True) if not _vertical(line)]
+    if not kept:
         return []
-    found = [line for line in found if not _vertical(line)]
-    if not found:
-        return []
-    typical = median(line.box[3] - line.box[1] for line in found)
+    sizes = [ink.em * scale if ink.em else (line.box[3] - line.box[1]) * scale / _BOX_PER_POINT for line, ink in kept]
+    typical = median(sizes)
+    sizes = [round(typical if abs(size - typical) <= same_size * typical else size, 1) for size in sizes]
+    weights = _weights([ink for _, ink in kept], [line.text for line, _ in kept], sizes, scale)
     lines = []
-    for line in found:
+    for (line, _), size, weight in zip(kept, sizes, weights, strict=True):
         x0, top, x1, bottom = (value * scale for value in line.box)
         middle, half = (top + bottom) / 2, _CORE * (bottom - top) / 2
         y0, y1 = middle - half, middle + half
-        height = (line.box[3] - line.box[1])
-        usual = abs(height - typical) <= _SAME_SIZE * typical
-        size = round((typical if usual else height) * scale / _BOX_PER_POINT, 1)
         lines.append(TextLine(page_number, x0 + origin[0], y0 + origin[1], x1 + origin[0], y1 + origin[1],
-                              line.text, size, bold=False))
+                              line.text, size, bold=weight >= bold_stroke))
     return lines
+
+
+def _weights(inks: list[LineInk], texts: list[str], sizes: list[float], scale: float) -> list[float]:
+    """Each line's stroke width over its font size, divided by its page's body weight: the median of the page's long
+    lines of its typical size and of the same script (0 where there are too few to say)."""
+    typical = median(sizes)
+    weights = [ink.stroke * scale / size if size else 0.0 for ink, size in zip(inks, sizes, strict=True)]
+    body: dict[bool, list[float]] = {True: [], False: []}
+    for ink, text, size, weight in zip(inks, texts, sizes, weights, strict=True):
+        if weight and size == typical and sum(char.isalnum() for char in text) >= _WEIGHED_LETTERS:
+            body[ink.chinese].append(weight)
+    reference = {kind: median(found) if len(found) >= _WEIGHED_LINES else 0.0 for kind, found in body.items()}
+    return [weight / reference[ink.chinese] if reference[ink.chinese] else 0.0
+            for ink, weight in zip(inks, weights, strict=True)]
 
 
 def _vertical(line: OcrLine) -> bool:
