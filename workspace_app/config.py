@@ -107,6 +107,12 @@ class CatalogSettings(_Group):
         return url
 
 
+def blank_as_unset(value: object) -> object:
+    """A blank value as no value: deploy/compose.yaml passes `${NAME:-}`, so a key or secret deploy/.env leaves empty
+    arrives as "" and means "not given here", as an unset one."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
 class SharedSettings(_Group):
     """What the machines of one deployment share besides the catalog, the queue and the vector server."""
 
@@ -153,11 +159,7 @@ class SharedSettings(_Group):
             raise ValueError("must be empty (files under the shared dir) or s3://bucket[/prefix]")
         return url
 
-    @field_validator("s3_access_key_id", "s3_secret_access_key", mode="before")
-    @classmethod
-    def _empty_key_is_unset(cls, value: object) -> object:
-        # deploy/compose.yaml passes `${NAME:-}`: an empty key means "not given here", as an unset one.
-        return None if value == "" else value
+    _empty_key_is_unset = field_validator("s3_access_key_id", "s3_secret_access_key", mode="before")(blank_as_unset)
 
     @model_validator(mode="after")
     def _both_keys_or_neither(self) -> SharedSettings:
@@ -733,11 +735,7 @@ class AccountsSettings(_Group):
             raise ValueError("must be an absolute URL starting with https:// (or http:// on this machine)")
         return value.strip()
 
-    @field_validator("oidc_client_secret", "oidc_cookie_secret", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
-        # deploy/compose.yaml passes an empty value for a secret deploy/.env leaves empty
-        return None if isinstance(value, str) and not value.strip() else value
+    _blank_is_unset = field_validator("oidc_client_secret", "oidc_cookie_secret", mode="before")(blank_as_unset)
 
     @field_validator("oidc_cookie_secret")
     @classmethod
