@@ -8,11 +8,10 @@ Without the binary the tests skip, saying how to install it.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
+from local_process import running
 from postgres_cluster import free_port
 
 
@@ -34,15 +33,5 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("redis")
     port = free_port()
     argv = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)]
-    with open(folder / "redis.log", "wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while not _pings(port):
-            if time.monotonic() > deadline or process.poll() is not None:
-                pytest.fail(f"redis-server did not answer on port {port}: {(folder / 'redis.log').read_text()}")
-            time.sleep(0.1)
+    with running(argv, lambda: _pings(port), folder / "redis.log", f"redis-server on port {port}", 30, poll_s=0.1):
         yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(30)

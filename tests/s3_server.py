@@ -8,9 +8,7 @@ test module that asks for `s3_endpoint` gets its own server; `s3_bucket` makes a
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -18,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from local_process import running
 from postgres_cluster import free_port
 
 ACCESS_KEY = "test-access-key"  # moto accepts any credentials; they are given as a deployment would give them
@@ -41,18 +40,8 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not _answers(url):
-            if time.monotonic() > deadline or process.poll() is not None:
-                pytest.fail(f"moto's S3 server did not answer on port {port}: {log_path.read_text()}")
-            time.sleep(0.2)
+    with running(argv, lambda: _answers(url), log_path, f"moto's S3 server on port {port}", 60):
         yield url
-    finally:
-        process.terminate()
-        process.wait(30)
 
 
 @pytest.fixture

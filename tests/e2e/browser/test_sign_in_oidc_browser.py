@@ -12,14 +12,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from local_process import running
 from served import CHROMIUM_ARGS, free_port, require_chromium
 
 from workspace_app.adapters.ui_auth import SECRETS_FILE
@@ -44,27 +42,6 @@ def answers(url: str) -> bool:
             return bool(response.status == 200)
     except OSError:
         return False
-
-
-@contextmanager
-def running(argv: list[str], ready: str, log: Path, env: dict[str, str] | None = None) -> Iterator[None]:
-    """A process until the block ends, once `ready` answers (its log in the failure message otherwise)."""
-    with open(log, "wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while not answers(ready):
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, f"{argv[2]} did not answer in {STARTUP_S} s: {log.read_text()}"
-            time.sleep(0.2)
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def provider() -> tuple[str, list[str]]:
@@ -99,8 +76,10 @@ def test_a_new_person_signs_in_through_the_provider_sees_what_is_shared_and_sign
                "127.0.0.1", "--server.port", str(ui_port), "--server.headless", "true",
                "--browser.gatherUsageStats", "false"]
     with (
-        running(provider_argv, f"{issuer}/.well-known/openid-configuration", tmp_path / "provider.log"),
-        running(ui_argv, f"{ui}/_stcore/health", tmp_path / "ui.log", env),
+        running(provider_argv, lambda: answers(f"{issuer}/.well-known/openid-configuration"), tmp_path / "provider.log",
+                "the OpenID provider", STARTUP_S, cwd=REPO),
+        running(ui_argv, lambda: answers(f"{ui}/_stcore/health"), tmp_path / "ui.log", "the UI", STARTUP_S, env=env,
+                cwd=REPO),
         sync_playwright() as playwright,
     ):
         request = urllib.request.Request(f"{issuer}/users/{quote(SUBJECT)}", method="PUT", headers={
