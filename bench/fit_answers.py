@@ -142,18 +142,18 @@ def other_language_pool(
     """A question's candidates in the other language than its lead's (best first) and the features the
     other-language model reads of them, when the lead's own model refuses it (None otherwise or without such
     candidates): the answerer's `_other_language`."""
-    from workspace_app.answer.scoring import question_features
+    from workspace_app.answer.scoring import other_language_side, question_features
 
     if not question["pool"]:
         return None
     pool = rescored(models.sentence, question)
-    features = question_features([(p, f) for p, f, _ in pool], question["evidence"], int(question["unknown"]), question["zh"])
-    p, refuse = models.answerability(features)
-    lead = pool[0][1].get("other_language", 0.0)
-    other = [c for c in pool if c[1].get("other_language", 0.0) != lead]
-    if p >= refuse or not other:
+    evidence, unknown, zh = question["evidence"], int(question["unknown"]), question["zh"]
+    p, refuse = models.answerability(question_features([(q, f) for q, f, _ in pool], evidence, unknown, zh))
+    side = other_language_side([(q, f) for q, f, _ in pool], evidence, unknown, zh) if p < refuse else None
+    if side is None:
         return None
-    return other, question_features([(q, f) for q, f, _ in other], question["evidence"], int(question["unknown"]), question["zh"])
+    chosen, features = side
+    return [pool[i] for i in chosen], features
 
 
 def other_language_threshold(by_set: dict[str, list[tuple[float, int]]]) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 
 from workspace_app.answer.answerability import asks_definition, asks_grading, defines, wanted
 from workspace_app.answer.quotes import is_table_title, quotable, quote_sentences, table_rows
-from workspace_app.answer.scoring import ScoringModels, question_features, reciprocal
+from workspace_app.answer.scoring import ScoringModels, other_language_side, question_features, reciprocal
 from workspace_app.answer.vocabulary import is_technical
 from workspace_app.domain import GradeGrammar, NoGrades, QuestionCues
 from workspace_app.embedding.embedder import Embedder
@@ -228,16 +228,18 @@ class ExtractiveAnswerer:
         the best of them holds the answer, when it reaches the threshold (None otherwise, or without such
         candidates or model)."""
         model = self.models.other_language
-        lead_language = pool[0].features.get("other_language", 0.0)
-        other = [c for c in pool if c.features.get("other_language", 0.0) != lead_language]
-        if model is None or not other:
+        if model is None:
             return None
-        features = question_features([(c.score, c.features) for c in other], evidence, unknown_terms, language == "zh")
+        side = other_language_side([(c.score, c.features) for c in pool], evidence, unknown_terms, language == "zh")
+        if side is None:
+            return None
+        chosen, features = side
         threshold = self.weights.other_language_threshold
         probability = model.probability(features)
         if probability < (self.models.other_language_threshold if threshold is None else threshold):
             return None
-        return other + [c for c in pool if c not in other], probability
+        led = set(chosen)
+        return [pool[i] for i in chosen] + [c for i, c in enumerate(pool) if i not in led], probability
 
     def _cite(self, document_id: str, ranked: list[Candidate], chosen: list[Candidate]) -> None:
         """Add a document the question names its best sentence when no chosen one comes from it (one lacking

@@ -239,6 +239,18 @@ def question_features(
     }
 
 
+def other_language_side(
+    pool: Sequence[tuple[float, Mapping[str, float]]], evidence: float, unknown_terms: int, zh: bool
+) -> tuple[list[int], dict[str, float]] | None:
+    """The pool's candidates in the other language than its lead's (their indices, best first) and the features the
+    other-language model reads of them alone (`question_features` over them); None without such candidates."""
+    lead = pool[0][1].get("other_language", 0.0)
+    chosen = [i for i, (_, features) in enumerate(pool) if features.get("other_language", 0.0) != lead]
+    if not chosen:
+        return None
+    return chosen, question_features([pool[i] for i in chosen], evidence, unknown_terms, zh)
+
+
 def _semantic(features: Mapping[str, float]) -> float:
     """The main embedder's similarity where it was computed (English pairs), else the multilingual one's."""
     return features.get("semantic_main") or features.get("semantic_multi", 0.0)
