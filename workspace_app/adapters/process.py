@@ -24,6 +24,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from workspace_app.storage.files import write_atomically
+
 PRIVATE_UMASK = 0o077
 OFFLINE_ENVIRON = {
     "ORT_DISABLE_TELEMETRY": "1",
@@ -82,9 +84,4 @@ def write_private(path: Path, text: str) -> None:
     never sees half of it, and it is never readable by others, not even for a moment."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
-    partial = path.with_name(path.name + ".partial")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with open(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(partial, path)
+    write_atomically(path, lambda out: out.write(text.encode("utf-8")))  # mkstemp's file is 0600 from the start
