@@ -82,6 +82,8 @@ def render_provider_sign_in(provider: str, *, key: str = "account") -> None:
         return
     if st.button(f"Sign in with {provider}", key=f"{key}-provider", type="primary", icon=":material/login:"):
         st.login()
+    st.caption(f"{escape_name(provider)} checks who you are and sends you back here. The first time, you start with "
+               "no workspaces: you see those you create and those others share with you.")
 
 
 def render_password_sign_in(app: App, *, key: str = "account") -> None:

@@ -45,7 +45,9 @@ def render_workspace_list(
     """One card per workspace with its document count, creation date and actions (Rename and Delete disabled on
     those not in `manageable`, when given: the user's role there does not allow them)."""
     if not workspaces:
-        st.info("No workspaces yet. Create one above, then add PDFs to it as sources.", icon=":material/inbox:")
+        # Signed in (`manageable` given): a workspace someone else owns shows here once they share it.
+        shared = " Workspaces others share with you appear here too." if manageable is not None else ""
+        st.info(f"No workspaces yet. Create one above, then add PDFs to it as sources.{shared}", icon=":material/inbox:")
         return None
     action = None
     for workspace in workspaces:
