@@ -36,7 +36,7 @@ def measure(path: Path, embedder: Any, settings: Any) -> dict[str, Any]:
 
     started = time.perf_counter()
     media_type = media_type_for(path.name)
-    parsed = read_source(path, path.name, media_type, lambda done, total: None)
+    parsed = read_source(path, path.name, media_type)
     document = Document(path.stem, "bench", path.name, "", path.stat().st_size, parsed.page_count, 0, "parsing",
                         "parsing", 0.0, None, now_iso(), media_type)
     chunks = build_chunks(document, parsed, embedder, settings, grades=CLINICAL.grades)

@@ -96,7 +96,7 @@ def measure(path: Path, embedder: Any, settings: Any) -> dict[str, Any]:
     from workspace_app.text.sentences import split_sentences
 
     media_type = media_type_for(path.name)
-    parsed = read_source(path, path.name, media_type, lambda done, total: None)
+    parsed = read_source(path, path.name, media_type)
     document = Document(path.stem, "bench", path.name, "", path.stat().st_size, parsed.page_count, 0, "parsing",
                         "parsing", 0.0, None, now_iso(), media_type)
     chunks = build_chunks(document, parsed, embedder, settings)

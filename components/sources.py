@@ -23,6 +23,7 @@ ActionKind = Literal["cancel", "retry", "remove", "include", "exclude"]
 STAGE_TEXT = {
     "queued": "Waiting for a worker",
     "parsing": "Reading pages",
+    "tables": "Reading tables",
     "ocr": "Reading scanned pages (OCR)",
     "chunking": "Splitting into passages",
     "embedding": "Embedding passages",
@@ -33,8 +34,8 @@ STAGE_TEXT = {
     "guide": "Writing the source guide",
 }
 # What the current stage counts (the counter shown beside its name).
-STAGE_UNITS = {"parsing": "pages", "ocr": "pages", "chunking": "sections", "embedding": "passages", "indexing": "passages",
-               "cross-language": "passages", "sentences": "sentences", "graph": "passages"}
+STAGE_UNITS = {"parsing": "pages", "tables": "pages", "ocr": "pages", "chunking": "sections", "embedding": "passages",
+               "indexing": "passages", "cross-language": "passages", "sentences": "sentences", "graph": "passages"}
 STATUS_TEXT = {"queued": "Queued", "running": "Processing", "ready": "Ready", "failed": "Failed", "cancelled": "Cancelled"}
 _BADGES = {"ready": ":green-badge[:material/check: Ready]", "failed": ":red-badge[:material/error: Failed]",
            "cancelled": ":gray-badge[:material/block: Cancelled]"}

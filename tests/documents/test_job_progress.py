@@ -56,6 +56,29 @@ def test_every_stage_is_shown_as_it_starts_and_counts(service: Any, excerpt: Cal
     assert len(seen["chunking"]) > 2  # section by section, not just "0 of 1" then "1 of 1"
 
 
+def test_tables_are_a_stage_of_their_own_counting_the_pages_that_may_hold_one(
+    service: Any, excerpt: Callable[..., Path]
+) -> None:
+    # Pages 14 and 15 of stout-2018 name a table over several columns; page 13 is prose. The layout model runs on
+    # those two only, after every page's text is read, so each stage counts pages that cost alike.
+    report = service.documents.submit("Cardiology", excerpt("stout-2018-achd.pdf", 13, 15))
+    counts: dict[str, list[tuple[int, int]]] = {}
+    shown: dict[str, str] = {}
+
+    def listen(progress: Any) -> None:
+        if progress.stage not in counts:
+            shown[progress.stage] = service.catalog.get_document(report.document_id).stage
+        counts.setdefault(progress.stage, []).append((progress.done, progress.total))
+
+    assert service.documents.jobs.run(report.document_id, OWNER, None, listen) == "ready"
+    assert list(counts)[:3] == ["parsing", "tables", "chunking"]
+    assert shown["tables"] == "tables"
+    assert counts["parsing"] == [(1, 3), (2, 3), (3, 3)]
+    assert counts["tables"] == [(1, 2), (2, 2)]
+    document = service.catalog.get_document(report.document_id)
+    assert (document.pages_parsed, document.pages) == (3, 3)  # the page counter is the text layer's
+
+
 def test_cancel_during_chunking_stops_before_embedding(service: Any, excerpt: Callable[..., Path]) -> None:
     report = service.documents.submit("Cardiology", excerpt("shen-2017-syncope.pdf", 10, 16))
     stages: list[str] = []

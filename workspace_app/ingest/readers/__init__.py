@@ -6,7 +6,6 @@ suffix, the viewer) asks this registry. A new file type is a reader module and o
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -14,18 +13,15 @@ from typing import Protocol
 from workspace_app.errors import UnsupportedFileError
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.ocr import PageOcr
-from workspace_app.ingest.readers.pdf import check_pdf, parse_pdf
+from workspace_app.ingest.readers.pdf import StageCallback, check_pdf, parse_pdf
 from workspace_app.ingest.readers.text import parse_text
-
-PageCallback = Callable[[int, int], None]
-
 
 class Reader(Protocol):
     """Parses a stored file into paragraphs (with page boxes where the format has pages); `ocr` says whether and how
     pages without a text layer are read by OCR (formats without pages ignore it)."""
 
     def __call__(
-        self, path: Path, display_name: str, on_page: PageCallback, grade_cells: bool, ocr: PageOcr | None
+        self, path: Path, display_name: str, report: StageCallback | None, grade_cells: bool, ocr: PageOcr | None
     ) -> ParsedDocument: ...
 
 
@@ -41,19 +37,19 @@ class FileType:
 
 
 def _read_pdf(
-    path: Path, display_name: str, on_page: PageCallback, grade_cells: bool, ocr: PageOcr | None
+    path: Path, display_name: str, report: StageCallback | None, grade_cells: bool, ocr: PageOcr | None
 ) -> ParsedDocument:
-    return parse_pdf(path, display_name, on_page, grade_cells=grade_cells, ocr=ocr)
+    return parse_pdf(path, display_name, report, grade_cells=grade_cells, ocr=ocr)
 
 
 def _read_text(
-    path: Path, display_name: str, on_page: PageCallback, grade_cells: bool, ocr: PageOcr | None
+    path: Path, display_name: str, report: StageCallback | None, grade_cells: bool, ocr: PageOcr | None
 ) -> ParsedDocument:
     return parse_text(path, display_name, markdown=False)
 
 
 def _read_markdown(
-    path: Path, display_name: str, on_page: PageCallback, grade_cells: bool, ocr: PageOcr | None
+    path: Path, display_name: str, report: StageCallback | None, grade_cells: bool, ocr: PageOcr | None
 ) -> ParsedDocument:
     return parse_text(path, display_name, markdown=True)
 
@@ -100,18 +96,19 @@ def has_pages(media_type: str) -> bool:
 
 
 def read_source(
-    path: Path, display_name: str, media_type: str, on_page: PageCallback, *, grade_cells: bool = True,
+    path: Path, display_name: str, media_type: str, report: StageCallback | None = None, *, grade_cells: bool = True,
     ocr: PageOcr | None = None,
 ) -> ParsedDocument:
-    """Parse a stored file with the reader registered for its media type; `grade_cells` joins recommendation
-    grade cells ("IIa B-NR") to their rows (the domain pack's grammar says whether its documents have them); `ocr`
-    reads pages without a text layer (none: such pages stay empty, and a PDF without any text is refused)."""
+    """Parse a stored file with the reader registered for its media type; `report` hears its stages' counts (a PDF's
+    "parsing" and "tables"); `grade_cells` joins recommendation grade cells ("IIa B-NR") to their rows (the domain
+    pack's grammar says whether its documents have them); `ocr` reads pages without a text layer (none: such pages
+    stay empty, and a PDF without any text is refused)."""
     found = _BY_MEDIA_TYPE.get(media_type)
     if found is None:
         raise UnsupportedFileError(
             f"{display_name}: this file type is not supported. Upload {supported_labels()} files."
         )
-    return found.reader(path, display_name, on_page, grade_cells, ocr)
+    return found.reader(path, display_name, report, grade_cells, ocr)
 
 
 def check_source(path: Path, display_name: str, media_type: str, *, ocr: bool = False) -> None:
@@ -121,4 +118,4 @@ def check_source(path: Path, display_name: str, media_type: str, *, ocr: bool = 
     if media_type == "application/pdf":
         check_pdf(path, display_name, ocr=ocr)
     else:
-        read_source(path, display_name, media_type, lambda done, total: None)
+        read_source(path, display_name, media_type)

@@ -39,7 +39,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _BULLET_GLYPHS = frozenset("nlquvw■▪●•◦")
 _NOT_AFTER_BULLET = re.compile(r"\s*[=<>≤≥)\]:,.a-z]")
 
-PageCallback = Callable[[int, int], None]
+# What parsing reports as it goes: (stage, done, total). Two stages of pages: "parsing" reads every page's text
+# layer (milliseconds a page); "tables" runs the layout model on the pages that may hold a table (most of parsing's
+# time, on some pages only), so each stage's pace is even and its time left means something.
+StageCallback = Callable[[str, int, int], None]
 
 
 # What a file that is not a PDF starts with, to say what it is (pymupdf opens images as one-page documents).
@@ -125,17 +128,20 @@ def _no_text_layer(display_name: str, ocr: PageOcr | None = None) -> str:
 
 
 def parse_pdf(
-    path: Path, display_name: str, on_page: PageCallback | None = None, *, grade_cells: bool = True,
+    path: Path, display_name: str, report: StageCallback | None = None, *, grade_cells: bool = True,
     ocr: PageOcr | None = None,
 ) -> ParsedDocument:
     """Parse a PDF into paragraphs in reading order; raise if it has no text at all. With `grade_cells` (the domain
     pack grades recommendations) grade cells are joined to their rows and grading lines are never headings. With
-    `ocr` (enabled), pages without a usable text layer are read by OCR after the text layer of every page."""
+    `ocr` (enabled), pages without a usable text layer are read by OCR after the text layer of every page.
+    `report` hears the "parsing" and "tables" stages' counts (`StageCallback`)."""
     doc = open_pdf(path, display_name)
     try:
         metadata_title = _clean(str((doc.metadata or {}).get("title") or ""))
-        read = list(_read_pages(doc, display_name, on_page, grade_cells))
-        pages = [lines for lines, _ in read]
+        read = list(_read_pages(doc, display_name, report))
+        pages = _read_tables(doc, [lines for lines, _ in read], report)
+        if grade_cells:
+            pages = [tag_recommendation_cells(attach_grade_cells(lines)) for lines in pages]
         scanned = read_scanned_pages(doc, pages, ocr) if ocr is not None and ocr.enabled else []
     finally:
         doc.close()
@@ -182,9 +188,9 @@ def _first_page_title(pages: list[list[TextLine]]) -> str:
 
 
 def _read_pages(
-    doc: pymupdf.Document, display_name: str, on_page: PageCallback | None, grade_cells: bool = True
+    doc: pymupdf.Document, display_name: str, report: StageCallback | None
 ) -> Iterator[tuple[list[TextLine], GlyphCount]]:
-    """Each page's lines, and the symbol-font glyphs of the lines left out (rotated or empty)."""
+    """Each page's lines from its text layer, and the symbol-font glyphs of the lines left out (rotated or empty)."""
     total = doc.page_count
     encodings = FontEncodings(doc)
     for index in range(total):
@@ -196,12 +202,23 @@ def _read_pages(
             raise CorruptPdfError(_damaged_page(display_name, index)) from exc
         set_aside = GlyphCount()
         lines = list(_raw_lines(raw, index + 1, set_aside))
-        lines = _merge_fragments(join_table_rows(_attach_drop_capitals(lines)))
-        if may_hold_table(lines):
-            lines = join_ruled_rows(lines, _table_boxes(page))
-        yield (tag_recommendation_cells(attach_grade_cells(lines)) if grade_cells else lines), set_aside
-        if on_page is not None:
-            on_page(index + 1, total)
+        yield _merge_fragments(join_table_rows(_attach_drop_capitals(lines))), set_aside
+        if report is not None:
+            report("parsing", index + 1, total)
+
+
+def _read_tables(
+    doc: pymupdf.Document, pages: list[list[TextLine]], report: StageCallback | None
+) -> list[list[TextLine]]:
+    """The pages with the rows of the tables the layout model finds joined, on the pages that may hold one
+    (`may_hold_table`): the model takes ~40x a page's text, so it runs as a stage of its own."""
+    candidates = [index for index, lines in enumerate(pages) if may_hold_table(lines)]
+    joined = list(pages)
+    for done, index in enumerate(candidates, start=1):
+        joined[index] = join_ruled_rows(pages[index], _table_boxes(doc.load_page(index)))
+        if report is not None:
+            report("tables", done, len(candidates))
+    return joined
 
 
 def _table_boxes(page: pymupdf.Page) -> list[tuple[float, float, float, float]]:
