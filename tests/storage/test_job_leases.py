@@ -101,6 +101,29 @@ def test_recovery_requeues_jobs_of_dead_workers_only(service: Any, queued: Any, 
     assert catalog.claim_document(queued.id, alive, 30)
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_a_dead_workers_job_goes_ahead_of_the_waiting_ones(
+    backend: str, tmp_path: Path, build: Callable[..., Any], request: pytest.FixtureRequest
+) -> None:
+    """It waited its turn once already: taken over, it runs next, not after every job queued since."""
+    service = build(tmp_path / "data", redis_url=request.getfixturevalue("redis_url") if backend == "redis" else "")
+    service.workspaces.create("W")
+    ids = []
+    for name in ("first", "second", "third"):
+        source = tmp_path / f"{name}.md"
+        source.write_text(f"# {name}\n\nBeta blockers after myocardial infarction.\n", encoding="utf-8")
+        ids.append(service.documents.submit("W", source).document_id)
+    queue = service.documents.jobs.queue()
+    assert type(queue._huey).__name__ == {"sqlite": "SqliteHuey", "redis": "PriorityRedisHuey"}[backend]
+    assert queue.pending_document_ids() == ids  # in the order they were queued
+    assert queue._huey.dequeue().args[0] == ids[0]  # a worker takes the first job...
+    assert service.catalog.claim_document(ids[0], dead_owner(), 30)  # ...and dies holding it
+    assert service.documents.jobs.recover() == [ids[0]]
+    assert queue.pending_document_ids() == ids  # back at the head, ahead of the two queued after it
+    assert [queue._huey.dequeue().args[0] for _ in ids] == ids
+    queue._huey.flush()
+
+
 def test_a_job_whose_holder_is_gone_shows_stalled_with_who_held_it_until_a_worker_takes_it(
     service: Any, queued: Any, cli: Callable[..., Any], tmp_path: Path
 ) -> None:

@@ -144,7 +144,7 @@ class Jobs:
             return "cancelled"
         if reason == "shutdown":
             if self.states.release_to_queue(document_id, owner):
-                self.queue().enqueue(str(JobEntry.document(document_id)))
+                self.queue().enqueue(str(JobEntry.document(document_id)), first=True)
             return "requeued"
         return "lost"
 

@@ -7,7 +7,8 @@ runs, and settled by what ended it.
         -> then job.release()                            (always, once claimed)
 
     recover_unfinished(...) -> every unfinished job nobody runs (its holder's lease dead, or no holder) is released
-        and queued again, unless it is already queued; one whose cancel was asked is settled as cancelled instead
+        and queued again, unless it is already queued; one whose cancel was asked is settled as cancelled instead;
+        a dead holder's job goes ahead of the waiting ones (it had its turn)
 
 A kind of job (documents/jobs.py: ingestion; patients/imports.py: patient imports) says how to do each step for
 its own rows; this module holds the control flow they share, so a fix to it holds for both.
@@ -78,7 +79,8 @@ class JobRecovery(Protocol):
 def recover_unfinished(
     kind: JobRecovery, jobs: Iterable[Unfinished], queue: JobQueue, stale_after_s: float
 ) -> list[str]:
-    """Queue again every unfinished job nobody runs (a dead holder's lease released first); returns their ids."""
+    """Queue again every unfinished job nobody runs (a dead holder's lease released first, its job ahead of the
+    waiting ones); returns their ids."""
     pending = set(queue.pending_document_ids())
     requeued = []
     for job in jobs:
@@ -89,6 +91,6 @@ def recover_unfinished(
         if job.cancel_requested:
             kind.settle_cancelled(job)
         elif str(job.entry) not in pending:
-            queue.enqueue(str(job.entry))
+            queue.enqueue(str(job.entry), first=job.holder is not None)
             requeued.append(job.entry.job_id)
     return requeued

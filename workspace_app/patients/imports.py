@@ -182,7 +182,7 @@ class PatientImports:
             return "cancelled"
         if reason == "shutdown":
             if self._store.release_to_queue(import_id, owner):
-                self._job_queue().enqueue(str(JobEntry.patient_import(import_id)))
+                self._job_queue().enqueue(str(JobEntry.patient_import(import_id)), first=True)
             return "requeued"
         return "lost"
 

@@ -207,9 +207,10 @@ class JobQueue(Protocol):
     """A durable queue of jobs (document ids; `import:<id>` for patient imports) shared by front ends and workers.
 
     The handler gets the document id and which try this is; it raises `RetryJob` to be run again later (the queue
-    owns the retry count and the back-off) and nothing else."""
+    owns the retry count and the back-off) and nothing else. `first` queues a job ahead of the waiting ones (one
+    queued again after its worker died or stopped)."""
 
-    def enqueue(self, document_id: str) -> None: ...
+    def enqueue(self, document_id: str, *, first: bool = False) -> None: ...
     def pending_document_ids(self) -> list[str]: ...
     def consume(
         self, handler: Callable[[str, JobAttempt], None], *, threads: int, poll_max_delay_s: float,

@@ -1,4 +1,4 @@
-"""The durable ingestion queue on huey: `SqliteHuey` (a file in the data dir) or `RedisHuey`, same code.
+"""The durable ingestion queue on huey: `SqliteHuey` (a file in the data dir) or `PriorityRedisHuey`, same code.
 
 A job is a queue entry (`workspace_app.jobs.entries.JobEntry`: a document id, or `import:<id>` for a patient
 import). Front ends only enqueue; `workspace-app worker` consumes with huey's own consumer
@@ -9,6 +9,10 @@ worker takes it, so a job whose worker dies is not in the queue any more: the do
 A job that fails for a passing reason raises `RetryJob`; huey's own retries run it again (`retries` times) from its
 schedule, the pause doubling from `retry_delay_s` up to `retry_delay_max_s`. The handler is told which try it
 runs and the pause before the next, so the document can say "retrying (2 of 9) — next try in 8 s".
+
+Jobs run in the order they were queued, except that a job queued again after its worker died or stopped goes ahead
+of the waiting ones (`enqueue(..., first=True)`): it waited its turn once already. Both backends keep a priority
+(SQLite's task table; a Redis sorted set, Redis >= 5).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from huey import Huey, RedisHuey, SqliteHuey
+from huey import Huey, PriorityRedisHuey, SqliteHuey
 from huey.consumer import Consumer
 from huey.exceptions import RetryTask
 
@@ -28,7 +32,10 @@ from workspace_app.models.documents import JobAttempt
 from workspace_app.storage.base import RetryJob
 
 TASK_NAME = "ingest_document"
-QUEUE_NAME = "workspace-ingest"
+# Renamed when the Redis queue became a sorted set (it was a list): entries an older version left under the old
+# name are queued again here by recovery, since their rows still say queued and nobody holds them.
+QUEUE_NAME = "workspace-jobs"
+_FIRST = 1  # the priority of a job queued again (higher runs first; a new job has 0)
 QUEUE_FILE = "queue.sqlite"
 SHUTDOWN_TIMEOUT_S = 8.0  # running jobs stop at their next batch, well inside the supervisor's 10 s
 log = logging.getLogger(__name__)
@@ -38,7 +45,7 @@ def open_huey(settings: QueueSettings, data_dir: Path) -> Huey:
     """The huey instance for the configured backend (no connection is made yet for Redis)."""
     try:
         if settings.backend == "redis":
-            return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True)
+            return PriorityRedisHuey(QUEUE_NAME, url=settings.redis_url, results=False, utc=True)
         data_dir.mkdir(parents=True, exist_ok=True)
         return SqliteHuey(QUEUE_NAME, filename=str(data_dir / QUEUE_FILE), results=False, utc=True, timeout=30)
     except Exception as exc:  # huey raises ConfigurationError when the redis package is missing
@@ -59,10 +66,12 @@ class HueyJobQueue:
         self._retry_delay_max_s = retry_delay_max_s
         self._task = huey.task(name=TASK_NAME, retries=retries, context=True)(self._run)
 
-    def enqueue(self, document_id: str) -> None:
-        """Add one job (a document may be queued twice: the lease makes the second run a no-op)."""
+    def enqueue(self, document_id: str, *, first: bool = False) -> None:
+        """Add one job (a document may be queued twice: the lease makes the second run a no-op); `first`: ahead of
+        the jobs waiting (one queued again after its worker died or stopped)."""
         try:
-            self._task(document_id, tries=self._retries + 1)  # how many tries the task was given travels with it
+            # How many tries the task was given travels with it.
+            self._task(document_id, tries=self._retries + 1, priority=_FIRST if first else None)
         except Exception as exc:
             raise StorageError(f"The job queue could not be written: {exc}. Try again.") from exc
 
