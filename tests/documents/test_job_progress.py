@@ -74,7 +74,7 @@ def test_tables_are_a_stage_of_their_own_counting_the_pages_that_may_hold_one(
     assert list(counts)[:3] == ["parsing", "tables", "chunking"]
     assert shown["tables"] == "tables"
     assert counts["parsing"] == [(1, 3), (2, 3), (3, 3)]
-    assert counts["tables"] == [(1, 2), (2, 2)]
+    assert counts["tables"] == [(0, 2), (1, 2), (2, 2)]
     document = service.catalog.get_document(report.document_id)
     assert (document.pages_parsed, document.pages) == (3, 3)  # the page counter is the text layer's
 

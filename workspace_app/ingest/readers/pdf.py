@@ -214,6 +214,8 @@ def _read_tables(
     (`may_hold_table`): the model takes ~40x a page's text, so it runs as a stage of its own."""
     candidates = [index for index, lines in enumerate(pages) if may_hold_table(lines)]
     joined = list(pages)
+    if candidates and report is not None:
+        report("tables", 0, len(candidates))  # the stage starts before its first page, not after it
     for done, index in enumerate(candidates, start=1):
         joined[index] = join_ruled_rows(pages[index], _table_boxes(doc.load_page(index)))
         if report is not None:
