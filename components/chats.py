@@ -28,16 +28,19 @@ class ChatAction:
     title: str | None = None
 
 
-def render_chat_picker(chats: list[Chat], current: Chat | None, export: str | None, *, key: str) -> ChatAction | None:
-    """New chat, the list of chats, rename, delete and export of the current one."""
+def render_chat_picker(
+    chats: list[Chat], current: Chat | None, export: str | None, *, key: str, editable: bool = True
+) -> ChatAction | None:
+    """New chat, the list of chats, rename, delete and export of the current one (without `editable`, a role that
+    only reads: the list and the export)."""
     action: ChatAction | None = st.session_state.pop(_action_key(key), None)
-    if st.button("New chat", key=f"{key}-new", icon=":material/add_comment:", width="stretch"):
+    if editable and st.button("New chat", key=f"{key}-new", icon=":material/add_comment:", width="stretch"):
         action = ChatAction("new")
     if chats:
         listed = _render_list(chats, current, key=key)
         action = action or listed
     if current is not None:
-        _render_manage(current, export, key=key)
+        _render_manage(current, export, key=key, editable=editable)
     return action
 
 
@@ -84,8 +87,8 @@ def _render_list(chats: list[Chat], current: Chat | None, *, key: str) -> ChatAc
     return action
 
 
-def _render_manage(chat: Chat, export: str | None, *, key: str) -> None:
-    """Rename and delete popovers for this chat.
+def _render_manage(chat: Chat, export: str | None, *, key: str, editable: bool = True) -> None:
+    """Rename and delete popovers for this chat (when `editable`), and its export.
 
     The popovers and the name box keep one identity whatever chat is shown: Streamlit's frontend reuses a block drawn
     at the same place and keeps the widgets it no longer gets as hidden "retained" copies, so per-chat keys left one
@@ -93,6 +96,16 @@ def _render_manage(chat: Chat, export: str | None, *, key: str) -> None:
     a new, closed one. Only the buttons carry the chat they were drawn for, so a second click can never reach the chat
     shown next; their callback starts a new generation of popover keys, which draws new, closed popovers (Streamlit
     keeps a popover open across reruns while its identity stays the same)."""
+    if editable:
+        _render_rename_and_delete(chat, key=key)
+    if export is not None:
+        st.download_button(
+            "Export to Markdown", export.encode("utf-8"), file_name=safe_file_name(chat.title, "md", "chat"),
+            mime="text/markdown", key=f"{key}-export", icon=":material/download:", width="stretch", on_click="ignore",
+        )
+
+
+def _render_rename_and_delete(chat: Chat, *, key: str) -> None:
     generation = st.session_state.get(_generation_key(key), 0)
     name_key = f"{key}-rename-name"
     _fill_name_box(chat, name_key, key=key)
@@ -107,11 +120,6 @@ def _render_manage(chat: Chat, export: str | None, *, key: str) -> None:
         st.button(
             "Delete chat", key=f"{key}-delete-confirm-{chat.id}", type="primary",
             on_click=_request, args=(key, "delete", chat.id, None),
-        )
-    if export is not None:
-        st.download_button(
-            "Export to Markdown", export.encode("utf-8"), file_name=safe_file_name(chat.title, "md", "chat"),
-            mime="text/markdown", key=f"{key}-export", icon=":material/download:", width="stretch", on_click="ignore",
         )
 
 

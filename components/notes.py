@@ -45,12 +45,15 @@ def render_new_note(*, key: str) -> NoteAction | None:
     return NoteAction("create", title=title, body=body) if added else None
 
 
-def render_note(note: Note, *, key: str, present: set[str] | None = None) -> NoteAction | None:
-    """A note's title, date, own text, saved answer (with its chips) and its edit and delete actions."""
+def render_note(note: Note, *, key: str, present: set[str] | None = None, editable: bool = True) -> NoteAction | None:
+    """A note's title, date, own text, saved answer (with its chips) and, when `editable` (the user's role allows
+    it), its add-as-source, edit and delete actions."""
     action = None
     with st.container(border=True, key=f"{key}-{note.id}"):
         title_col, source_col, edit_col, delete_col = st.columns([4, 2, 1.2, 1.5], vertical_alignment="center")
         title_col.markdown(f"**{escape_markdown(note.title)}**")
+        if not editable:
+            return _render_content(note, key=key, present=present)
         if source_col.button("Add as source", key=f"{key}-source-{note.id}", icon=":material/upload_file:",
                              type="tertiary", help="Add this note to the workspace's sources, so chat can answer from it"):
             action = NoteAction("source", note.id)

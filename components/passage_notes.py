@@ -12,7 +12,8 @@ from typing import Any
 
 import streamlit as st
 
-from workspace_app.app import App
+from components.account import require
+from workspace_app.app import Action, App
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.documents import Document, Rect
 
@@ -43,6 +44,7 @@ def render_passage_saver(app: App, workspace: str, document: Document, *, frame:
     if not picked:
         return
     try:
+        require(app, workspace, Action.EDIT)  # the viewer offers it only to such a role; a stale frame may still send
         note = app.notes.save_passage(workspace, document.id, int(picked.get("page", 0)), str(picked.get("text", "")),
                                       selection_rects(picked.get("rects"), int(picked.get("page", 0))))
     except WorkspaceError as exc:

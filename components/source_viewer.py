@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 from streamlit import runtime
 
+from components.account import may
 from components.citations import pages_label
 from components.page_scale import RenderScales, render_scale, render_sharpener
 from components.page_text import PageWord, page_words
@@ -28,7 +29,7 @@ from components.passage_notes import render_passage_saver
 from components.text import escape_markdown
 from components.viewer_html import ShownPage, viewer_html
 from components.viewer_layout import PanelLayout, apply_layout, panel_layout, render_layout_switch
-from workspace_app.app import App, grading_text
+from workspace_app.app import Action, App, grading_text
 from workspace_app.errors import WorkspaceError
 from workspace_app.models.answers import Citation, SourceUses
 from workspace_app.models.documents import Document, PageImage
@@ -77,11 +78,13 @@ def render_citation_viewer(app: App, workspace: str, citation: Citation | None, 
         if not has_page_images(document):
             _render_saved_quote(citation)
         others = [m for m in marks if m.document_id == document.id and m.n != citation.n]
+        # 'Save selection' makes a note: offered only to a role that may write one.
+        saver = (lambda: render_passage_saver(app, workspace, document, frame=f"{key}-doc-frame", key=f"{key}-doc")) \
+            if may(app, workspace, Action.EDIT) else None
         render_source_viewer(document, _loader(app, workspace, document), focus=citation, marks=others,
                              file=_file_loader(app, workspace, document), layout=layout,
                              words=_words_loader(app, workspace, document), scales=render_scales(app), key=f"{key}-doc",
-                             saver=lambda: render_passage_saver(app, workspace, document, frame=f"{key}-doc-frame",
-                                                                key=f"{key}-doc"))
+                             saver=saver)
 
 
 def render_source_preview(app: App, workspace: str, documents: Sequence[Document], *, key: str) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.account import may
 from components.feedback import flash, report_errors
-from workspace_app.app import STUDIO_KINDS, App, safe_file_name
+from workspace_app.app import STUDIO_KINDS, Action, App, safe_file_name
 from workspace_app.models.documents import Workspace
 
 LAST = "studio-last"  # (workspace id, title, Markdown) of the output built last, for its download
@@ -19,8 +20,9 @@ _HELP = {
 }
 
 
-def render_studio(app: App, workspace: Workspace) -> None:
-    """Three buttons; the one clicked builds its output with progress, saves it as a note and reruns."""
+def render_studio(app: App, workspace: Workspace, *, can_save: bool = True) -> None:
+    """Three buttons; the one clicked builds its output with progress, saves it as a note and reruns. Without
+    `can_save` (a viewer's role) the buttons are disabled: a build is saved to the workspace's notes."""
     with st.container(border=True, key="studio"):
         st.markdown("**Studio**")
         st.caption("Build a document from this workspace's sources. Every statement is cited; it is saved to your notes.")
@@ -28,7 +30,8 @@ def render_studio(app: App, workspace: Workspace) -> None:
         clicked = None
         for column, kind in zip(columns, STUDIO_KINDS, strict=True):
             label, icon = _LABELS[kind]
-            if column.button(label, key=f"studio-{kind}", icon=icon, help=_HELP[kind], width="stretch"):
+            if column.button(label, key=f"studio-{kind}", icon=icon, width="stretch", disabled=not can_save,
+                             help=_HELP[kind] if can_save else "Building saves a note: an editor's role is needed."):
                 clicked = kind
         if clicked is not None:
             _build(app, workspace, clicked)
@@ -42,6 +45,9 @@ def render_studio(app: App, workspace: Workspace) -> None:
 
 def _build(app: App, workspace: Workspace, kind: str) -> None:
     label = _LABELS[kind][0]
+    if not may(app, workspace.id, Action.EDIT):  # the build is saved to the workspace's notes
+        st.error("Building saves a note in this workspace, which your role here does not allow.", icon=":material/lock:")
+        return
     with report_errors(), st.status(f"Building the {label.lower()}…", expanded=True) as status:
         bar = st.progress(0.0, text="Reading the sources…")
 

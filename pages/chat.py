@@ -67,7 +67,8 @@ def render_page(app: App) -> None:
     with st.sidebar:
         st.subheader("Chats")
         export = chats.export_chat(workspace.id, current.id) if current else None
-        action = render_chat_picker(listed, current, export, key="chats")
+        editable = may(app, workspace.id, Action.EDIT)  # a viewer reads the chats; nothing that writes one is drawn
+        action = render_chat_picker(listed, current, export, key="chats", editable=editable)
         documents = app.documents.list(workspace.id)
         render_scope(documents)
         render_patient_choice(_patient_ids(app), key=PATIENT_KEY)
@@ -90,7 +91,7 @@ def render_page(app: App) -> None:
         saved = app.notes.saved_messages(workspace.id) if messages else {}
         for message in messages:
             _render_exchange(app.notes, workspace, message, message.id in saved, {d.id for d in documents},
-                             _thumbnails(app, workspace, message.answer))
+                             _thumbnails(app, workspace, message.answer), can_save=editable)
         _render_session_answers(workspace)
     queue_question(workspace, typed or picked)
     if pending_questions(workspace):
@@ -119,17 +120,17 @@ def _render_greeting(app: App, workspace: Workspace) -> str | None:
 
 def _render_exchange(
     notes: NoteService, workspace: Workspace, message: ChatMessage, saved: bool, present: set[str],
-    thumbnails: dict[str, bytes],
+    thumbnails: dict[str, bytes], *, can_save: bool,
 ) -> None:
     """A question and its answer (citations of sources no longer in the workspace, `present`, marked removed; its
-    figures with their `thumbnails`)."""
+    figures with their `thumbnails`), and 'Save to notes' when the role may (`can_save`)."""
     with st.chat_message("user"):
         st.markdown(escape_markdown(message.question))
     with st.chat_message("assistant"):
         removed = removed_documents(message.answer.citations, present)
         action = render_answer(message.answer, key=f"answer-{message.id}", can_save=False, removed=removed,
                                thumbnails=thumbnails)
-        if not message.answer.refused and render_save_to_notes(saved, key=f"answer-{message.id}-save"):
+        if can_save and not message.answer.refused and render_save_to_notes(saved, key=f"answer-{message.id}-save"):
             action = AnswerAction("save")
     if action:
         apply_answer_action(notes, workspace, message, action)

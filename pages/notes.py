@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.account import export_recorder, require
+from components.account import export_recorder, may, require
 from components.application import current_app
 from components.feedback import flash, report_errors, show_flash
 from components.notes import NoteAction, close_note_editor, render_new_note, render_note
@@ -60,8 +60,12 @@ def render_page(app: App, notes: NoteService) -> None:
     if workspace is None:
         return
     show_flash()
-    render_studio(app, workspace)
-    created = render_new_note(key="new-note")
+    editable = may(app, workspace.id, Action.EDIT)
+    if not editable:  # a viewer reads the notes; nothing that writes one is drawn (and each write checks the role)
+        st.caption("Your role here is viewer: you can read and export the notes; writing, building or saving one needs "
+                   "an editor's role.")
+    render_studio(app, workspace, can_save=editable)
+    created = render_new_note(key="new-note") if editable else None
     if created:
         apply_note_action(app, notes, workspace, created)
     listed = None
@@ -84,7 +88,7 @@ def render_page(app: App, notes: NoteService) -> None:
     cards, panel = st.columns([3, 2], gap="large")
     with cards:
         for note in listed:
-            action = render_note(note, key=LIST_KEY, present=present)
+            action = render_note(note, key=LIST_KEY, present=present, editable=editable)
             if action and action.kind == "cite":
                 remember_citation(CITED, CITE_PARAM, note.id, action.n)
             elif action:
