@@ -79,16 +79,16 @@ def embedder(embedding_cache_file: Path) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def build(embedder: Any) -> Iterator[Callable[..., Any]]:
     """Build a WorkspaceService on a data dir with the shared embedder: build(data_dir, catalog_url="",
-    redis_url="", **ingest_settings)."""
+    queue_url="", **ingest_settings)."""
     from workspace_app.adapters.wiring import build_app
 
     services: list[Any] = []
 
-    def _build(data_dir: Path, catalog_url: str = "", redis_url: str = "", **ingest: Any) -> Any:
+    def _build(data_dir: Path, catalog_url: str = "", queue_url: str = "", **ingest: Any) -> Any:
         settings = make_settings(data_dir, **ingest)
         settings.catalog.url = catalog_url  # empty: the SQLite catalog in the data dir
-        if redis_url:  # the Redis queue; else the SQLite one in the data dir
-            settings.queue.backend, settings.queue.redis_url = "redis", redis_url
+        if queue_url:  # a Redis queue at this URL; else the SQLite one in the data dir
+            settings.queue.backend, settings.queue.redis_url = "redis", queue_url
         service = build_app(settings, embedder=embedder)
         services.append(service)
         return service

@@ -106,7 +106,7 @@ def test_a_dead_workers_job_goes_ahead_of_the_waiting_ones(
     backend: str, tmp_path: Path, build: Callable[..., Any], request: pytest.FixtureRequest
 ) -> None:
     """It waited its turn once already: taken over, it runs next, not after every job queued since."""
-    service = build(tmp_path / "data", redis_url=request.getfixturevalue("redis_url") if backend == "redis" else "")
+    service = build(tmp_path / "data", queue_url=request.getfixturevalue("redis_url") if backend == "redis" else "")
     service.workspaces.create("W")
     ids = []
     for name in ("first", "second", "third"):

@@ -16,6 +16,7 @@ from workspace_app.ingest.ocr import PageOcr
 from workspace_app.ingest.readers.pdf import StageCallback, check_pdf, parse_pdf
 from workspace_app.ingest.readers.text import parse_text
 
+
 class Reader(Protocol):
     """Parses a stored file into paragraphs (with page boxes where the format has pages); `ocr` says whether and how
     pages without a text layer are read by OCR (formats without pages ignore it)."""
