@@ -85,12 +85,3 @@ def test_pace_waits_until_measured_then_follows_the_recent_window() -> None:
     assert pace.seconds_left(300, 1000, 60.0) == pytest.approx(280.0)
     assert pace.observe(1000, 1000, 61.0) == 0.0
     assert pace.observe(0, 50, 62.0) is None, "a count that went back (a re-run) is measured again"
-
-
-def test_a_stages_count_is_measured_from_its_first_item_not_from_while_it_prepared_it() -> None:
-    """A stage says "0 of 1" as it starts and counts its items once it knows them (chunking's sections): the seconds
-    before the first item (loading the tokenizer) are not the items' pace."""
-    pace = Pace(window_s=15.0, min_measured_s=1.0)
-    pace.observe(0, 1, 0.0)
-    pace.observe(1, 250, 3.7)  # 3.7 s preparing, then 100 sections a second
-    assert pace.observe(101, 250, 4.7) == pytest.approx(1.49)

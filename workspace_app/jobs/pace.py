@@ -25,7 +25,6 @@ class Pace:
         self.window_s = window_s
         self.min_measured_s = min_measured_s
         self._samples: deque[tuple[float, int]] = deque()  # (when, done) at each change of `done`
-        self._total: int | None = None
 
     def restart(self, done: int, now: float) -> None:
         """Measure again from here: what came before (a wait for the model) says nothing of the pace."""
@@ -34,11 +33,9 @@ class Pace:
 
     def observe(self, done: int, total: int, now: float) -> float | None:
         """Record that `done` of `total` items are done at `now` (monotonic seconds); returns the seconds left, or
-        None while too little is measured (or when the count went back, as a re-run's does, or counts other items
-        than before, as a stage's "0 of 1" while it prepares its count does: measured again)."""
-        if self._samples and (done < self._samples[-1][1] or total != self._total):
+        None while too little is measured (or when the count went back, as a re-run's does: measured again)."""
+        if self._samples and done < self._samples[-1][1]:
             self._samples.clear()
-        self._total = total
         if not self._samples or done != self._samples[-1][1]:
             self._samples.append((now, done))
         return self.seconds_left(done, total, now)
