@@ -3,7 +3,7 @@ workspaces, a viewer gets no drop zone and cannot open a workspace not shared wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,40 +11,20 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from workspace_app.accounts.service import AccountService
-from workspace_app.config import AccountsSettings
-
 APP = Path(__file__).resolve().parents[2] / "app.py"
-PASSWORD = "a long enough password"
+SignIn = Callable[[str], AppTest]
 
 
 @pytest.fixture
-def accounts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: Callable[..., Any]) -> Iterator[dict[str, Any]]:
+def accounts(accounts_on: Any) -> dict[str, Any]:
     """root (admin), olga (owner of Shared and Secret), vic (viewer of Shared); the app's settings turn accounts on."""
-    data = tmp_path / "data"
-    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data))
-    monkeypatch.setenv("WORKSPACE_ACCOUNTS__ENABLED", "true")
-    monkeypatch.setenv("WORKSPACE_ACCOUNTS__PASSWORD_COST", "1024")
-    monkeypatch.chdir(tmp_path)
-    service = build(data)
-    store = AccountService(*[service.catalog.accounts] * 4, service.catalog, AccountsSettings(enabled=True, password_cost=1024))
-    _root, olga, _vic = (store.add_user(name, PASSWORD) for name in ("root", "olga", "vic"))
+    service, store = accounts_on.service, accounts_on.store
+    _root, olga, _vic = (accounts_on.user(name) for name in ("root", "olga", "vic"))
     shared, secret = service.workspaces.create("Shared"), service.workspaces.create("Secret")
     store.created(olga, shared)
     store.created(olga, secret)
     store.share(olga, "Shared", "vic", "viewer")
-    st.cache_resource.clear()
-    yield {"store": store, "shared": shared, "secret": secret}
-    st.cache_resource.clear()
-
-
-def signed_in(name: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60).run()
-    at.text_input(key="account-name").input(name)
-    at.text_input(key="account-password").input(PASSWORD)
-    at.button(key="account-submit").click().run()
-    assert not at.exception
-    return at
+    return {"store": store, "shared": shared, "secret": secret}
 
 
 def page_text(at: AppTest) -> str:
@@ -63,8 +43,8 @@ def test_nothing_but_the_sign_in_form_until_a_right_name_and_password(accounts: 
     assert [e.action for e in accounts["store"].user_audit(None, "vic")] == []
 
 
-def test_a_viewer_sees_only_their_workspace_and_cannot_upload(accounts: dict[str, Any]) -> None:
-    at = signed_in("vic")
+def test_a_viewer_sees_only_their_workspace_and_cannot_upload(accounts: dict[str, Any], sign_in: SignIn) -> None:
+    at = sign_in("vic")
     assert at.title[0].value == "Workspaces"
     shown = page_text(at)
     assert "Shared" in shown and "Secret" not in shown
@@ -85,8 +65,8 @@ def test_a_viewer_sees_only_their_workspace_and_cannot_upload(accounts: dict[str
     assert [e.action for e in accounts["store"].user_audit(None, "vic")] == ["signed in"]
 
 
-def test_an_owner_shares_from_the_workspaces_page(accounts: dict[str, Any]) -> None:
-    at = signed_in("olga")
+def test_an_owner_shares_from_the_workspaces_page(accounts: dict[str, Any], sign_in: SignIn) -> None:
+    at = sign_in("olga")
     at.session_state["workspace"] = accounts["shared"].id
     at.run()
     assert not at.button(key=f"workspaces-rename-{accounts['shared'].id}").disabled
@@ -98,13 +78,13 @@ def test_an_owner_shares_from_the_workspaces_page(accounts: dict[str, Any]) -> N
     assert {(m.user_name, m.role) for m in members} == {("olga", "owner"), ("vic", "viewer"), ("root", "editor")}
 
 
-def test_a_viewer_asks_in_chat_and_the_answer_is_not_kept(accounts: dict[str, Any], tmp_path: Path,
+def test_a_viewer_asks_in_chat_and_the_answer_is_not_kept(accounts: dict[str, Any], sign_in: SignIn, tmp_path: Path,
                                                           build: Callable[..., Any]) -> None:
     service = build(tmp_path / "data")
     source = tmp_path / "warfarin.txt"
     source.write_text("Warfarin should target an INR of 2.0 to 3.0 in atrial fibrillation.\n", encoding="utf-8")
     assert service.documents.ingest("Shared", source, "warfarin.txt").status == "ready"
-    at = signed_in("vic")
+    at = sign_in("vic")
     at.session_state["workspace"] = accounts["shared"].id
     at.switch_page("pages/chat.py").run()
     at.chat_input(key="chat-input").set_value("What INR should warfarin target?").run()
@@ -117,7 +97,7 @@ def test_a_viewer_asks_in_chat_and_the_answer_is_not_kept(accounts: dict[str, An
 
 
 def test_with_an_identity_provider_but_not_our_launcher_the_sign_in_page_says_how_to_start_it(
-    accounts: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    accounts: dict[str, Any], sign_in: SignIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(The provider's button, signing in through it and out, is tests/e2e/browser/test_sign_in_oidc_browser.py's:
     here Streamlit has no [auth] secrets, as under a bare `streamlit run app.py`.)"""
@@ -131,4 +111,4 @@ def test_with_an_identity_provider_but_not_our_launcher_the_sign_in_page_says_ho
     assert "started by `workspace-app serve`" in at.error[0].value
     monkeypatch.setenv("WORKSPACE_ACCOUNTS__OIDC_WITH_PASSWORDS", "true")
     st.cache_resource.clear()
-    assert signed_in("vic").title[0].value == "Workspaces", "the local form beside it"
+    assert sign_in("vic").title[0].value == "Workspaces", "the local form beside it"

@@ -10,36 +10,24 @@ the audit log says only that they signed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from workspace_app.accounts.service import AccountService
-from workspace_app.config import AccountsSettings
-
 ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "app.py"
-PASSWORD = "a long enough password"
 MARKER = "Zyloprix"  # only the shared workspace's source, note and chat carry it
 GONE = "The workspace in this link no longer exists."
 ADMINS_ONLY = "Patient records are open to admins only."
 
 
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: Callable[..., Any]) -> Iterator[dict[str, Any]]:
+def world(accounts_on: Any, tmp_path: Path) -> dict[str, Any]:
     """olga owns Shared (a source, a note, a chat); ed edits it, vic views it, sam has no role in it."""
-    data = tmp_path / "data"
-    monkeypatch.setenv("WORKSPACE_DATA_DIR", str(data))
-    monkeypatch.setenv("WORKSPACE_ACCOUNTS__ENABLED", "true")
-    monkeypatch.setenv("WORKSPACE_ACCOUNTS__PASSWORD_COST", "1024")
-    monkeypatch.chdir(tmp_path)
-    service = build(data)
-    store = AccountService(*[service.catalog.accounts] * 4, service.catalog, AccountsSettings(enabled=True, password_cost=1024))
-    olga, *_ = (store.add_user(name, PASSWORD) for name in ("olga", "ed", "vic", "sam"))
+    service, store = accounts_on.service, accounts_on.store
+    olga, *_ = (accounts_on.user(name) for name in ("olga", "ed", "vic", "sam"))
     shared = service.workspaces.create("Shared")
     store.created(olga, shared)
     store.share(olga, "Shared", "ed", "editor")
@@ -50,18 +38,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: Callable[..., 
     assert service.documents.ingest("Shared", source, "dosing.txt").status == "ready"
     service.notes.add_note("Shared", f"{MARKER} note", f"What the team agreed on {MARKER}.")
     service.chats.rename_chat("Shared", service.chats.create_chat("Shared").id, f"{MARKER} chat")
-    st.cache_resource.clear()
-    yield {"service": service, "store": store, "shared": shared}
-    st.cache_resource.clear()
-
-
-def signed_in(name: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120).run()
-    at.text_input(key="account-name").input(name)
-    at.text_input(key="account-password").input(PASSWORD)
-    at.button(key="account-submit").click().run()
-    assert not at.exception
-    return at
+    return {"service": service, "store": store, "shared": shared}
 
 
 def shown(at: AppTest) -> str:
@@ -146,7 +123,9 @@ def test_every_page_has_an_expectation() -> None:
     assert sorted(p.name for p in (ROOT / "pages").glob("*.py")) == sorted(PAGES)
 
 
-def test_every_page_gives_a_stranger_a_viewer_and_an_editor_their_role_and_nothing_more(world: dict[str, Any]) -> None:
+def test_every_page_gives_a_stranger_a_viewer_and_an_editor_their_role_and_nothing_more(
+    world: dict[str, Any], sign_in: Callable[[str], AppTest]
+) -> None:
     service, store, shared = world["service"], world["store"], world["shared"]
     before = (
         [(n.id, n.title, n.body) for n in service.notes.list_notes("Shared")],
@@ -155,7 +134,7 @@ def test_every_page_gives_a_stranger_a_viewer_and_an_editor_their_role_and_nothi
         [(m.user_name, m.role) for m in store.members(None, "Shared")],
     )
     for persona, expect in PERSONAS.items():
-        at = signed_in(persona)
+        at = sign_in(persona)
         for page in PAGES:
             at.query_params["workspace"] = shared.id  # a link to the shared workspace, whoever follows it
             at.switch_page(f"pages/{page}").run()
