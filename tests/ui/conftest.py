@@ -49,7 +49,8 @@ def accounts_on(
     monkeypatch.chdir(tmp_path)
     service = build(data)
     settings = AccountsSettings(enabled=True, password_cost=1024)
-    store = AccountService(*[service.catalog.accounts] * 4, service.catalog, settings)
+    rows = service.catalog.accounts  # users, memberships, keys and the audit log
+    store = AccountService(rows, rows, rows, rows, service.catalog, settings)
     st.cache_resource.clear()  # the UI builds its own app from the environment above
     yield SimpleNamespace(service=service, store=store, user=lambda name: store.add_user(name, ACCOUNT_PASSWORD))
     st.cache_resource.clear()
