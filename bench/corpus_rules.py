@@ -122,7 +122,7 @@ def main() -> None:
     print("\n".join(outputs["top"]))
     for name, row in outputs["documents"].items():
         print(f"{name}: {len(row['entities'])} entities, {len(row['recommendations'])} key recommendations, "
-              f"{len(row['headings'])} headings, {len(row['questions'])} question candidates")
+              f"{len(row['topics'])} key topics, {len(row['questions'])} question candidates")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ STAGE_TEXT = {
     "chunking": "Splitting into passages",
     "embedding": "Embedding passages",
     "indexing": "Indexing",
+    "figures": "Finding figures",
+    "figure text": "Reading the words in figures (OCR)",
     "cross-language": "Indexing for questions in the other language",
     "sentences": "Preparing sentences for answers",
     "graph": "Building the entity graph",
@@ -35,7 +37,8 @@ STAGE_TEXT = {
 }
 # What the current stage counts (the counter shown beside its name).
 STAGE_UNITS = {"parsing": "pages", "tables": "pages", "ocr": "pages", "chunking": "sections", "embedding": "passages",
-               "indexing": "passages", "cross-language": "passages", "sentences": "sentences", "graph": "passages"}
+               "indexing": "passages", "figures": "pages", "figure text": "pictures", "cross-language": "passages",
+               "sentences": "sentences", "graph": "passages"}
 STATUS_TEXT = {"queued": "Queued", "running": "Processing", "ready": "Ready", "failed": "Failed", "cancelled": "Cancelled"}
 _BADGES = {"ready": ":green-badge[:material/check: Ready]", "failed": ":red-badge[:material/error: Failed]",
            "cancelled": ":gray-badge[:material/block: Cancelled]"}

@@ -88,6 +88,10 @@ class Embedder:
         """Whether the model is in memory (a warm start loads it before the first question)."""
         return self._model is not None
 
+    def load(self) -> None:
+        """Load the model now (it is otherwise loaded by its first use)."""
+        self.model  # noqa: B018 - the property loads it
+
     @property
     def model(self) -> Any:
         """The loaded SentenceTransformer."""

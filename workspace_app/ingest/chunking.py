@@ -50,13 +50,21 @@ def chunk_paragraphs(
     """Pack the body paragraphs of each section into chunks of at most `size` word pieces; `report(done, total)`
     after each section."""
     chunks: list[ChunkDraft] = []
+    for done, total, drafts in section_chunks(paragraphs, count_tokens, size, overlap):
+        chunks.extend(drafts)
+        if report:
+            report(done, total)
+    return chunks
+
+
+def section_chunks(
+    paragraphs: list[Paragraph], count_tokens: TokenCounter, size: int, overlap: int
+) -> Iterator[tuple[int, int, list[ChunkDraft]]]:
+    """(sections done, sections, the chunks of the section just done), section by section (`chunk_paragraphs`)."""
     sections = list(_sections(paragraphs))
     for done, (section, body) in enumerate(sections, start=1):
         units = _split_to_fit([_unit(p) for p in body], count_tokens, size)
-        chunks.extend(_pack(units, section, size, overlap))
-        if report:
-            report(done, len(sections))
-    return chunks
+        yield done, len(sections), list(_pack(units, section, size, overlap))
 
 
 def _sections(paragraphs: list[Paragraph]) -> Iterator[tuple[str, list[Paragraph]]]:

@@ -3,8 +3,8 @@ box, caption, inner text, the chunks of its page it sits beside and a PNG thumbn
 search by its caption (caption terms) and its inner text with the text of the chunks beside it (body terms).
 
 The stage runs after the chunks are stored (it links figures to them) and replaces the document's figures as a
-whole, so a run started again ends with the same figures. (done, total) counts pages; the pipeline's cancel check
-runs with each report.
+whole, so a run started again ends with the same figures. (done, total) counts pages ("figures"), then the pictures
+read by OCR ("figure text"); the pipeline's cancel check runs with each report.
 """
 
 from __future__ import annotations
@@ -13,14 +13,18 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pymupdf
 
 from workspace_app.errors import ModelUnavailableError
 from workspace_app.ingest.figures import Box, FigureRules, FoundFigure, find_figures
 from workspace_app.ingest.ocr import OcrEngine, load_engine
-from workspace_app.models.documents import Chunk, Document, Figure, Rect
+from workspace_app.models.documents import FIGURE_TEXT, Chunk, Document, Figure, Rect
 from workspace_app.storage.base import FigureRepository, ThumbnailStore
+
+if TYPE_CHECKING:
+    from workspace_app.ingest.pipeline import StageReport
 from workspace_app.text.analyzer import index_text
 
 _BESIDE = 3  # chunks linked to a figure: the nearest ones on its page
@@ -47,22 +51,30 @@ class FigureStage:
         self._thumbnail_px = thumbnail_px
         self._ocr_engine = ocr_engine
 
-    def run(self, document: Document, chunks: list[Chunk], report: Callable[[int, int], None]) -> None:
-        """Replace the document's figures and thumbnails (a document that is not a PDF has none)."""
+    def run(self, document: Document, chunks: list[Chunk], report: StageReport) -> None:
+        """Replace the document's figures and thumbnails (a document that is not a PDF has none). Pages are counted
+        as "figures", then the pictures whose words OCR reads as "figure text": one picture's OCR takes as long as
+        finding the figures of a hundred pages, so one count over both would not move at one pace."""
         self._thumbnails.delete_thumbnails(document.id)
         if document.media_type != "application/pdf":
             self._figures.replace_figures(document.id, document.workspace_id, [], [])
             return
         stored: list[Figure] = []
         with pymupdf.open(self._path_of(document)) as pdf:
+            found_on_pages: list[tuple[int, FoundFigure]] = []
             for index in range(pdf.page_count):
                 report(index, pdf.page_count)
-                page = pdf.load_page(index)
-                for found in find_figures(page, self._rules):
-                    if found.kind == "raster" and not found.text:
-                        found = replace(found, text=self._read_picture(page, found.box))
-                    stored.append(self._store(document, len(stored), page, found, chunks))
+                found_on_pages += [(index, found) for found in find_figures(pdf.load_page(index), self._rules)]
             report(pdf.page_count, pdf.page_count)
+            unread = [n for n, (_, found) in enumerate(found_on_pages) if found.kind == "raster" and not found.text]
+            if self._ocr_engine and unread:
+                report(0, len(unread), FIGURE_TEXT)  # the stage starts before its first picture, not after it
+            for done, number in enumerate(unread if self._ocr_engine else (), start=1):
+                index, found = found_on_pages[number]
+                found_on_pages[number] = (index, replace(found, text=self._read_picture(pdf.load_page(index), found.box)))
+                report(done, len(unread), FIGURE_TEXT)
+            for index, found in found_on_pages:
+                stored.append(self._store(document, len(stored), pdf.load_page(index), found, chunks))
         by_id = {chunk.id: chunk for chunk in chunks}
         self._figures.replace_figures(
             document.id, document.workspace_id, stored, [figure_index_text(f, by_id) for f in stored]

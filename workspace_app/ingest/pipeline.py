@@ -26,7 +26,7 @@ from workspace_app.config import IngestSettings
 from workspace_app.domain import GradeGrammar, NoGrades
 from workspace_app.embedding.embedder import Embedder
 from workspace_app.errors import FileTooLargeError, IngestionError, StorageError, WorkspaceError
-from workspace_app.ingest.chunking import ChunkDraft, chunk_paragraphs
+from workspace_app.ingest.chunking import ChunkDraft, section_chunks
 from workspace_app.ingest.glyphs import MARKER
 from workspace_app.ingest.layout import ParsedDocument
 from workspace_app.ingest.ocr import PageOcr
@@ -35,7 +35,7 @@ from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
 from workspace_app.jobs.leases import JobInterrupted
 from workspace_app.jobs.pace import Pace
-from workspace_app.models.documents import Chunk, Document, StageProgress
+from workspace_app.models.documents import FIGURE_TEXT, Chunk, Document, StageProgress
 from workspace_app.storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.text.abbreviations import find_abbreviations
 from workspace_app.text.analyzer import index_text
@@ -50,9 +50,9 @@ log = logging.getLogger(__name__)
 # Figures are found page by page from drawings and images (no model): a small share after the indexing. Reading a
 # PDF's text layer is quick; the layout model on the pages that may hold a table ("tables") takes most of reading.
 _STAGE_END = {"parsing": 0.03, "tables": 0.1, "ocr": 0.2, "chunking": 0.25, "embedding": 0.72, "indexing": 0.76,
-              "figures": 0.78, "cross-language": 0.83, "sentences": 0.93, "graph": 0.97, "guide": 1.0}
+              "figures": 0.77, FIGURE_TEXT: 0.78, "cross-language": 0.83, "sentences": 0.93, "graph": 0.97, "guide": 1.0}
 _PREVIOUS = {"parsing": 0.0, "tables": 0.03, "ocr": 0.1, "chunking": 0.2, "embedding": 0.25, "indexing": 0.72,
-             "figures": 0.76, "cross-language": 0.78, "sentences": 0.83, "graph": 0.93, "guide": 0.97}
+             "figures": 0.76, FIGURE_TEXT: 0.77, "cross-language": 0.78, "sentences": 0.83, "graph": 0.93, "guide": 0.97}
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25
@@ -140,14 +140,21 @@ class DocumentStates(Protocol):
     def ready(self, document_id: str, pages: int, chunks: int) -> None: ...
 
 
+class StageReport(Protocol):
+    """How an index stage reports: (done, total) of itself, or of a step it counts apart (`stage`: its name, one of
+    the pipeline's shares, e.g. the figures' "figure text") because that step's items cost another amount."""
+
+    def __call__(self, done: int, total: int, stage: str | None = None) -> None: ...
+
+
 class IndexStage(Protocol):
-    """A stage that indexes a document's stored chunks after its vectors (today: the entity graph).
+    """A stage that indexes a document's stored chunks after its vectors (the figures, the entity graph, ...).
 
     `run` reports (done, total) through `report`; the pipeline gives each stage its share of the progress."""
 
     name: str
 
-    def run(self, document: Document, chunks: list[Chunk], report: Callable[[int, int], None]) -> None: ...
+    def run(self, document: Document, chunks: list[Chunk], report: StageReport) -> None: ...
 
 
 def ingest_document(
@@ -173,6 +180,9 @@ def ingest_document(
     states.start(document.id)
     track = _Tracker(states, document.id, on_progress, should_stop, pace)
     try:
+        # The model is loaded before any stage counts (a first job would wait seconds for it in chunking), so its
+        # load is not measured as the pace of the stage it falls in. A worker has loaded it already.
+        embedder.load()
         # Pages OCR has read are keyword-searchable at once, as provisional passages the chunks replace below.
         provisional = ProvisionalPages(document, chunks)
         ocr = PageOcr.from_settings(settings, lambda d, t: track("ocr", d, t), provisional.add)
@@ -192,16 +202,19 @@ def ingest_document(
         track("chunking", 0, 1)
         records = build_chunks(document, parsed, embedder, settings, lambda d, t: track("chunking", d, t), grades)
         chunks.replace_chunks(document.id, document.workspace_id, records, keyword_texts(records))
-        chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
+        # Each stage's count covers its work: the embedding cache is read within "embedding", and the abbreviations
+        # (as long as the chunking itself) are found within "indexing", not after the last count of a stage.
+        track("embedding", 0, len(records))
         embedded = embedder.embed_passages(
             [embedding_text(c) for c in records], lambda d, t: track("embedding", d, t), should_stop
         )
         track("indexing", 0, len(records))
         index_vectors(document, records, embedded.tolist(), vectors)
+        chunks.replace_abbreviations(document.id, document.workspace_id, _abbreviations(records))
         track("indexing", len(records), len(records))
         for stage in stages:
             track(stage.name, 0, 1)
-            stage.run(document, records, partial(track, stage.name))
+            stage.run(document, records, partial(_report_stage, track, stage.name))
             track(stage.name, 1, 1)
     except (JobInterrupted, WorkspaceError):
         raise  # a failure is recorded by the job, which knows whether it is the last try (not shown, then re-queued)
@@ -213,6 +226,10 @@ def ingest_document(
     found = documents.find_document(document.workspace_id, document.id)
     assert found is not None
     return found
+
+
+def _report_stage(track: Callable[[str, int, int], None], name: str, done: int, total: int, stage: str | None = None) -> None:
+    track(stage or name, done, total)
 
 
 def keyword_texts(records: Sequence[Chunk]) -> list[tuple[str, str]]:
@@ -237,11 +254,16 @@ def build_chunks(
     """The chunks of a parsed document as they are stored: text, section, pages, boxes, class and level, kind."""
     # Room is left for the section title the embedder sees too.
     size = min(settings.chunk_tokens, embedder.max_tokens - 24)
-    drafts = chunk_paragraphs(parsed.paragraphs, embedder.count_tokens, size, settings.chunk_overlap_tokens, report)
-    if not drafts:
-        raise IngestionError(f"{document.name} contains no text that can be searched.")
     grammar = grades or NoGrades()
-    return [_chunk(document, ordinal, draft, grammar) for ordinal, draft in enumerate(drafts)]
+    records: list[Chunk] = []
+    # Each section's chunks are made whole (grading, kind) before its count: the count covers the stage's work.
+    for done, total, drafts in section_chunks(parsed.paragraphs, embedder.count_tokens, size, settings.chunk_overlap_tokens):
+        records += [_chunk(document, len(records) + index, draft, grammar) for index, draft in enumerate(drafts)]
+        if report:
+            report(done, total)
+    if not records:
+        raise IngestionError(f"{document.name} contains no text that can be searched.")
+    return records
 
 
 def _log_unreadable_glyphs(document: Document, parsed: ParsedDocument) -> None:

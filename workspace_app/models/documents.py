@@ -135,8 +135,9 @@ class Document:
 # A document's `status`; `stage` is one of STAGES while it runs, else equal to the status.
 ACTIVE_STATUSES = ("queued", "running")
 FINAL_STATUSES = ("ready", "failed", "cancelled")
-STAGES = ("queued", "parsing", "tables", "ocr", "chunking", "embedding", "indexing", "figures", "cross-language",
-          "sentences", "graph", "guide", "ready", "failed", "cancelled")
+FIGURE_TEXT = "figure text"  # the figures' pictures read by OCR, counted apart from the pages searched for figures
+STAGES = ("queued", "parsing", "tables", "ocr", "chunking", "embedding", "indexing", "figures", FIGURE_TEXT,
+          "cross-language", "sentences", "graph", "guide", "ready", "failed", "cancelled")
 
 
 @dataclass(frozen=True)
