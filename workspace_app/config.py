@@ -250,6 +250,11 @@ class IngestSettings(_Group):
         description="An OCR'd line is bold when its stroke width (over its glyph height) is at least this many times "
         "its page's body lines' (bold headings then open sections as they do in a text layer).",
     )
+    ocr_cell_min_score: float = Field(
+        0.3, ge=0.0, le=1.0,
+        description="A table cell OCR's detector missed beside another (a thin class cell 'I' beside its level 'B') "
+        "is read again by the recognizer alone, and kept when it reads such a cell with at least this confidence.",
+    )
     figures: bool = Field(
         True, description="Find figures (images and vector drawings with their captions) at ingestion and store them."
     )

@@ -22,6 +22,11 @@ _NUMBERED_STATEMENT = re.compile(r"\d{1,2}\.\s")
 _STATEMENT_REACH = 120  # pt from the cells to the statement column beside them
 
 
+def is_grade_cell(text: str) -> bool:
+    """A class or level cell standing alone ("I", "Ⅱa", "B", "C-LD"; not a dash)."""
+    return is_class_cell(text) or bool(_LEVEL_CELL.fullmatch(text) and text.strip() not in "-–—")
+
+
 def stands_apart(left: TextLine, right: TextLine, gap: float) -> bool:
     """Whether `right` is a cell of its own, not a piece of `left`'s line: a class or level cell beside a CJK
     line, or CJK text after CJK text across a gap (CJK is set without spaces, so a gap parts table cells)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import pymupdf
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
 from workspace_app.ingest.captioned_tables import join_table_rows
 from workspace_app.ingest.glyphs import FontEncodings, recover_page
-from workspace_app.ingest.grade_cells import attach_grade_cells, stands_apart, tag_recommendation_cells
+from workspace_app.ingest.grade_cells import attach_grade_cells, is_grade_cell, stands_apart, tag_recommendation_cells
 from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, needs_space
 from workspace_app.ingest.ocr import PageOcr, read_scanned_pages
 from workspace_app.ingest.paragraphs import build_paragraphs
@@ -142,6 +143,8 @@ def parse_pdf(
         pages = _read_tables(doc, [lines for lines, _ in read], report)
         if grade_cells:
             pages = [tag_recommendation_cells(attach_grade_cells(lines)) for lines in pages]
+        if ocr is not None and grade_cells and ocr.is_cell is None:
+            ocr = replace(ocr, is_cell=is_grade_cell)  # a grade cell the detector missed is read again
         scanned = read_scanned_pages(doc, pages, ocr) if ocr is not None and ocr.enabled else []
     finally:
         doc.close()
