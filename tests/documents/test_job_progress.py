@@ -79,6 +79,28 @@ def test_tables_are_a_stage_of_their_own_counting_the_pages_that_may_hold_one(
     assert (document.pages_parsed, document.pages) == (3, 3)  # the page counter is the text layer's
 
 
+def test_the_model_is_loaded_before_any_stage_counts(tmp_path: Path, excerpt: Callable[..., Path]) -> None:
+    """A job in a process whose model is not loaded yet (the CLI's `ingest`) loads it before its first count, so the
+    seconds of loading are not measured as the pace of the stage they fall in (chunking, before)."""
+    from workspace_app.adapters.wiring import build_app
+    from workspace_app.config import Settings
+    from workspace_app.embedding.embedder import Embedder
+
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings.storage.data_dir = tmp_path / "data"
+    embedder = Embedder(settings.embedding)
+    service = build_app(settings, embedder=embedder)
+    service.workspaces.create("Cardiology")
+    loaded: list[tuple[str, bool]] = []
+
+    report = service.documents.submit("Cardiology", excerpt("mosca-2011-women-cvd.pdf", 10, 12))
+    outcome = service.documents.jobs.run(
+        report.document_id, OWNER, None, lambda progress: loaded.append((progress.stage, embedder.is_loaded))
+    )
+    assert outcome == "ready"
+    assert loaded[0] == ("parsing", True)
+
+
 def test_cancel_during_chunking_stops_before_embedding(service: Any, excerpt: Callable[..., Path]) -> None:
     report = service.documents.submit("Cardiology", excerpt("shen-2017-syncope.pdf", 10, 16))
     stages: list[str] = []
