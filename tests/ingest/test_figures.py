@@ -140,17 +140,21 @@ def test_the_words_inside_a_picture_are_read_by_ocr_and_found(
     app.workspaces.create("Figures")
     name, number, label, _ = RASTER
     counts: dict[str, list[tuple[int, int]]] = {}
-    report = app.documents.ingest(
-        "Figures", excerpt(name, number, number),
-        on_progress=lambda p: counts.setdefault(p.stage, []).append((p.done, p.total)),
-    )
+    overall: list[float] = []
+
+    def listen(progress: Any) -> None:
+        counts.setdefault(progress.stage, []).append((progress.done, progress.total))
+        overall.append(progress.overall)
+
+    report = app.documents.ingest("Figures", excerpt(name, number, number), on_progress=listen)
     assert report.status == "ready", report
     # The pages are searched for figures, then the picture is read as a stage of its own (its OCR takes seconds,
     # finding the figures of a page milliseconds), counted in pictures.
     stages = list(counts)
     assert stages.index("figure text") == stages.index("figures") + 1
     assert counts["figures"][:2] == [(0, 1), (0, 1)] and (1, 1) in counts["figures"]
-    assert counts["figure text"] == [(0, 1), (1, 1)]
+    assert counts["figure text"] == [(0, 1), (1, 1), (1, 1)]  # the stage ends where it last counted
+    assert overall == sorted(overall), "the one progress number never goes back"
     [figure] = app.figures.document_figures("Figures", report.document_id)
     assert figure.label == label and figure.kind == "raster"
     assert "Reclassified" in figure.text  # a word of the picture: the page's text layer has none of it

@@ -18,7 +18,6 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -214,8 +213,9 @@ def ingest_document(
         track("indexing", len(records), len(records))
         for stage in stages:
             track(stage.name, 0, 1)
-            stage.run(document, records, partial(_report_stage, track, stage.name))
-            track(stage.name, 1, 1)
+            report = _StageReporter(track, stage.name)
+            stage.run(document, records, report)
+            track(report.last, 1, 1)  # ends where it last counted: the one progress number never goes back
     except (JobInterrupted, WorkspaceError):
         raise  # a failure is recorded by the job, which knows whether it is the last try (not shown, then re-queued)
     except Exception as exc:
@@ -228,8 +228,18 @@ def ingest_document(
     return found
 
 
-def _report_stage(track: Callable[[str, int, int], None], name: str, done: int, total: int, stage: str | None = None) -> None:
-    track(stage or name, done, total)
+class _StageReporter:
+    """An index stage's `StageReport`: its counts, under its name or a step's it counts apart; `last` is the name it
+    last counted under."""
+
+    def __init__(self, track: Callable[[str, int, int], None], name: str) -> None:
+        self._track = track
+        self._name = name
+        self.last = name
+
+    def __call__(self, done: int, total: int, stage: str | None = None) -> None:
+        self.last = stage or self._name
+        self._track(self.last, done, total)
 
 
 def keyword_texts(records: Sequence[Chunk]) -> list[tuple[str, str]]:
