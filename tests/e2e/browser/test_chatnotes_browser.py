@@ -258,6 +258,7 @@ def test_notes_saved_once_titled_by_the_standalone_question_and_own_notes_edited
             title, record = db.execute("SELECT title, answer FROM notes ORDER BY created_at DESC").fetchone()
         assert title == standalone and json.loads(record)["question"] == FOLLOW_UP
 
+        settle(page)  # the Notes page's run is over: a form submitted during it can be lost under load
         page.get_by_text("New note").click()
         page.get_by_label("Title").fill("Ask about BP")
         page.get_by_label("Note (Markdown)").fill("**Check blood pressure** before aspirin.\n\n- women ≥65")
@@ -266,7 +267,10 @@ def test_notes_saved_once_titled_by_the_standalone_question_and_own_notes_edited
         own = page.locator("[class*='st-key-note-']", has_text="Ask about BP").first
         expect(own.locator("strong", has_text="Check blood pressure")).to_be_visible()  # Markdown rendered
 
+        settle(page)
         own.get_by_role("button", name="Edit", exact=True).click()
+        expect(page.get_by_label("Your note (Markdown)")).to_be_visible()
+        settle(page)
         page.get_by_label("Your note (Markdown)").fill("**Check blood pressure** first; aim below 140/90.")
         page.get_by_role("button", name="Save", exact=True).click()
         expect(page.get_by_text("Note saved.")).to_be_visible()
@@ -274,14 +278,19 @@ def test_notes_saved_once_titled_by_the_standalone_question_and_own_notes_edited
         expect(page.get_by_text("aim below 140/90")).to_be_visible()
 
         own = page.locator("[class*='st-key-note-']", has_text="Ask about BP").first
+        settle(page)
         own.get_by_role("button", name="Delete", exact=True).click()
         expect(page.get_by_text("Delete the note Ask about BP? This cannot be undone.")).to_be_visible()
+        settle(page)
         shoot(page, tmp_path, "notes-delete-asks.png")
         page.get_by_role("button", name="Cancel").click()
         expect(page.get_by_text("Delete the note Ask about BP?")).to_have_count(0)
         expect(page.get_by_text("aim below 140/90")).to_be_visible()
         assert count(data, "SELECT COUNT(*) FROM notes WHERE title = 'Ask about BP'") == 1, "Cancel keeps it"
+        settle(page)
         own.get_by_role("button", name="Delete", exact=True).click()
+        expect(page.get_by_role("button", name="Delete permanently")).to_be_visible()
+        settle(page)
         page.get_by_role("button", name="Delete permanently").click()
         expect(page.get_by_text("Note deleted.")).to_be_visible()
         expect(page.get_by_text("aim below 140/90")).to_have_count(0)
