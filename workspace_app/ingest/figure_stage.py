@@ -67,9 +67,11 @@ class FigureStage:
                 found_on_pages += [(index, found) for found in find_figures(pdf.load_page(index), self._rules)]
             report(pdf.page_count, pdf.page_count)
             unread = [n for n, (_, found) in enumerate(found_on_pages) if found.kind == "raster" and not found.text]
-            if self._ocr_engine and unread:
+            if not self._ocr_engine:
+                unread = []
+            if unread:
                 report(0, len(unread), FIGURE_TEXT)  # the stage starts before its first picture, not after it
-            for done, number in enumerate(unread if self._ocr_engine else (), start=1):
+            for done, number in enumerate(unread, start=1):
                 index, found = found_on_pages[number]
                 found_on_pages[number] = (index, replace(found, text=self._read_picture(pdf.load_page(index), found.box)))
                 report(done, len(unread), FIGURE_TEXT)

@@ -18,13 +18,14 @@ from workspace_app.text.cjk import WIDE_CHAR
 from workspace_app.text.grades import is_class_cell, table_cell_recommendation
 
 _LEVEL_CELL = re.compile(r"\s*(?:B-NR|B-R|C-LD|C-EO|[A-D]|[-–—])\s*")
+_NO_LEVEL_CELLS = frozenset("-–—")  # a good practice statement's empty level cell: nothing to read again
 _NUMBERED_STATEMENT = re.compile(r"\d{1,2}\.\s")
 _STATEMENT_REACH = 120  # pt from the cells to the statement column beside them
 
 
 def is_grade_cell(text: str) -> bool:
     """A class or level cell standing alone ("I", "Ⅱa", "B", "C-LD"; not a dash)."""
-    return is_class_cell(text) or bool(_LEVEL_CELL.fullmatch(text) and text.strip() not in "-–—")
+    return is_class_cell(text) or bool(_LEVEL_CELL.fullmatch(text) and text.strip() not in _NO_LEVEL_CELLS)
 
 
 def stands_apart(left: TextLine, right: TextLine, gap: float) -> bool:
