@@ -340,10 +340,12 @@ class RetrievalSettings(_Group):
         "English questions; it ranks only the passages in the other language than the question's. 0 leaves it out.",
     )
     crosslingual_weight_cjk: float = Field(
-        0.25,
+        1.0,
         ge=0.0,
-        description="The same for Chinese questions; lower, since English passages ranked by it pushed a Chinese "
-        "question's own Chinese passages down.",
+        description="The same for Chinese questions. While dense_weight_cjk is 0 (the default embedder is "
+        "English-only) it ranks passages of both languages, so it is a Chinese question's ranking by meaning and "
+        "weighs as the dense ranking does for English ones (bench/README.md: 0.25 when it ranked English passages "
+        "only).",
     )
     reranker: str | None = Field(
         None,

@@ -45,21 +45,33 @@ def test_an_english_question_finds_the_chinese_passage(app: Any) -> None:
     ("晕厥患者初始评估时行静息12导联心电图检查，推荐级别和证据水平是什么？", SYNCOPE, 1, "electrocardiogram"),
 ])
 def test_a_chinese_question_finds_the_english_passage(app: Any, question: str, document: str, page: int, word: str) -> None:
-    # Chinese questions have no dense ranking (the default embedder is English-only) and their translated list
-    # weighs less than their own BM25 list, so the Chinese guideline's nearest passage may stay first.
+    # Chinese questions have no dense ranking of their own (the default embedder is English-only) and their
+    # translated list weighs less than their own BM25 list, so the Chinese guideline's nearest passage may stay first.
     hits = app.search.search("Xling", question, top_k=3).hits
     found = [h for h in hits if h.document_name == document and h.chunk.page_start <= page <= h.chunk.page_end]
     assert found and word in found[0].chunk.text.lower()
     assert found[0].ranks["translated"] is not None
 
 
-def test_the_multilingual_index_ranks_only_the_other_language(app: Any) -> None:
+def test_the_multilingual_index_ranks_the_languages_the_main_embedder_does_not(app: Any) -> None:
+    # An English question has MiniLM's ranking of its own language: the multilingual index adds the other one only.
     english = app.search.search("Xling", "What INR should warfarin keep in women with atrial fibrillation?", top_k=8).hits
+    ranked = [h for h in english if h.ranks.get("crosslingual") is not None]
+    assert ranked, "the multilingual index took part"
+    assert all(h.document_name == CHINESE for h in ranked)
+    # A Chinese question has no dense ranking of its own (the default embedder is English-only): the multilingual
+    # index ranks passages of both languages for it (the English ones: the test above), its own language's too.
     chinese = app.search.search("Xling", "急性房颤控制心室率时，静脉美托洛尔的剂量是多少？", top_k=8).hits
-    for hits, other in ((english, True), (chinese, False)):
-        ranked = [h for h in hits if h.ranks.get("crosslingual") is not None]
-        assert ranked, "the multilingual index took part"
-        assert all((h.document_name == CHINESE) == other for h in ranked)
+    ranked = sorted((h for h in chinese if h.ranks.get("crosslingual") is not None), key=lambda h: h.ranks["crosslingual"])
+    assert ranked and ranked[0].document_name == CHINESE and "心室率" in ranked[0].chunk.text
+    # With a dense ranking of Chinese (a multilingual main embedder), it goes back to the other language only.
+    settings = app.settings.retrieval
+    settings.dense_weight_cjk = 1.0
+    try:
+        chinese = app.search.search("Xling", "急性房颤控制心室率时，静脉美托洛尔的剂量是多少？", top_k=8).hits
+    finally:
+        settings.dense_weight_cjk = 0.0
+    assert all(h.document_name != CHINESE for h in chinese if h.ranks.get("crosslingual") is not None)
 
 
 def test_without_the_multilingual_index_an_english_question_still_reaches_chinese(app: Any) -> None:

@@ -4,7 +4,10 @@ Cross-language: the `Translator` gives the other-language names of the concepts 
 question's Chinese names, a Chinese question's English names); they are searched in the keyword index as a
 second BM25 list (method `translated`) fused beside the others, so an English question reaches a Chinese
 guideline's passages and the reverse. `sparse` alone stays the question's own terms. A second, multilingual
-embedder's index (`CrossLanguageIndex`, method `crosslingual`) ranks passages of either language by meaning.
+embedder's index (`CrossLanguageIndex`, method `crosslingual`) ranks passages of either language by meaning: for a
+question the main embedder ranks (its dense weight above 0), only the other language's passages, which that ranking
+cannot reach; for one it does not rank (a Chinese question with the English-only default), passages of both
+languages, so its own language's passages are ranked by meaning too, on one scale with the other's.
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ class HybridRetriever:
         # Fusion reads the kind (and, for the multilingual list, the text) of a few hundred candidates; only the
         # chunks returned are read whole (their boxes decoded).
         candidates = self._chunks.chunk_texts(list(dict.fromkeys(cid for items in scored.values() for cid, _ in items)))
-        if CROSSLINGUAL in scored:
+        if CROSSLINGUAL in scored and self._weights(query)["dense"] > 0:
             scored[CROSSLINGUAL] = _other_language(query, scored[CROSSLINGUAL], candidates)
         kinds = {cid: kind for cid, (kind, _) in candidates.items()}
         fused = self._fuse(query, scored, kinds)[: self._settings.rerank_k if self._reranker else top_k]
@@ -183,9 +186,9 @@ class HybridRetriever:
 def _other_language(
     query: str, items: list[tuple[str, float]], chunks: dict[str, tuple[str, str]]
 ) -> list[tuple[str, float]]:
-    """The multilingual ranking of the passages in the other language than the query's: the main embedder and
-    BM25 rank same-language passages better (bench/README.md), and the multilingual index is what lets the other
-    language's passages compete with them at all. `chunks`: (kind, text) by id."""
+    """The multilingual ranking of the passages in the other language than the query's, for a query the main
+    embedder ranks: it and BM25 rank same-language passages better (bench/README.md), and the multilingual index is
+    what lets the other language's passages compete with them at all. `chunks`: (kind, text) by id."""
     chinese = is_mostly_cjk(query)
     return [(cid, score) for cid, score in items if cid in chunks and mostly_cjk(chunks[cid][1]) != chinese]
 
