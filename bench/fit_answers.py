@@ -276,7 +276,8 @@ def fit_models(fit: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         ([f for f, _, _ in q["pool"]], [label for _, label, _ in q["pool"]], 1.0 / len(qs))
         for n, qs in fit.items() if ranked(n) for q in qs if q["answerable"]
     ]
-    sentence = fit_ranking(pools, [f for f in SENTENCE_FEATURES if f not in args.without], args.l2)
+    sentence = (ScoringModels.load().sentence if args.keep_sentence
+                else fit_ranking(pools, [f for f in SENTENCE_FEATURES if f not in args.without], args.l2))
     by_set = {n: answerable_rows(sentence, qs) for n, qs in fit.items() if n not in RANKING_ONLY_SETS}
     questions = balanced(by_set)
     question_features = [f for f in ANSWERABLE_FEATURES if f not in args.without]
@@ -369,6 +370,8 @@ def main() -> None:
                         "scores lower whether it answers or not, so a tighter cap refuses almost nothing)")
     parser.add_argument("--keep-shipped", action="store_true",
                         help="keep the shipped sentence, answerability and correctness models; fit only the other-language model against them")
+    parser.add_argument("--keep-sentence", action="store_true",
+                        help="keep the shipped sentence model; fit the answerability, correctness and other-language models and their thresholds against it")
     parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
     parser.add_argument("--leave-one-out", action="store_true",
                         help="also fit without each same-language set in turn and simulate on it (transfer to a new kind of document)")
