@@ -80,3 +80,34 @@ def test_a_phrase_referring_to_a_source_names_it_by_its_title() -> None:
     assert named_documents("What does the AHA/ACC cardiovascular guideline say?", NAMES, openings=OPENINGS) == []
     # Only the words of the phrase that refers to a source count, not the question's others.
     assert named_documents("Does the guideline discuss comorbid conditions and HHS programs?", NAMES, openings=OPENINGS) == []
+
+
+EIGHT = {
+    "grundy": "grundy-2018-cholesterol.pdf", "kusumoto": "kusumoto-2018-bradycardia.pdf", "ommen": "ommen-2024-hcm.pdf",
+    "stout": "stout-2018-achd.pdf", "tracy": "tracy-2012-device-therapy.pdf", "dapt": "zh-dapt-chd-consensus-2021.pdf",
+    "hfpef": "zh-hfpef-consensus-2023.pdf",
+}
+
+
+def test_words_the_question_asks_about_name_no_source() -> None:
+    # "the guideline" names none of them; "therapy", "bradycardia" and "cholesterol" are what is asked, and each
+    # is the topic of one file name: a source named here would be the only one searched.
+    translate = LexiconTranslator().other_language
+    for question in (
+        "What therapy does the guideline recommend for atrial fibrillation?",
+        "What does the guideline say about bradycardia in patients with hypertrophic cardiomyopathy?",
+        "How should cholesterol be managed in adults with congenital heart disease according to the guideline?",
+        "指南对冠心病患者的双联抗血小板治疗时长有何推荐？",
+    ):
+        assert named_documents(question, EIGHT, translate) == [], question
+
+
+def test_the_source_sharing_most_words_with_the_phrase_is_named_and_a_tie_names_none() -> None:
+    translate = LexiconTranslator().other_language
+    # A Chinese title runs back past its particles to the punctuation before it.
+    assert named_documents("冠心病双联抗血小板治疗中国专家共识推荐什么？", EIGHT, translate) == ["dapt"]
+    assert named_documents("《射血分数保留的心力衰竭中国专家共识》推荐什么？", EIGHT, translate) == ["hfpef"]
+    # "ACHD" and "CHD" both come from the phrase spelled out, one word each: the phrase names neither.
+    defined = {"ACHD": "adult congenital heart disease", "CHD": "congenital heart disease"}
+    assert named_documents("What does the adult congenital heart disease guideline say?", EIGHT, abbreviations=defined) == []
+    assert named_documents("What does the 2018 ACHD guideline say?", EIGHT, abbreviations=defined) == ["stout"]

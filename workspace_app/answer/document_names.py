@@ -2,11 +2,12 @@
 "the 2021 European valve disease guideline".
 
 A question that needs two sources often names each ("What does the syncope guideline suggest …, and what does
-the 2011 women's guideline say …?"). A part names a document when it refers to a document at all (guideline,
-paper, statement, 指南, 共识 …) and uses words of exactly one document's file name that no other document's name
-has (its year, its topic); the part's words in the other language (the translator's names of its concepts)
-count too, so "房颤指南" names `zh-acute-af-ed-2024.pdf` through "AF". The part is then searched in that
-document, and its answer must come from it.
+the 2011 women's guideline say …?"). A part names a document when a phrase in it refers to a source (the words
+before guideline, paper, statement, 指南, 共识 …) and shares more of the words no other file name has (its year,
+its topic) with that document's file name than with any other's; the phrase's words in the other language (the
+translator's names of its concepts) count too, so "房颤指南" names `zh-acute-af-ed-2024.pdf` through "AF". The
+question's other words name nothing: they are what it asks. The part is then searched in that document, and its
+answer must come from it.
 """
 
 from __future__ import annotations
@@ -22,19 +23,21 @@ from workspace_app.text.terms import evidence_terms
 _FUNCTION_WORDS = r"(?:the|a|an|in|of|for|on|to|about|and|or|with|by|from|what|which|how|does|do|is|are|says?|that|this)"
 _REFERENCE = re.compile(
     rf"\b(?:the|this|that)\s+(?:(?!{_FUNCTION_WORDS}\b)[\w/&'’.-]+\s+){{0,5}}"
-    r"(?:guidelines?|papers?|statements?|consensus|report|document)(?:['’]s)?\b"
+    r"(?:guidelines?|papers?|statements?|consensus|report|document|updates?)(?:['’]s)?\b"
     r"|[\u4e00-\u9fffA-Za-z0-9]{0,10}?(?<![的在时对])(?:指南|共识|声明)",
     re.IGNORECASE,
 )
+# A Chinese title before 指南/共识/声明 back to the punctuation before it ("射血分数保留的心力衰竭中国专家共识"): longer than
+# the phrase `_REFERENCE` drops from a part, which stops at a particle.
+_ZH_TITLE = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{1,30}(?=指南|共识|声明)")
 # Words of a referring phrase that can pick out one title: its acronyms ("HHS", "ESC"). (A first page's other
 # words, from its abstract and affiliations, are too many: "emergency" is on the syncope guideline's.)
 _DISTINCTIVE = re.compile(r"\b[A-Z]{2,}[A-Za-z]*\b")
 _CJK_STOP = re.compile(r".*[的在时对和与及]")
 # Words that say a document is meant, and file suffixes: they name no document in particular.
 _FILE_WORDS = evidence_terms(
-    "pdf txt md guideline guidelines paper statement consensus report document recommendation recommendations"
+    "pdf txt md guideline guidelines paper statement consensus report document update recommendation recommendations"
 )
-_ZH_FILE_WORDS = ("指南", "共识", "声明", "建议")
 
 
 
@@ -65,25 +68,35 @@ def named_documents(
     text: str, names: Mapping[str, str], translate: Callable[[str], Sequence[str]] | None = None,
     openings: Mapping[str, str] | None = None, abbreviations: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The ids of every document (`names`: id -> file name) the text names by words no other name has, or (with
-    `openings`: id -> the text opening its first page, where its title is) by a phrase referring to a source
-    ("the AHA/ACC/HHS comorbidity paper") whose distinctive words only one document's opening has. A name spelled
-    out in a phrase referring to a source counts as its short form (`abbreviations`: short -> long, the
-    workspace's): "the adult congenital heart disease guideline" names `…-achd.pdf`."""
-    words = set(evidence_terms(text))
-    # Only a text that speaks of a document at all ("the guideline", "this paper", "指南") names one.
-    if len(names) < 2 or not (words & _FILE_WORDS or any(word in text for word in _ZH_FILE_WORDS)):
+    """The ids of every document (`names`: id -> file name) a phrase of the text referring to a source names: the
+    one whose file name shares the most words with the phrase that no other file name has (none on a tie), or
+    (with `openings`: id -> the text opening its first page, where its title is) the one whose opening alone has the
+    phrase's acronyms ("the AHA/ACC/HHS comorbidity paper"). A name spelled out in the phrase counts as its short
+    form (`abbreviations`: short -> long, the workspace's): "the adult congenital heart disease guideline" names
+    `…-achd.pdf`; so do the phrase's concepts' names in the other language (`translate`): "房颤指南" names
+    `zh-acute-af-ed-2024.pdf` through "AF"."""
+    # Only a phrase referring to a source ("the 2011 women's prevention guideline", "中国急诊房颤指南") names one. The
+    # question's other words are what it asks about: "What therapy does the guideline recommend …" names no
+    # device-therapy guideline, and it is searched in every source.
+    phrases = [match.group(0) for match in _REFERENCE.finditer(text)] + _ZH_TITLE.findall(text)
+    if len(names) < 2 or not phrases:
         return []
-    for phrase in _REFERENCE.finditer(text) if abbreviations else ():
-        words |= set(expand_with_abbreviations(phrase.group(0), [], abbreviations or {}))
-    if translate is not None:
-        words |= evidence_terms(" ".join(translate(text)))
     own = {document_id: evidence_terms(name) - _FILE_WORDS for document_id, name in names.items()}
-    named = []
-    for document_id, terms in own.items():
-        others = set().union(*(t for d, t in own.items() if d != document_id))
-        if words & (terms - others):
-            named.append(document_id)
+    distinctive = {
+        document_id: terms - set().union(*(t for d, t in own.items() if d != document_id))
+        for document_id, terms in own.items()
+    }
+    named: list[str] = []
+    for phrase in phrases:
+        words = set(evidence_terms(phrase))
+        if abbreviations:
+            words |= set(expand_with_abbreviations(phrase, [], abbreviations))
+        if translate is not None:
+            words |= evidence_terms(" ".join(translate(phrase)))
+        shared = {document_id: len(words & terms) for document_id, terms in distinctive.items()}
+        best = [d for d, count in shared.items() if count and count == max(shared.values())]
+        if len(best) == 1 and best[0] not in named:  # a phrase names one source; on a tie it names none
+            named.append(best[0])
     if openings:
         named += [d for d in _named_by_title(text, names, openings) if d not in named]
     return named
