@@ -78,7 +78,9 @@ def named_documents(
     # Only a phrase referring to a source ("the 2011 women's prevention guideline", "中国急诊房颤指南") names one. The
     # question's other words are what it asks about: "What therapy does the guideline recommend …" names no
     # device-therapy guideline, and it is searched in every source.
-    phrases = [match.group(0) for match in _REFERENCE.finditer(text)] + _ZH_TITLE.findall(text)
+    # A Chinese phrase is read whole from its title (`_ZH_TITLE`), not again as the shorter one `_REFERENCE` drops.
+    english = [match.group(0) for match in _REFERENCE.finditer(text) if match.group(0)[:1].isascii()]
+    phrases = english + _ZH_TITLE.findall(text)
     if len(names) < 2 or not phrases:
         return []
     own = {document_id: evidence_terms(name) - _FILE_WORDS for document_id, name in names.items()}
@@ -94,7 +96,8 @@ def named_documents(
         if translate is not None:
             words |= evidence_terms(" ".join(translate(phrase)))
         shared = {document_id: len(words & terms) for document_id, terms in distinctive.items()}
-        best = [d for d, count in shared.items() if count and count == max(shared.values())]
+        most = max(shared.values())
+        best = [d for d, count in shared.items() if most and count == most]
         if len(best) == 1 and best[0] not in named:  # a phrase names one source; on a tie it names none
             named.append(best[0])
     if openings:
