@@ -56,11 +56,20 @@ def pairs_of(rows: Sequence[dict[str, Any]], split: str, count: int) -> list[tup
     return pairs
 
 
-def joined(first: dict[str, Any], second: dict[str, Any]) -> str:
-    """The two questions as one, each ending as asked (a question mark added where it had none)."""
+def joined(first: dict[str, Any], second: dict[str, Any], join: str = "asked") -> str:
+    """The two questions as one: each ending as asked (a question mark added where it had none), or (`comma`) as
+    one sentence, the way people join two questions in writing ("What is X, and how many Y?", "X是什么，Y是多少？")."""
     def ended(q: str, lang: str) -> str:
         q = q.strip()
         return q if q[-1:] in "?？" else q + ("？" if lang == "zh" else "?")
+    if join == "comma":
+        head = first["question"].strip().rstrip("?？ ")
+        tail = ended(second["question"], second["lang"])
+        if first["lang"] == "zh":
+            return f"{head}，{tail}"
+        if tail[1:2].islower():  # "What …" -> "what …"; an acronym ("HIV …") keeps its case
+            tail = tail[0].lower() + tail[1:]
+        return f"{head}, and {tail}"
     return JOINER.get(first["lang"], " ").join(ended(r["question"], r["lang"]) for r in (first, second))
 
 
@@ -87,7 +96,7 @@ class Judge:
         return not answer.refused and any(c.document == document for c in answer.citations)
 
 
-def measure(name: str, split: str, count: int, alone: bool) -> dict[str, Any]:
+def measure(name: str, split: str, count: int, alone: bool, join: str = "asked") -> dict[str, Any]:
     built = workspace(name)
     rows = load_jsonl(materialise(name)[1])
     pairs = pairs_of(rows, split, count)
@@ -98,7 +107,7 @@ def measure(name: str, split: str, count: int, alone: bool) -> dict[str, Any]:
     started = time.perf_counter()
     details = []
     for i, (first, second) in enumerate(pairs, 1):
-        question = joined(first, second)
+        question = joined(first, second, join)
         answer = ask(WORKSPACE, question, mode="hybrid")
         right = [judge.answered(answer, r) for r in (first, second)]
         cited = [judge.cites(answer, r["doc"]) for r in (first, second)]
@@ -117,7 +126,7 @@ def measure(name: str, split: str, count: int, alone: bool) -> dict[str, Any]:
             log(f"[{name}/{split}] {i}/{len(pairs)}: both {both / i:.3f}, parts {parts / (2 * i):.3f}")
     n = len(pairs)
     result = {
-        "set": name, "split": split, "pairs": n, "both": round(both / n, 3), "documents": round(documents / n, 3),
+        "set": name, "split": split, "join": join, "pairs": n, "both": round(both / n, 3), "documents": round(documents / n, 3),
         "parts": round(parts / (2 * n), 3), "refused": round(refused / n, 3),
         "alone": round(alone_right / (2 * n), 3) if alone else None,
         "seconds": round(time.perf_counter() - started, 1), "details": details,
@@ -132,11 +141,13 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=60)
     parser.add_argument("--split", choices=("fit", "held"), default="held")
     parser.add_argument("--no-alone", action="store_true", help="skip asking each part alone")
+    parser.add_argument("--join", choices=("asked", "comma"), default="asked",
+                        help="asked: 'Q1? Q2?'; comma: one sentence, 'Q1, and q2?' ('Q1，Q2？' in Chinese)")
     parser.add_argument("--label", default="run")
     args = parser.parse_args()
-    runs = [measure(name, args.split, args.pairs, not args.no_alone) for name in args.sets]
+    runs = [measure(name, args.split, args.pairs, not args.no_alone, args.join) for name in args.sets]
     entry = {"label": args.label, "run_at": now_iso(), "command": "python -m bench.compound " + " ".join(
-        [*args.sets, "--pairs", str(args.pairs), "--split", args.split]), "git": git_info(),
+        [*args.sets, "--pairs", str(args.pairs), "--split", args.split, "--join", args.join]), "git": git_info(),
         "machine": machine_info(), "runs": runs}
     history = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else []
     history = [e for e in history if e["label"] != args.label] + [entry]

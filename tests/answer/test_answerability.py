@@ -125,7 +125,23 @@ def test_question_parts() -> None:
     # A part pointing back, or only asking for the grading, stays with the part it extends.
     assert len(question_parts("How is delayed OH defined, and how does it differ from classic OH?")) == 1
     assert len(question_parts("射血分数不低于40%的急性房颤，控制心室率首选什么药？这条推荐是几类、什么证据级别？")) == 1
-    assert len(question_parts("华法林起始剂量是多少？开始时INR多久监测一次，INR稳定后监测间隔可以延长到多久？")) == 2
+    assert len(question_parts("华法林起始剂量是多少？开始时INR多久监测一次，INR稳定后监测间隔可以延长到多久？")) == 3
+
+
+def test_two_questions_joined_in_one_sentence_are_two_parts() -> None:
+    """", and" or a Chinese comma joins two questions when the clause after it asks on its own (opening with an
+    interrogative or an auxiliary, after at most one preposition) and, in Chinese, the clause before asks too."""
+    two = question_parts(
+        "How much weekly physical activity does the prevention guideline recommend, and at what LDL-C level does "
+        "the cholesterol guideline recommend a high-intensity statin?"
+    )
+    assert len(two) == 2 and two[1].startswith("and at what LDL-C level")
+    assert len(question_parts("What non-structural proteins are coded by rotavirus, and why do infants receive the oral vaccine early?")) == 2
+    assert len(question_parts("上海东方明珠新媒体股份有限公司成立于哪一年，半线天竺鲷的模式产地在哪里？")) == 2
+    # A clause that does not ask, or a Chinese clause before one that asks, stays in the question it belongs to.
+    assert len(question_parts("What is the dose in adults, and in children who weigh less than 20 kg?")) == 1
+    assert len(question_parts("患者年龄大于75岁，华法林的INR目标值是多少？")) == 1
+    assert len(question_parts("Which statins, and which doses?")) == 1  # the second names nothing of its own
 
 
 def test_chinese_words_point_back_as_words_not_as_characters() -> None:

@@ -27,7 +27,9 @@ from workspace_app.domain import QuestionCues
 from workspace_app.text.analyzer import analyze
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
 from workspace_app.text.source_markers import without_source_markers
-from workspace_app.text.terms import content_terms, evidence_terms, in_loose, is_cjk_term, loose, normalize, stem
+from workspace_app.text.terms import (
+    content_terms, evidence_terms, in_loose, is_cjk_term, is_interrogative, loose, normalize, stem,
+)
 
 _DURATION_QUESTION = re.compile(
     r"\b(?:how long|how soon|how often|how frequently|for how many|within how many|what (?:time|interval|duration))\b"
@@ -237,10 +239,14 @@ def contrary(needs: Needs, sentence: str) -> bool:
     return any(number in stated and not (sides & stated[number]) for number, sides in needs.bounds.items())
 
 
-_PART_BREAK = re.compile(
-    r"(?<=[?？])\s*(?=\S)|[;；]\s*|,\s+(?=and\s+(?:what|which|how|does|do|is|are|should|can|when|where|who)\b)",
-    re.IGNORECASE,
-)
+# Where one question may end and another begin: after a question mark or a semicolon (always), and at ", and" or a
+# Chinese comma (when the clause after it asks on its own, below).
+_PART_BREAK = re.compile(r"(?<=[?？])\s*(?=\S)|[;；]\s*|(,\s+and\s+|，)", re.IGNORECASE)
+# How an English clause opens when it is a question of its own: an interrogative or an auxiliary verb, after at most
+# one preposition ("…, and at what level does …").
+_ASKING = frozenset("what which how when where who whom whose why".split())
+_OPENS_A_QUESTION = _ASKING | frozenset("is are was were do does did can could should would will may must has have".split())
+_PREPOSITIONS = frozenset("at in on for from by to with under after before during since until within among over".split())
 _MIN_PART_TERMS = 3
 # Words that point back ("how does it differ", "这条推荐是几类"): a part or a chat turn using one, or naming fewer than
 # three things, goes on from what came before it. Chinese ones are read as jieba cuts the words, not as characters
@@ -278,7 +284,7 @@ def question_parts(question: str) -> list[str]:
 
     A part that goes on from the one before it (`leans_on_before`: "and for how long?") stays with it.
     """
-    pieces = [p.strip(" ,") for p in _PART_BREAK.split(question) if p and p.strip(" ,")]
+    pieces = _clauses(question)
     parts: list[str] = []
     for piece in pieces:
         if parts and leans_on_before(piece):
@@ -288,6 +294,42 @@ def question_parts(question: str) -> list[str]:
     if len(parts) > 1 and len(content_terms(parts[0], drop_question_words=True)) < _MIN_PART_TERMS:
         parts[:2] = [f"{parts[0]} {parts[1]}"]
     return parts
+
+
+def _clauses(question: str) -> list[str]:
+    """The question cut where a question may end: at every question mark and semicolon; at ", and" when what follows
+    opens as a question ("…, and what …", "…, and at what age …"); at a Chinese comma when the clauses on both sides
+    each ask ("X是什么，Y是多少？"; not "患者年龄大于75岁，目标是多少？")."""
+    pieces = _PART_BREAK.split(question)
+    clauses: list[str] = []
+    joiner: str | None = None  # the soft break before the next piece (None: a hard one, or the start)
+    for index, piece in enumerate(pieces):
+        if index % 2:  # the captured soft break, or None after a hard one
+            joiner = piece
+            continue
+        piece = (piece or "").strip(" ,")
+        if not piece:
+            continue
+        if clauses and joiner is not None and not _asks_apart(clauses[-1], piece, joiner):
+            clauses[-1] = f"{clauses[-1]}，{piece}" if joiner == "，" else f"{clauses[-1]}, and {piece}"
+        else:
+            clauses.append(f"and {piece}" if clauses and joiner and joiner != "，" else piece)
+        joiner = None
+    return clauses
+
+
+def _asks_apart(before: str, after: str, joiner: str) -> bool:
+    """Whether the clause after a soft break is a question of its own."""
+    if joiner == "，":
+        return _asks_in_chinese(before) and _asks_in_chinese(after)
+    words = after.lower().split()[:2]
+    return bool(words) and (
+        words[0] in _OPENS_A_QUESTION or (words[0] in _PREPOSITIONS and len(words) > 1 and words[1] in _ASKING)
+    )
+
+
+def _asks_in_chinese(text: str) -> bool:
+    return any(is_interrogative(word) for word in analyze(normalize(text)))
 
 
 _DEFINITION_QUESTION = re.compile(
