@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
@@ -51,6 +52,9 @@ _CORE = 0.7
 # Line images are recognised one at a time: rapidocr pads a batch to its widest line, and on this CPU batches of 6
 # cost ~25 % more CPU than single lines (batches of 24 ~40 % more) for the same text.
 _REC_BATCH = 1
+# A Roman numeral of two to four strokes with an optional letter, some read as "l" or "|": the recognizer's reading of
+# a table cell holding "II", "IIa" or "III" (the dev PDFs' scans: "Ila" 51 times, "Ilb" 21 against "IIb" 7).
+_MISREAD_NUMERAL = re.compile(r"[Il|]{2,4}[ab]?")
 
 
 @dataclass(frozen=True)
@@ -295,12 +299,21 @@ def _read_image(
     pool: EnginePool, ocr: PageOcr, image: np.ndarray, number: int, scale: float, origin: tuple[float, float]
 ) -> list[TextLine]:
     with pool.engine() as engine:
-        found = engine.read(image)
+        found = [_as_roman_numeral(line) for line in engine.read(image)]
         if ocr.is_cell is not None:
             found += missed_cells(found, image, engine, ocr.is_cell, ocr.cell_min_score)
     mask = ink_mask(image)
     inks = [measure_line(mask, line.box, line.text) for line in found]
     return to_text_lines(found, number, scale, origin, inks, same_size=ocr.same_size, bold_stroke=ocr.bold_stroke)
+
+
+def _as_roman_numeral(line: OcrLine) -> OcrLine:
+    """A line standing alone that is a Roman numeral read with a lower-case l or a bar for a capital I ("Ila" for
+    "IIa", "Il" for "II", "lllb"), as the recognizer reads a table cell of one; other lines as read."""
+    text = line.text.strip()
+    if _MISREAD_NUMERAL.fullmatch(text) and ("l" in text or "|" in text):
+        return OcrLine(text.replace("l", "I").replace("|", "I"), line.box, line.score)
+    return line
 
 
 def to_text_lines(
