@@ -136,7 +136,8 @@ def test_two_questions_joined_in_one_sentence_are_two_parts() -> None:
         "the cholesterol guideline recommend a high-intensity statin?"
     )
     assert len(two) == 2 and two[1].startswith("and at what LDL-C level")
-    assert len(question_parts("What non-structural proteins are coded by rotavirus, and why do infants receive the oral vaccine early?")) == 2
+    why = "What non-structural proteins are coded by rotavirus, and why do infants receive the oral vaccine early?"
+    assert len(question_parts(why)) == 2
     assert len(question_parts("上海东方明珠新媒体股份有限公司成立于哪一年，半线天竺鲷的模式产地在哪里？")) == 2
     # A clause that does not ask, or a Chinese clause before one that asks, stays in the question it belongs to.
     assert len(question_parts("What is the dose in adults, and in children who weigh less than 20 kg?")) == 1

@@ -64,8 +64,8 @@ def test_class_cells_the_detector_missed_are_read_again_and_their_rows_keep_thei
 def test_a_roman_numeral_cell_read_with_a_small_l_is_read_as_the_class_it_is(
     guidelines: Path, excerpt: Callable[[str, int, int], Path], tmp_path: Path
 ) -> None:
-    """The recognizer reads the cell "IIa" as "Ila" (the dev PDFs' scans: 51 times against none right): read as
-    written, none of this page's 7 rows of class IIa or IIb kept its grade. A lone numeral of I, l and | strokes is
+    """The recognizer reads the cell "IIa" as "Ila" (the dev PDFs' scans: "Ila" 51 times, "Ilb" 21, against "IIb" 7
+    read right): read as written, none of this page's 7 rows of class IIa or IIb kept its grade. A lone numeral of I, l and | strokes is
     read as the Roman numeral: 3 of them keep the text layer's grade (the others lose a cell to the detector)."""
     name, number = ACC_TABLE
     text_layer = graded_rows(parse_pdf(excerpt(name, number, number), name))

@@ -28,7 +28,14 @@ from workspace_app.text.analyzer import analyze
 from workspace_app.text.cjk import has_cjk, is_mostly_cjk
 from workspace_app.text.source_markers import without_source_markers
 from workspace_app.text.terms import (
-    content_terms, evidence_terms, in_loose, is_cjk_term, is_interrogative, loose, normalize, stem,
+    content_terms,
+    evidence_terms,
+    in_loose,
+    is_cjk_term,
+    is_interrogative,
+    loose,
+    normalize,
+    stem,
 )
 
 _DURATION_QUESTION = re.compile(
