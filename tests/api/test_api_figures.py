@@ -38,6 +38,9 @@ def test_a_documents_figures_come_with_page_box_and_thumbnail(client: httpx.Clie
     assert len(figures) >= 1
     figure = figures[0]
     assert figure["label"].startswith("Figure") and figure["caption"] and figure["page"] == 1
+    # Linked to the entities its caption names ("FIGURE 1 Syncope Initial Evaluation"): ids of the graph's entities.
+    assert any(e["name"].lower() == "syncope" for e in figure["entities"]), figure["entities"]
+    assert all(e["id"] and e["type"] for e in figure["entities"])
     rect = figure["rect"]
     assert rect["page"] == 1 and 0 <= rect["x0"] < rect["x1"] and 0 <= rect["y0"] < rect["y1"]
     picture = client.get(f"/workspaces/{FIGURES}/documents/{flowchart['id']}/figures/{figure['id']}.png")

@@ -248,7 +248,7 @@ def build_app(
         patient_imports=imports, patient_links=links, chats=ChatService(catalog, catalog, catalog),
         notes=notes, studio=studio, accounts=account_service(catalog, settings),
         translator=translator, domain=domain,
-        figures=FigureService(catalog, catalog.figures, thumbnails, documents.get),
+        figures=FigureService(catalog, catalog.figures, thumbnails, documents.get, graph.match_question),
     )
 
 

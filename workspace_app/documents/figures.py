@@ -1,5 +1,5 @@
-"""A workspace's figures for front ends: a document's figures with page and box, a figure's thumbnail, and the
-figure search (BM25 over each figure's caption, inner text and nearby text).
+"""A workspace's figures for front ends: a document's figures with page and box and the entities their captions
+name, a figure's thumbnail, and the figure search (BM25 over each figure's caption, inner text and nearby text).
 
 Figures are searched beside passages, not as passages: the passage indexes keep one row and one vector per chunk
 (a document is ready when its vector count matches its chunk count, and the retrieval benchmarks measure chunks),
@@ -14,6 +14,7 @@ from typing import Any
 
 from workspace_app.errors import DocumentNotFoundError
 from workspace_app.models.documents import Document, Figure
+from workspace_app.models.graph import Entity
 from workspace_app.retrieval.scope import ScopeCatalog, search_scope
 from workspace_app.storage.base import FigureRepository, ThumbnailStore
 from workspace_app.text.analyzer import query_terms
@@ -35,20 +36,33 @@ class FigureHit:
 
 
 class FigureService:
-    """Figures of the documents of a workspace: listed, drawn small, searched."""
+    """Figures of the documents of a workspace: listed, drawn small, searched, linked to the entities their captions
+    name."""
 
     def __init__(
         self, catalog: ScopeCatalog, figures: FigureRepository, thumbnails: ThumbnailStore,
         get_document: Callable[[str, str], Document],
+        named: Callable[[str, str, Sequence[str]], list[Entity]] | None = None,
     ) -> None:
         self._catalog = catalog
         self._figures = figures
         self._thumbnails = thumbnails
         self._get_document = get_document  # (workspace, name or id) -> Document, or a clear error
+        # (workspace id, text, document ids) -> the entity graph's entities the text names (GraphQuery.match_question)
+        self._named = named
 
     def document_figures(self, workspace: str, document: str) -> list[Figure]:
         """A document's figures in reading order (the document by id, sha256 or name)."""
         return self._figures.document_figures(self._get_document(workspace, document).id)
+
+    def linked_figures(self, workspace: str, document: str) -> list[tuple[Figure, list[Entity]]]:
+        """A document's figures in reading order, each with the entities of the graph its caption names (of that
+        document's; best first). Read when asked, so they follow the graph as sources come and go."""
+        owner = self._get_document(workspace, document)
+        return [
+            (figure, self._named(owner.workspace_id, figure.caption, [owner.id]) if self._named and figure.caption else [])
+            for figure in self._figures.document_figures(owner.id)
+        ]
 
     def figures_beside(self, chunk_ids: Sequence[str]) -> list[Figure]:
         """The figures that sit beside any of these passages, in the passages' order."""

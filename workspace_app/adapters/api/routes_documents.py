@@ -114,8 +114,12 @@ def page_image(
 @router.get("/workspaces/{workspace}/documents/{document}/figures")
 def document_figures(workspace: str, document: str, app: AppDep) -> list[dict[str, Any]]:
     """The document's figures in reading order: label, caption, inner text, page and box (`rect`, PDF points,
-    top-left origin, as citations' rects), the passages beside each, and whether it has a thumbnail."""
-    return [figure.to_json() for figure in _figures(app).document_figures(workspace, document)]
+    top-left origin, as citations' rects), the passages beside each, the graph's entities its caption names (`id`,
+    `name`, `type`) and whether it has a thumbnail."""
+    return [
+        {**figure.to_json(), "entities": [{"id": e.id, "name": e.name, "type": e.type} for e in entities]}
+        for figure, entities in _figures(app).linked_figures(workspace, document)
+    ]
 
 
 @router.get("/workspaces/{workspace}/documents/{document}/figures/{figure_id}.png")
