@@ -318,9 +318,9 @@ def _clauses(question: str) -> list[str]:
         if not piece:
             continue
         if clauses and joiner is not None and not _asks_apart(clauses[-1], piece, joiner):
-            clauses[-1] = f"{clauses[-1]}，{piece}" if joiner == "，" else f"{clauses[-1]}, and {piece}"
+            clauses[-1] += joiner + piece  # the break as written
         else:
-            clauses.append(f"and {piece}" if clauses and joiner and joiner != "，" else piece)
+            clauses.append((joiner or "").lstrip(" ,，") + piece if clauses else piece)  # "and what …"
         joiner = None
     return clauses
 
