@@ -5,11 +5,14 @@ rather than one that keeps rising, and its wait is not counted as its pace."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
+import pymupdf
 import pytest
 
 from workspace_app.ingest import pipeline
 from workspace_app.ingest.pipeline import Progress, _Tracker
+from workspace_app.ingest.readers.pdf import parse_pdf
 from workspace_app.jobs.pace import Pace
 from workspace_app.models.documents import StageProgress
 
@@ -70,6 +73,46 @@ def test_each_stage_is_measured_on_its_own(monkeypatch: pytest.MonkeyPatch) -> N
         track("cross-language", done, 100)
         if done == 50:
             assert seen[-1].eta_s == pytest.approx(5.0)
+
+
+def test_a_stage_whose_items_cost_unlike_amounts_is_timed_on_its_share_of_the_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Parsing counts pages, but a page showing much text takes longer than one showing little: with the share of
+    the work done beside the count, the time left follows the work, not the pages."""
+    clock = [0.0]
+    monkeypatch.setattr(pipeline.time, "monotonic", lambda: clock[0])
+    seen: list[Progress] = []
+    states = RecordedStates()
+    track = _Tracker(states, "doc", seen.append)
+    track("parsing", 0, 100, work=0.0)
+    clock[0] += 10
+    track("parsing", 50, 100, work=0.25)  # half the pages, a quarter of the work, in 10 s
+    assert seen[-1].eta_s == pytest.approx(30.0), "the three quarters left take 30 s (the pages alone say 10 s)"
+    assert (seen[-1].done, seen[-1].total) == (50, 100)
+    assert states.steps[-1].counts["pages_parsed"] == 50, "the page counter stays in pages"
+    clock[0] += 30
+    track("parsing", 100, 100, work=1.0)
+    assert seen[-1].eta_s == 0.0
+
+
+def test_parsing_weighs_each_page_by_the_text_it_shows(tmp_path: Path) -> None:
+    """Four pages with a line each, then four full of text: half the pages are well under half the work."""
+    path = tmp_path / "uneven.pdf"
+    with pymupdf.open() as doc:
+        for number in range(8):
+            page = doc.new_page()
+            lines = 1 if number < 4 else 60
+            for line in range(lines):
+                page.insert_text((50, 60 + 11 * line), f"Page {number + 1}, line {line + 1}: some words of text.")
+        doc.save(path)
+    reports: list[tuple[str, int, int, float | None]] = []
+    parse_pdf(path, "uneven.pdf", lambda stage, done, total, work=None: reports.append((stage, done, total, work)))
+    parsing = [(done, work) for stage, done, total, work in reports if stage == "parsing"]
+    assert [done for done, _ in parsing] == list(range(1, 9))
+    shares = [work for _, work in parsing]
+    assert shares == sorted(shares) and shares[-1] == 1.0
+    assert shares[3] is not None and shares[3] < 0.4, shares
 
 
 def test_pace_waits_until_measured_then_follows_the_recent_window() -> None:

@@ -96,13 +96,15 @@ class _Tracker:
         self._known = False  # whether the last write had a time left
         self._moved: tuple[str, int, float] = ("", -1, time.monotonic())  # stage, done and when it last changed
 
-    def __call__(self, stage: str, done: int, total: int) -> None:
+    def __call__(self, stage: str, done: int, total: int, work: float | None = None) -> None:
+        """Counts `done` of `total` in `stage`; `work` (0..1), where given, is the share of the stage's work done, for
+        a stage whose items cost unlike amounts (parsing's pages): its time left is measured on that share."""
         if self._should_stop:
             self._should_stop()
         # A registered stage without its own share runs in the graph's (the last) share.
         start, end = _PREVIOUS.get(stage, _PREVIOUS["graph"]), _STAGE_END.get(stage, 1.0)
         overall = start + (end - start) * (done / total if total else 1.0)
-        progress = Progress(stage, done, total, round(overall, 4), *self._time_left(stage, done, total))
+        progress = Progress(stage, done, total, round(overall, 4), *self._time_left(stage, done, total, work))
         # A new stage is written at once: a stage that waits (for the model, held by another job) shows as itself;
         # so is a time left that appears or goes (the page says "estimating" or "waiting" no longer than it must).
         now = time.monotonic()
@@ -115,18 +117,20 @@ class _Tracker:
         if self._listener:
             self._listener(progress)
 
-    def _time_left(self, stage: str, done: int, total: int) -> tuple[float | None, bool]:
+    def _time_left(self, stage: str, done: int, total: int, work: float | None) -> tuple[float | None, bool]:
         """(seconds left in the stage, waiting): a count reported again and again without moving is a stage waiting
-        for the model; its wait is not measured as pace (measuring starts again when it moves)."""
+        for the model; its wait is not measured as pace (measuring starts again when it moves). The pace is of the
+        items, or of the share of the work where the stage gives one."""
         now = time.monotonic()
         if self._moved[0] != stage:
             self._pace = self._new_pace()
         if self._moved[:2] != (stage, done):
             self._moved = (stage, done, now)
+        measured, whole = (done, float(total)) if work is None else (work, 1.0)
         if now - self._moved[2] >= _STILL_S and done < total:
-            self._pace.restart(done, now)
+            self._pace.restart(measured, now)
             return None, True
-        eta = self._pace.observe(done, total, now)
+        eta = self._pace.observe(measured, whole, now)
         return (round(eta, 1) if eta is not None else None), False
 
 

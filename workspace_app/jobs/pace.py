@@ -19,19 +19,19 @@ from collections import deque
 
 
 class Pace:
-    """Items per second of one stage, measured over the last `window_s` seconds of this run, and the time left."""
+    """Items (or shares of the work) per second of one stage, measured over the last `window_s` seconds of this run, and the time left."""
 
     def __init__(self, window_s: float = 15.0, min_measured_s: float = 1.0) -> None:
         self.window_s = window_s
         self.min_measured_s = min_measured_s
-        self._samples: deque[tuple[float, int]] = deque()  # (when, done) at each change of `done`
+        self._samples: deque[tuple[float, float]] = deque()  # (when, done) at each change of `done`
 
-    def restart(self, done: int, now: float) -> None:
+    def restart(self, done: float, now: float) -> None:
         """Measure again from here: what came before (a wait for the model) says nothing of the pace."""
         self._samples.clear()
         self._samples.append((now, done))
 
-    def observe(self, done: int, total: int, now: float) -> float | None:
+    def observe(self, done: float, total: float, now: float) -> float | None:
         """Record that `done` of `total` items are done at `now` (monotonic seconds); returns the seconds left, or
         None while too little is measured (or when the count went back, as a re-run's does: measured again)."""
         if self._samples and done < self._samples[-1][1]:
@@ -40,7 +40,7 @@ class Pace:
             self._samples.append((now, done))
         return self.seconds_left(done, total, now)
 
-    def seconds_left(self, done: int, total: int, now: float) -> float | None:
+    def seconds_left(self, done: float, total: float, now: float) -> float | None:
         """(total - done) at the rate measured from the oldest sample in the window to `now`, if measured enough."""
         if done >= total:
             return 0.0
@@ -53,7 +53,7 @@ class Pace:
             return None
         return (total - done) * measured / (done - done_then)
 
-    def _reference(self, now: float) -> tuple[float, int] | None:
+    def _reference(self, now: float) -> tuple[float, float] | None:
         """The oldest sample inside the window, keeping at least the two latest (a stage slower than the window
         between two counts is still measured over one step)."""
         while len(self._samples) > 2 and self._samples[1][0] <= now - self.window_s:
