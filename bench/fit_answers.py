@@ -372,6 +372,8 @@ def main() -> None:
                         help="keep the shipped sentence, answerability and correctness models; fit only the other-language model against them")
     parser.add_argument("--keep-sentence", action="store_true",
                         help="keep the shipped sentence model; fit the answerability, correctness and other-language models and their thresholds against it")
+    parser.add_argument("--confident-only", action="store_true",
+                        help="keep every shipped model and threshold but the confident one, chosen again on the stored fit rows (the features move as the answerer changes)")
     parser.add_argument("--precision", type=float, default=0.9, help="of confident answers on the fit part")
     parser.add_argument("--leave-one-out", action="store_true",
                         help="also fit without each same-language set in turn and simulate on it (transfer to a new kind of document)")
@@ -408,7 +410,15 @@ def main() -> None:
             FEATURES.write_text(json.dumps({**stored, **read}), encoding="utf-8")
         fit = {name: [q for q in qs if q["split"] == "fit"] for name, qs in read.items()}
         held = {name: [q for q in qs if q["split"] == "held"] for name, qs in read.items()}
-        if args.keep_shipped:
+        if args.confident_only:
+            from workspace_app.answer.scoring import ScoringModels
+
+            shipped = ScoringModels.load()
+            models = replace(shipped, confident_threshold=confident_threshold({
+                n: [(shipped.correct.probability(f), right) for f, _, right in answerable_rows(shipped.sentence, qs)]
+                for n, qs in fit.items() if n not in RANKING_ONLY_SETS
+            }, args.precision))
+        elif args.keep_shipped:
             from workspace_app.answer.scoring import ANSWERABLE_FEATURES, ScoringModels
 
             models = with_other_language(ScoringModels.load(), fit, list(ANSWERABLE_FEATURES))
