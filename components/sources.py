@@ -33,6 +33,7 @@ STAGE_TEXT = {
     "cross-language": "Indexing for questions in the other language",
     "sentences": "Preparing sentences for answers",
     "graph": "Building the entity graph",
+    "graph links": "Linking the entity graph (communities and summaries)",
     "guide": "Writing the source guide",
 }
 # What the current stage counts (the counter shown beside its name).

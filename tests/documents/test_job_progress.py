@@ -49,7 +49,8 @@ def test_every_stage_is_shown_as_it_starts_and_counts(service: Any, excerpt: Cal
 
     assert service.documents.jobs.run(report.document_id, OWNER, None, listen) == "ready"
     assert list(seen) == ["parsing", "chunking", "embedding", "indexing", "figures", "cross-language", "sentences",
-                          "graph", "guide"]
+                          "graph", "graph links", "guide"]
+    assert seen["graph links"] == {0, 1}  # storing and refreshing the graph: one step after its passages are counted
     assert shown == {stage: stage for stage in seen}
     for stage, done in seen.items():
         assert len(done) >= 2, stage  # its counter moves

@@ -68,15 +68,18 @@ class GraphService:
 
     def index_document(
         self, document: Document, chunks: Sequence[Chunk], on_progress: ProgressCallback | None = None,
-        refresh: bool = True,
+        refresh: bool = True, on_storing: Callable[[], None] | None = None,
     ) -> None:
         """Extract and store one document's entities and relations (replacing earlier ones), then refresh
-        (unless `refresh` is False: more documents of the workspace are on their way)."""
+        (unless `refresh` is False: more documents of the workspace are on their way). `on_progress` hears the
+        extraction's count of passages; `on_storing`, that it ended and storing and refreshing begin."""
         started = time.perf_counter()
         abbreviations = self.documents.workspace_abbreviations(document.workspace_id)
         found = self.extractor.extract(chunks, abbreviations, on_progress)
         graph = build_document_graph(document.id, found, {c.id: c.page_start for c in chunks})
         extracted = time.perf_counter()
+        if on_storing is not None:
+            on_storing()
         with self._lock:  # the last refresh of concurrent jobs (worker threads) sees every stored document
             self.store.replace_document_graph(document.workspace_id, graph)
             stored = time.perf_counter()

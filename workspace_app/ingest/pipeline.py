@@ -34,7 +34,7 @@ from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
 from workspace_app.jobs.leases import JobInterrupted
 from workspace_app.jobs.pace import Pace
-from workspace_app.models.documents import FIGURE_TEXT, Chunk, Document, StageProgress
+from workspace_app.models.documents import FIGURE_TEXT, GRAPH_LINKS, Chunk, Document, StageProgress
 from workspace_app.storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.text.abbreviations import find_abbreviations
 from workspace_app.text.analyzer import index_text
@@ -49,9 +49,11 @@ log = logging.getLogger(__name__)
 # Figures are found page by page from drawings and images (no model): a small share after the indexing. Reading a
 # PDF's text layer is quick; the layout model on the pages that may hold a table ("tables") takes most of reading.
 _STAGE_END = {"parsing": 0.03, "tables": 0.1, "ocr": 0.2, "chunking": 0.25, "embedding": 0.72, "indexing": 0.76,
-              "figures": 0.77, FIGURE_TEXT: 0.78, "cross-language": 0.83, "sentences": 0.93, "graph": 0.97, "guide": 1.0}
+              "figures": 0.77, FIGURE_TEXT: 0.78, "cross-language": 0.83, "sentences": 0.93, "graph": 0.96,
+              GRAPH_LINKS: 0.97, "guide": 1.0}
 _PREVIOUS = {"parsing": 0.0, "tables": 0.03, "ocr": 0.1, "chunking": 0.2, "embedding": 0.25, "indexing": 0.72,
-             "figures": 0.76, FIGURE_TEXT: 0.77, "cross-language": 0.78, "sentences": 0.83, "graph": 0.93, "guide": 0.97}
+             "figures": 0.76, FIGURE_TEXT: 0.77, "cross-language": 0.78, "sentences": 0.83, "graph": 0.93,
+             GRAPH_LINKS: 0.96, "guide": 0.97}
 # Which count columns of the document row a stage's (done, total) fill.
 _COUNTS = {"parsing": ("pages_parsed", "pages"), "embedding": ("chunks_embedded", "chunks_total")}
 _WRITE_EVERY_S = 0.25

@@ -136,8 +136,11 @@ class Document:
 ACTIVE_STATUSES = ("queued", "running")
 FINAL_STATUSES = ("ready", "failed", "cancelled")
 FIGURE_TEXT = "figure text"  # the figures' pictures read by OCR, counted apart from the pages searched for figures
+# The graph's rows stored and its communities, reports and summaries computed again, after its passages are counted:
+# one step whose cost grows with the whole workspace's graph, not with the document's passages.
+GRAPH_LINKS = "graph links"
 STAGES = ("queued", "parsing", "tables", "ocr", "chunking", "embedding", "indexing", "figures", FIGURE_TEXT,
-          "cross-language", "sentences", "graph", "guide", "ready", "failed", "cancelled")
+          "cross-language", "sentences", "graph", GRAPH_LINKS, "guide", "ready", "failed", "cancelled")
 
 
 @dataclass(frozen=True)
