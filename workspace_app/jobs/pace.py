@@ -19,7 +19,8 @@ from collections import deque
 
 
 class Pace:
-    """Items (or shares of the work) per second of one stage, measured over the last `window_s` seconds of this run, and the time left."""
+    """Items (or shares of the work) per second of one stage, measured over the last `window_s` seconds of this
+    run, and the time left."""
 
     def __init__(self, window_s: float = 15.0, min_measured_s: float = 1.0) -> None:
         self.window_s = window_s

@@ -224,7 +224,7 @@ def _read_pages(
 def _work_done(doc: pymupdf.Document) -> list[float]:
     """The share of reading the text layer done after each page: half of a page's weight is the page, half its
     text-showing operators against the document's mean (a reference page showing twice the text of a body page
-    takes about twice as long; measured in bench/README.md, "Time left of parsing")."""
+    takes about twice as long; bench/README.md, "Parsing's pages weighed by the text they show")."""
     shown = [_text_showing(doc, index) for index in range(doc.page_count)]
     mean = sum(shown) / len(shown) or 1.0
     weights = [1.0 + count / mean for count in shown]
