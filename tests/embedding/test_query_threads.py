@@ -45,3 +45,11 @@ def test_query_vectors_are_the_batch_vectors_and_concurrent_queries_agree(embedd
             vectors = list(pool.map(embedder.embed_query, QUESTIONS))
             assert np.allclose(np.stack(vectors), batch, atol=1e-5)
     assert torch.get_num_threads() == before
+
+
+def test_what_lives_once_the_model_is_loaded_is_left_out_of_full_collections(embedder: Any) -> None:
+    """The model and its libraries are frozen out of the collector's full passes (each walked them, ~0.3 s)."""
+    import gc
+
+    assert embedder.is_loaded
+    assert gc.get_freeze_count() > 100_000

@@ -8,6 +8,7 @@ or path works where it can be loaded.
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import threading
 import time
@@ -98,6 +99,7 @@ class Embedder:
         with self._lock:
             if self._model is None:
                 self._model = self._load()
+                _exempt_from_full_collections()
         return self._model
 
     def _load(self) -> Any:
@@ -312,3 +314,14 @@ def one_query_thread() -> ExitStack:
         torch.set_num_threads(1)
         turn.callback(torch.set_num_threads, before)  # runs before the release: callbacks unwind last-in first
     return turn
+
+
+def _exempt_from_full_collections() -> None:
+    """Leave what is alive once the model is loaded (the model and the libraries it imported: a few hundred MB of
+    objects that live as long as the process) out of the garbage collector's full passes. Each full pass walked them
+    all, ~0.3 s of CPU at a moment nobody chose: in the middle of a document's parsing, its time left then short by
+    it (bench/README.md, "Parsing's pages weighed by the text they show"). Objects made later are collected as
+    before."""
+    gc.collect()
+    gc.freeze()
+
