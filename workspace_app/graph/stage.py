@@ -6,16 +6,8 @@ skips the refresh, and the last of them refreshes (graph queries also refresh a 
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from workspace_app.graph.service import GraphService
-from workspace_app.models.documents import GRAPH_LINKS, Chunk, Document
-
-
-class StageReport(Protocol):
-    """How the pipeline hears an index stage: (done, total) of itself, or of a step it counts apart (`stage`)."""
-
-    def __call__(self, done: int, total: int, stage: str | None = None) -> None: ...
+from workspace_app.models.documents import GRAPH_LINKS, Chunk, Document, StageReport
 
 
 class GraphStage:

@@ -13,19 +13,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pymupdf
 
 from workspace_app.errors import ModelUnavailableError
 from workspace_app.ingest.figures import Box, FigureRules, FoundFigure, find_figures
 from workspace_app.ingest.ocr import OcrEngine, load_engine
-from workspace_app.models.documents import FIGURE_TEXT, Chunk, Document, Figure, Rect
+from workspace_app.models.documents import FIGURE_TEXT, Chunk, Document, Figure, Rect, StageReport
 from workspace_app.storage.base import FigureRepository, ThumbnailStore
 from workspace_app.text.analyzer import index_text
-
-if TYPE_CHECKING:
-    from workspace_app.ingest.pipeline import StageReport
 
 _BESIDE = 3  # chunks linked to a figure: the nearest ones on its page
 _NEARBY_INDEXED = 2  # of those, the nearest whose text is indexed with the figure ("nearby text")

@@ -34,7 +34,7 @@ from workspace_app.ingest.readers import read_source
 from workspace_app.ingest.references import chunk_kind
 from workspace_app.jobs.leases import JobInterrupted
 from workspace_app.jobs.pace import Pace
-from workspace_app.models.documents import FIGURE_TEXT, GRAPH_LINKS, Chunk, Document, StageProgress
+from workspace_app.models.documents import FIGURE_TEXT, GRAPH_LINKS, Chunk, Document, StageProgress, StageReport
 from workspace_app.storage.base import ChunkRepository, DocumentRepository, VectorIndex
 from workspace_app.text.abbreviations import find_abbreviations
 from workspace_app.text.analyzer import index_text
@@ -143,13 +143,6 @@ class DocumentStates(Protocol):
     def progress(self, document_id: str, step: StageProgress) -> None: ...
     def parsed(self, document_id: str, pages: int, pages_without_text: Sequence[int]) -> None: ...
     def ready(self, document_id: str, pages: int, chunks: int) -> None: ...
-
-
-class StageReport(Protocol):
-    """How an index stage reports: (done, total) of itself, or of a step it counts apart (`stage`: its name, one of
-    the pipeline's shares, e.g. the figures' "figure text") because that step's items cost another amount."""
-
-    def __call__(self, done: int, total: int, stage: str | None = None) -> None: ...
 
 
 class IndexStage(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,13 @@ FIGURE_TEXT = "figure text"  # the figures' pictures read by OCR, counted apart 
 GRAPH_LINKS = "graph links"
 STAGES = ("queued", "parsing", "tables", "ocr", "chunking", "embedding", "indexing", "figures", FIGURE_TEXT,
           "cross-language", "sentences", "graph", GRAPH_LINKS, "guide", "ready", "failed", "cancelled")
+
+
+class StageReport(Protocol):
+    """How an index stage reports: (done, total) of itself, or of a step it counts apart (`stage`: its name, one of
+    the pipeline's shares, e.g. the figures' "figure text") because that step's items cost another amount."""
+
+    def __call__(self, done: int, total: int, stage: str | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
