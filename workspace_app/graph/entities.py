@@ -73,6 +73,8 @@ class LexiconEntityExtractor:
         defined, forms, chinese = self.document_terms(body, abbreviations or {})
         english = EnglishMatcher(self._lexicon, defined, forms, self._patterns)
         chinese_matcher = ChineseMatcher(self._lexicon, chinese) if any(has_cjk(c.text) for c in body) else None
+        if on_progress:  # the count of passages starts here, after the document's terms and matchers (~1 s)
+            on_progress(0, len(body))
         texts, matches, phrases = [], [], []
         for done, chunk in enumerate(body, start=1):
             text = clean_text(chunk.text)

@@ -97,6 +97,7 @@ class _Tracker:
         self._last_stage = ""
         self._known = False  # whether the last write had a time left
         self._moved: tuple[str, int, float] = ("", -1, time.monotonic())  # stage, done and when it last changed
+        self._total = 0  # the stage's last total
 
     def __call__(self, stage: str, done: int, total: int, work: float | None = None) -> None:
         """Counts `done` of `total` in `stage`; `work` (0..1), where given, is the share of the stage's work done, for
@@ -122,18 +123,26 @@ class _Tracker:
     def _time_left(self, stage: str, done: int, total: int, work: float | None) -> tuple[float | None, bool]:
         """(seconds left in the stage, waiting): a count reported again and again without moving is a stage waiting
         for the model; its wait is not measured as pace (measuring starts again when it moves). The pace is of the
-        items, or of the share of the work where the stage gives one."""
+        items, or of the share of the work where the stage gives one. A stage that names its total at 0 done, after
+        the pipeline's placeholder of one step (the graph, once its matchers are built), starts counting there: its
+        setup is not measured as the pace of its items."""
         now = time.monotonic()
+        measured, whole = (done, float(total)) if work is None else (work, 1.0)
         if self._moved[0] != stage:
             self._pace = self._new_pace()
+        elif done == 0 and total != self._total:
+            self._pace.restart(measured, now)
+            self._moved = (stage, done, now)
+        self._total = total
         if self._moved[:2] != (stage, done):
             self._moved = (stage, done, now)
-        measured, whole = (done, float(total)) if work is None else (work, 1.0)
         if now - self._moved[2] >= _STILL_S and done < total:
             self._pace.restart(measured, now)
             return None, True
         eta = self._pace.observe(measured, whole, now)
-        return (round(eta, 1) if eta is not None else None), False
+        if eta is None:
+            return None, False
+        return (max(round(eta, 1), 0.1) if done < total else 0.0), False  # work left is never "0 s" left
 
 
 class DocumentStates(Protocol):
