@@ -46,6 +46,7 @@ class SentenceVectorsStage:
             if embedder.keeps_vectors and batch
         ]
         total = sum(len(batch) for _, batch in work)
+        report(0, total)  # the count starts here, after the document's sentences are found (its time left from here)
         done = 0
         for embedder, batch in work:
             embedder.embed_passages(batch, partial(_moved, report, done, total))
