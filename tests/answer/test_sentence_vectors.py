@@ -123,11 +123,8 @@ def test_both_embedders_read_each_group_so_the_count_moves_at_one_pace(
     multi_model = {"model": embedding.crosslingual_model, "backend": "torch", "query_prefix": "", "passage_prefix": ""}
     main, multi = Embedder(embedding, caches[0]), Embedder(embedding.model_copy(update=multi_model), caches[1])
     halfway: list[list[int]] = []
-    shares: list[float] = []
 
-    def report(done: int, total: int, stage: str | None = None, work: float | None = None) -> None:
-        assert work is not None, "the share of the work goes beside every count"
-        shares.append(work)
+    def report(done: int, total: int) -> None:
         if 2 * done >= total and not halfway:
             halfway.append([cached(path) for path in paths])
 
@@ -141,38 +138,3 @@ def test_both_embedders_read_each_group_so_the_count_moves_at_one_pace(
     [middle] = halfway
     assert 0 < middle[1] < end[1], "the multilingual embedder read sentences in the first half, and the second"
     assert 0 < middle[0] < end[0], "the main embedder read sentences in the first half, and the second"
-    assert shares[0] == 0.0 and shares[-1] == 1.0 and shares == sorted(shares), "the work done only grows, to all of it"
-
-
-def test_the_work_done_is_weighed_by_the_sentences_characters(tmp_path: Path) -> None:
-    """A long sentence costs the model more than a short one: when the first half of a document's sentences are long
-    and the second half short, half the count is well over half the work (its time left is measured on the work)."""
-    from workspace_app.answer.sentence_vectors import SentenceVectorsStage
-    from workspace_app.embedding.embedder import Embedder
-    from workspace_app.models.documents import Chunk, Document
-    from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
-
-    long = " ".join(f"Patients in cohort {n} with persistent atrial fibrillation received oral anticoagulation for "
-                    f"stroke prevention after ablation, with bleeding risk assessed every {n} months." for n in range(12))
-    short = " ".join(f"Dose {n} of the drug was given at night." for n in range(12))
-    chunks = [Chunk(f"c{i}", "d", i, text, "Results", 1, 1, 60) for i, text in enumerate((long, short))]
-    cache = SqliteEmbeddingCache(tmp_path / "cache.sqlite")
-    counts: list[tuple[int, int, float]] = []
-
-    def report(done: int, total: int, stage: str | None = None, work: float | None = None) -> None:
-        assert work is not None
-        counts.append((done, total, work))
-
-    try:
-        embedder = Embedder(make_settings(tmp_path).embedding, cache)
-        document = Document(
-            id="d", workspace_id="w", name="notes.txt", sha256="0" * 64, size_bytes=1, pages=1, chunks=2, status="running",
-            stage="sentences", progress=0.9, error=None, added_at="2026-01-01T00:00:00+00:00",
-        )
-        SentenceVectorsStage(embedder, None, group=12).run(document, chunks, report)
-    finally:
-        cache.close()
-    total = counts[-1][1]
-    assert total == 24 and counts[-1][2] == 1.0
-    halfway = next(work for done, _, work in counts if 2 * done >= total)
-    assert halfway > 0.75, counts  # ~0.82 by the characters; 0.5 by the count

@@ -10,11 +10,12 @@ multilingual one reads them all.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from workspace_app.answer.extractive import scored_texts
 from workspace_app.embedding.embedder import Embedder
-from workspace_app.models.documents import Chunk, Document, StageReport
+from workspace_app.models.documents import Chunk, Document
 from workspace_app.text.cjk import has_cjk
 
 GROUP = 128  # sentences read by both embedders before the next ones (a few seconds of work on 2 cores)
@@ -30,10 +31,8 @@ class SentenceVectorsStage:
         self._multilingual = multilingual
         self._group = group
 
-    def run(self, document: Document, chunks: list[Chunk], report: StageReport) -> None:
-        """Embed what is not cached yet; (done, total) counts sentences over both embedders, and the share of the
-        work done goes beside it, weighed by their characters (a long sentence costs the model more than a short one,
-        and a document's sentences are not alike from start to end).
+    def run(self, document: Document, chunks: list[Chunk], report: Callable[[int, int], None]) -> None:
+        """Embed what is not cached yet; (done, total) counts sentences over both embedders.
 
         The sentences go in groups, each read by both embedders in turn, so that the count moves at one pace from
         start to end: all of one embedder and then all of the other would move it at two (the multilingual one is
@@ -47,21 +46,18 @@ class SentenceVectorsStage:
             if embedder.keeps_vectors and batch
         ]
         total = sum(len(batch) for _, batch in work)
-        sizes = [sum(map(len, batch)) for _, batch in work]
-        whole = sum(sizes) or 1
-        report(0, total, work=0.0)  # the count starts here, after the document's sentences are found
-        done = weighed = 0
-        for (embedder, batch), size in zip(work, sizes, strict=True):
-            embedder.embed_passages(batch, partial(_moved, report, done, total, weighed / whole, size / whole))
+        report(0, total)  # the count starts here, after the document's sentences are found (its time left from here)
+        done = 0
+        for embedder, batch in work:
+            embedder.embed_passages(batch, partial(_moved, report, done, total))
             done += len(batch)
-            weighed += size
-        report(total, total, work=1.0)
+        report(total, total)
 
     def _work(self, texts: list[str]) -> list[tuple[Embedder, list[str]]]:
         english = [text for text in texts if not has_cjk(text)]
         return [(self._embedder, english)] + ([(self._multilingual, texts)] if self._multilingual else [])
 
 
-def _moved(report: StageReport, before: int, total: int, share_before: float, share: float, done: int, of: int) -> None:
-    """One embedder's (done, of) of one batch as the stage's count over both, and its share of the work."""
-    report(before + done, total, work=share_before + share * (done / of if of else 1.0))
+def _moved(report: Callable[[int, int], None], before: int, total: int, done: int, _of: int) -> None:
+    """One embedder's (done, of) as the stage's count over both."""
+    report(before + done, total)

@@ -240,14 +240,14 @@ class _StageReporter:
     """An index stage's `StageReport`: its counts, under its name or a step's it counts apart; `last` is the name it
     last counted under."""
 
-    def __init__(self, track: _Tracker, name: str) -> None:
+    def __init__(self, track: Callable[[str, int, int], None], name: str) -> None:
         self._track = track
         self._name = name
         self.last = name
 
-    def __call__(self, done: int, total: int, stage: str | None = None, work: float | None = None) -> None:
+    def __call__(self, done: int, total: int, stage: str | None = None) -> None:
         self.last = stage or self._name
-        self._track(self.last, done, total, work)
+        self._track(self.last, done, total)
 
 
 def keyword_texts(records: Sequence[Chunk]) -> list[tuple[str, str]]:

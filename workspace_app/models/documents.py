@@ -145,10 +145,9 @@ STAGES = ("queued", "parsing", "tables", "ocr", "chunking", "embedding", "indexi
 
 class StageReport(Protocol):
     """How an index stage reports: (done, total) of itself, or of a step it counts apart (`stage`: its name, one of
-    the pipeline's shares, e.g. the figures' "figure text") because that step's items cost another amount; `work`
-    (0..1), where given, is the share of the stage's work done, for items that cost unlike amounts."""
+    the pipeline's shares, e.g. the figures' "figure text") because that step's items cost another amount."""
 
-    def __call__(self, done: int, total: int, stage: str | None = None, work: float | None = None) -> None: ...
+    def __call__(self, done: int, total: int, stage: str | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
