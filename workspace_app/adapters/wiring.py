@@ -176,7 +176,7 @@ def build_app(
     if chroma_path is not None:
         claim_data_dir(data_dir, role)
     client = open_chroma(chroma_path, chroma_url, token, chroma_timeout_s)
-    main_vectors = ChromaVectorIndex(client, settings.embedding.model)
+    main_vectors = ChromaVectorIndex(client, settings.embedding.model, search_ef=settings.storage.vector_search_ef)
     crosslingual = build_crosslingual(settings, client, cache)
     vectors = VectorIndexSet(main_vectors, [crosslingual.vectors] if crosslingual else [])
     files, thumbnails, uploads = shared_files(settings)
@@ -288,7 +288,7 @@ def build_crosslingual(settings: Settings, chroma: object, cache: EmbeddingCache
     # USE takes no prefixes and runs in numpy: the main model's prefixes and backend are not its.
     own = {"model": model, "backend": "torch", "query_prefix": "", "passage_prefix": ""}
     embedder = Embedder(settings.embedding.model_copy(update=own), cache)
-    return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-"))
+    return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-", search_ef=settings.storage.vector_search_ef))
 
 
 def build_guides(settings: Settings, catalog: Catalog, graph: GraphService, embedder: Embedder) -> GuideService:

@@ -99,10 +99,11 @@ class ChromaVectorIndex:
 
     The prefix tells a workspace's indexes apart: `ws-` for the main embedder's, `xl-` for the cross-language one's."""
 
-    def __init__(self, client: Any, embedding_model: str | None = None, prefix: str = "ws-") -> None:
+    def __init__(self, client: Any, embedding_model: str | None = None, prefix: str = "ws-", search_ef: int | None = None) -> None:
         self._client = client
         self._model = embedding_model
         self._prefix = prefix
+        self._search_ef = search_ef
         self._collections: dict[str, Any] = {}
         self._checked: set[str] = set()
 
@@ -112,14 +113,26 @@ class ChromaVectorIndex:
             if self._model:
                 metadata["embedding_model"] = self._model
             try:
-                self._collections[workspace_id] = self._client.get_or_create_collection(
+                collection = self._client.get_or_create_collection(
                     f"{self._prefix}{workspace_id}", embedding_function=None, metadata=metadata
                 )
+                self._collections[workspace_id] = self._searching_wide(collection)
             except Exception as exc:
                 raise failure("failed", exc) from exc
         if check_model and workspace_id not in self._checked:
             self._check_model(workspace_id)
         return self._collections[workspace_id]
+
+    def _searching_wide(self, collection: Any) -> Any:
+        """The collection searching `search_ef` neighbours' candidates (set before this process first reads it: an
+        index already loaded keeps the width it was loaded with). Chroma's default, 100, is as many as a search
+        takes, so the last of them were approximate and moved with the order passages were indexed in; with 400 the
+        top 100 are the exact ones (bench/README.md)."""
+        hnsw = (getattr(collection, "configuration", None) or {}).get("hnsw") or {}
+        if self._search_ef is None or hnsw.get("ef_search") == self._search_ef:
+            return collection
+        collection.modify(configuration={"hnsw": {"ef_search": self._search_ef}})
+        return self._client.get_collection(collection.name)
 
     def _check_model(self, workspace_id: str) -> None:
         """Refuse a workspace whose vectors another model made; an empty one is taken over by this model."""
