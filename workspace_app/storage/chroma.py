@@ -9,6 +9,7 @@ instead of mixing two vector spaces (removing documents and workspaces still wor
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,8 @@ CONNECT_TIMEOUT_S = 2.0  # a server on this machine or the LAN accepts at once; 
 NOT_ANSWERING = (
     "The vector store is not answering; check the Chroma server (`workspace-app serve` restarts it) and try again."
 )
+
+log = logging.getLogger(__name__)
 
 
 def _settings(token: str | None = None) -> ChromaSettings:
@@ -131,8 +134,12 @@ class ChromaVectorIndex:
         hnsw = (getattr(collection, "configuration", None) or {}).get("hnsw") or {}
         if self._search_ef is None or hnsw.get("ef_search") == self._search_ef:
             return collection
-        collection.modify(configuration={"hnsw": {"ef_search": self._search_ef}})
-        return self._client.get_collection(collection.name)
+        try:
+            collection.modify(configuration={"hnsw": {"ef_search": self._search_ef}})
+            return self._client.get_collection(collection.name)
+        except Exception as exc:  # noqa: BLE001 - a server that refuses the change still searches, as before
+            log.warning("the vector index %s keeps its search width (%s)", collection.name, reason(exc))
+            return collection
 
     def _check_model(self, workspace_id: str) -> None:
         """Refuse a workspace whose vectors another model made; an empty one is taken over by this model."""
