@@ -159,12 +159,17 @@ def test_a_wide_search_gives_the_exact_hundred_nearest(tmp_path: Path) -> None:
     for ef in (100, width):
         index = ChromaVectorIndex(open_chroma(tmp_path / f"chroma-{ef}", None), search_ef=ef)
         for start in range(0, len(ids), 500):
-            metadata: list[dict[str, str | int]] = [{"document_id": ids[start].split("-")[0], "page_start": 1, "ordinal": i} for i in range(500)]
+            document = ids[start].split("-")[0]
+            metadata: list[dict[str, str | int]] = [{"document_id": document, "page_start": 1, "ordinal": i} for i in range(500)]
             index.upsert("ws1", ids[start : start + 500], vectors[start : start + 500].tolist(), metadata)
         found[ef] = [{i for i, _ in index.query("ws1", q.tolist(), 100, None)} for q in queries]
     exact_100 = [set(np.array(ids)[np.argsort(-(vectors @ q))[:100]]) for q in queries]
     assert all(got == want for got, want in zip(found[width], exact_100, strict=True))
     assert any(got != want for got, want in zip(found[100], exact_100, strict=True)), "Chroma's default is approximate"
-    assert open_chroma(tmp_path / f"chroma-{width}", None).get_collection("ws-ws1").configuration["hnsw"]["ef_search"] == width
+
+    def stored_width() -> int:
+        return int(open_chroma(tmp_path / f"chroma-{width}", None).get_collection("ws-ws1").configuration["hnsw"]["ef_search"])
+
+    assert stored_width() == width
     ChromaVectorIndex(open_chroma(tmp_path / f"chroma-{width}", None), search_ef=200).count("ws1")
-    assert open_chroma(tmp_path / f"chroma-{width}", None).get_collection("ws-ws1").configuration["hnsw"]["ef_search"] == 200
+    assert stored_width() == 200

@@ -288,7 +288,8 @@ def build_crosslingual(settings: Settings, chroma: object, cache: EmbeddingCache
     # USE takes no prefixes and runs in numpy: the main model's prefixes and backend are not its.
     own = {"model": model, "backend": "torch", "query_prefix": "", "passage_prefix": ""}
     embedder = Embedder(settings.embedding.model_copy(update=own), cache)
-    return CrossLanguageIndex(embedder, ChromaVectorIndex(chroma, model, prefix="xl-", search_ef=settings.storage.vector_search_ef))
+    vectors = ChromaVectorIndex(chroma, model, prefix="xl-", search_ef=settings.storage.vector_search_ef)
+    return CrossLanguageIndex(embedder, vectors)
 
 
 def build_guides(settings: Settings, catalog: Catalog, graph: GraphService, embedder: Embedder) -> GuideService:

@@ -102,7 +102,9 @@ class ChromaVectorIndex:
 
     The prefix tells a workspace's indexes apart: `ws-` for the main embedder's, `xl-` for the cross-language one's."""
 
-    def __init__(self, client: Any, embedding_model: str | None = None, prefix: str = "ws-", search_ef: int | None = None) -> None:
+    def __init__(
+        self, client: Any, embedding_model: str | None = None, prefix: str = "ws-", search_ef: int | None = None
+    ) -> None:
         self._client = client
         self._model = embedding_model
         self._prefix = prefix
