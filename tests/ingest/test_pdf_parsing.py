@@ -260,12 +260,10 @@ def test_chinese_line_breaks_add_no_spaces(excerpt: Callable[..., Path], chunk_p
             "disease (CVD) in women",
             id="mosca-p2-drop-capital",
         ),
-        pytest.param(  # Chinese two-column page: the sentence runs on past a recommendation table in the column
+        pytest.param(  # Chinese two-column page: a quotation mark set half-width keeps a full-width box that
+            # overlaps the piece of the line before it; read apart, the pieces went to other sentences ("心“永律失常")
             "zh-acute-af-ed-2024.pdf", 2, "应特别注意预激综合征伴发房颤是最危险的心律失常之一",
-            id="zh-acute-p2-table-in-column",
-            # Known limitation: a recommendation table at the top of the right column is read before the
-            # sentence that runs on into that column. Strict, so fixing it turns this test red as a reminder.
-            marks=pytest.mark.xfail(strict=True, reason="table at a column top interrupts a sentence"),
+            id="zh-acute-p2-half-width-punctuation",
         ),
         pytest.param(  # right column beside a section heading in the left one, above a full-width table
             "shen-2017-syncope.pdf", 39,
@@ -370,6 +368,30 @@ def test_lines_a_font_boxes_too_tall_stay_in_reading_order(excerpt: Callable[[st
     assert "在替换时先使用氯吡格雷负荷剂量（600 mg）可以减轻血小板高反应性［84］。考虑到替格瑞洛的半衰期" in text
     assert "给予氯吡格雷负荷剂量300~600 mg［81］。替格瑞洛与氯吡格雷之间的相互转换建议见图1。" in text
     assert "阿司匹林（75 mg qd）较安慰剂降低约34% 的心肌梗死及猝死发生率［86］。" in text
+
+
+def test_a_raised_mark_reaching_into_the_piece_before_it_stays_on_its_line(
+    excerpt: Callable[[str, int, int], Path],
+) -> None:
+    """zh-dapt-chd-consensus-2021 p9: "3 个月" and "［51］。荟萃分析表明…" are one visual line, but the raised mark's box
+    reaches 1.7 pt into "月"; read as two lines the mark's piece went on the line above, and "3 个月" moved into the
+    next sentence ("疗程至1~［51］。…可降低3 个月30%的出血风险")."""
+    path = excerpt("zh-dapt-chd-consensus-2021.pdf", 9, 9)
+    text = "".join(paragraph.text for paragraph in parse_pdf(path, path.name).paragraphs).replace(" ", "")
+    assert "应考虑缩短PCI术后DAPT疗程至1~3个月［51］。荟萃分析表明，≤3个月的DAPT可降低30%的出血风险" in text
+
+
+def test_a_chinese_numbered_line_with_an_acronym_is_running_text_not_a_heading(
+    excerpt: Callable[[str, int, int], Path],
+) -> None:
+    """A Chinese line has no capitals: "1. 血管入路：MATRIX 试验是迄今为止规模最" is the first line of a numbered
+    paragraph, set like the body. Read as a heading in capitals (its only Latin letters are an acronym's), it cut
+    its sentence in two and named the section of every passage after it."""
+    path = excerpt("zh-dapt-chd-consensus-2021.pdf", 5, 5)
+    paragraphs = parse_pdf(path, path.name).paragraphs
+    assert not [p.text for p in paragraphs if p.is_heading and "MATRIX" in p.text]
+    text = "".join(paragraph.text for paragraph in paragraphs)
+    assert "1. 血管入路：MATRIX 试验是迄今为止规模最大（n=8 404）的关于介入部位选择的临床研究" in text
 
 
 def test_symbol_font_comparisons_read_as_greater_or_less_equal(excerpt: Callable[[str, int, int], Path]) -> None:

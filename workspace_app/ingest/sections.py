@@ -12,7 +12,7 @@ import re
 
 from workspace_app.ingest.layout import Paragraph, TextLine
 from workspace_app.ingest.references import CONTENTS_LEADER
-from workspace_app.text.cjk import IDEOGRAPHS
+from workspace_app.text.cjk import IDEOGRAPHS, has_cjk
 from workspace_app.text.grades import states_grading
 
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+(?=\S)(?!(?:mg|g|mm|cm|kg|mL|%|y|years?|h|min)\b)")
@@ -45,7 +45,7 @@ def heading_level(line: TextLine, body_size: float, grade_lines: bool = True) ->
         title = text[numbered.end():]
         if not _TITLE_START.match(title) or len(title.split()) > 14:
             return 0
-        if emphasised or depth >= 2 or title.isupper():
+        if emphasised or depth >= 2 or _in_capitals(title):
             return min(depth, 5)
         return 0
     if len(text) <= 3 or len(text.split()) > 12 or not _TITLE_START.match(text):
@@ -76,6 +76,12 @@ def assign_sections(paragraphs: list[Paragraph]) -> None:
         # A table's rows are read in the table: its caption and header are their innermost section title.
         path = [title for _, title in stack] + ([paragraph.table] if paragraph.table else [])
         paragraph.section = " > ".join(path)
+
+
+def _in_capitals(title: str) -> bool:
+    """Whether a title is set in capitals ("DIAGNOSIS"). Chinese has no capitals: a Chinese line whose only Latin
+    letters are an acronym ("血管入路：MATRIX 试验是…") is running text, not a heading in capitals."""
+    return title.isupper() and not has_cjk(title)
 
 
 def _title(text: str) -> str:

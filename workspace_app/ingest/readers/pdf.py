@@ -24,6 +24,7 @@ from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, ne
 from workspace_app.ingest.ocr import PageOcr, read_scanned_pages
 from workspace_app.ingest.paragraphs import build_paragraphs
 from workspace_app.ingest.reading_order import page_order
+from workspace_app.text.cjk import CJK_PUNCTUATION
 from workspace_app.ingest.ruled_tables import join_ruled_rows, may_hold_table
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
@@ -32,6 +33,7 @@ _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymu
 # top and bottom are then put where a CJK glyph box of that size sits around its baseline.
 _TALL, _ASCENT, _DESCENT = 1.6, 0.86, 0.29
 _OVERLAP = 2.0  # how far (pt) two pieces of one visual line may overlap (`_continues`)
+_WIDE_PUNCTUATION = re.compile(f"[{CJK_PUNCTUATION}\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|[.\-,]B$|[.\-]Bd|HTK|Hei", re.IGNORECASE)
 _EDGE_SHARE = 0.085
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -401,7 +403,10 @@ def _continues(left: TextLine, right: TextLine) -> bool:
     if stands_apart(left, right, gap):
         return False
     if left.block == right.block >= 0:
-        return -1.0 <= gap <= 2.5 * size  # words of a justified line that pymupdf returned one by one
+        # Words of a justified line that pymupdf returned one by one; a raised reference mark's box may reach into
+        # the glyph before it, and CJK punctuation set half-width keeps a full-width box that overlaps its neighbour
+        # ("…进行正式评估；" + "（2）基于非直" in zh-hfpef-consensus-2023).
+        return -_overlap(left, right) <= gap <= 2.5 * size
     # Column gutters can be narrow: only a short piece or a change of size (a superscript) is joined, also one
     # where the pieces meet ("… 0 之间" + "[117]），INR 处于…", the reference mark raised and small).
     # A raised mark's box may reach into the glyph before it (2 pt in zh-dapt-chd-consensus-2021).
@@ -412,6 +417,13 @@ def _continues(left: TextLine, right: TextLine) -> bool:
     right_start = right.edge_sizes[0] if right.edge_sizes else right.size
     resized = abs(left.size - right.size) > 0.5 or abs(left_end - right_start) > 0.5
     return resized and -_OVERLAP <= gap <= 0.4 * size
+
+
+def _overlap(left: TextLine, right: TextLine) -> float:
+    """How far (pt) two pieces of one visual line may overlap: a font size where they meet at CJK punctuation
+    (set half-width in a full-width box), `_OVERLAP` elsewhere."""
+    seam = left.text[-1:] + right.text[:1]
+    return max(_OVERLAP, left.size, right.size) if _WIDE_PUNCTUATION.search(seam) else _OVERLAP
 
 
 def _furniture_key(line: TextLine) -> str:
