@@ -381,6 +381,18 @@ def test_a_raised_mark_reaching_into_the_piece_before_it_stays_on_its_line(
     assert "应考虑缩短PCI术后DAPT疗程至1~3个月［51］。荟萃分析表明，≤3个月的DAPT可降低30%的出血风险" in text
 
 
+def test_each_graded_row_of_a_chinese_table_keeps_its_whole_statement(excerpt: Callable[[str, int, int], Path]) -> None:
+    """zh-dapt-chd-consensus-2021 p9, table 11: a cell's last line ("预防［57‑58］") holds more characters of its raised
+    reference mark than of text, and a row's first line starts a little above its grade cells. The last line was
+    left out of its row ("…长期二级 Ⅱb A" + "预防［57‑58］"), and the row below was joined to the one above it, so that
+    one recommendation lost its middle and its grade."""
+    path = excerpt("zh-dapt-chd-consensus-2021.pdf", 9, 9)
+    rows = [p.text.replace(" ", "") for p in parse_pdf(path, path.name).paragraphs]
+    assert "若不能耐受阿司匹林，建议每日服用P2Y12受体抑制剂［88］ⅠB" in rows
+    assert "对于高缺血风险且无高出血风险的患者a，应考虑阿司匹林联合第二种抗栓药进行长期二级预防［57‑58］ⅡaA" in rows
+    assert "对于至少具有一项中度缺血风险且无高出血风险的患者a，可考虑阿司匹林联合第二种抗栓药进行长期二级预防［57‑58］ⅡbA" in rows
+
+
 def test_a_chinese_numbered_line_with_an_acronym_is_running_text_not_a_heading(
     excerpt: Callable[[str, int, int], Path],
 ) -> None:

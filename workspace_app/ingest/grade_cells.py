@@ -46,6 +46,9 @@ def attach_grade_cells(lines: list[TextLine]) -> list[TextLine]:
             continue
         below = [other[0].y0 for other, _ in cells[index + 1 :] if abs(other[0].x0 - pair[0].x0) < 20]
         statement = _statement_left_of(lines, pair, min(below, default=float("inf")))
+        if statement and id(statement[0]) in used:
+            statement = []  # its first line went into the row above: joined again, its text would be lost
+        statement = [line for line in statement if id(line) not in used]
         if not statement:
             used.update(_end_row_right_of(lines, pair, grade))
             continue
@@ -195,12 +198,20 @@ def _statement_left_of(lines: list[TextLine], pair: list[TextLine], next_row: fl
     statement = [first]
     for line in sorted((ln for ln in lines if ln.y0 > first.y0 and ln.x1 <= cell.x0 + 1), key=lambda ln: ln.y0):
         last = statement[-1]
-        if line.y0 >= next_row - 2 or line.y0 - last.y1 > 0.8 * last.height:
+        # A line whose middle is below the top of the next row's cells is that row's first line (its box may start
+        # a little above them: another font's).
+        if line.y_mid >= next_row or line.y0 - last.y1 > 0.8 * last.height:
             break
         # Continuation lines start under the first or a little further in (a hanging indent).
-        if first.x0 - 3 <= line.x0 <= first.x0 + 2.5 * first.size and abs(line.size - first.size) < 0.3:
+        if first.x0 - 3 <= line.x0 <= first.x0 + 2.5 * first.size and abs(_text_size(line) - first.size) < 0.3:
             statement.append(line)
     return statement
+
+
+def _text_size(line: TextLine) -> float:
+    """The size of a line's text: a short last line of a cell ("PCI［30‑31，43］") holds more characters of its raised
+    reference mark than of text, so its longest piece's size is the mark's."""
+    return max([line.size, *(line.edge_sizes or ())])
 
 
 def tag_recommendation_cells(lines: list[TextLine]) -> list[TextLine]:
