@@ -393,6 +393,27 @@ def test_each_graded_row_of_a_chinese_table_keeps_its_whole_statement(excerpt: C
     assert "对于至少具有一项中度缺血风险且无高出血风险的患者a，可考虑阿司匹林联合第二种抗栓药进行长期二级预防［57‑58］ⅡbA" in rows
 
 
+def test_a_chinese_line_ending_a_sentence_short_of_the_edge_ends_its_paragraph(
+    excerpt: Callable[[str, int, int], Path],
+) -> None:
+    """Chinese text indents each paragraph's first line. zh-hfpef-consensus-2023 p2 sets its section headings like
+    the body, at the margin, after a paragraph's short last line: "…有不同于HFrEF 的发病机制和治疗方案。" then
+    "1 背景介绍", and "…3.1%[18]。" then "1.2 HFpEF 的发病机制". Read on as one paragraph, the headings ended their
+    paragraphs' text and no passage had them as its section."""
+    path = excerpt("zh-hfpef-consensus-2023.pdf", 2, 2)
+    paragraphs = parse_pdf(path, path.name).paragraphs
+    assert [p.text for p in paragraphs if p.is_heading and p.text.startswith("1.2")] == ["1.2 HFpEF 的发病机制"]
+    assert any(p.text.endswith("有不同于HFrEF 的发病机制和治疗方案。") for p in paragraphs)
+
+
+def test_a_chinese_heading_run_into_its_first_line_stays_in_its_sentence(excerpt: Callable[[str, int, int], Path]) -> None:
+    """zh-acute-af-ed-2024 p5: "3.1.1 心室率控制的目标 急性房颤的心室率控制应以患者" runs on into "的血流动力学稳定…" on the
+    line below; taken for a heading, the sentence's first words went into the section title."""
+    path = excerpt("zh-acute-af-ed-2024.pdf", 5, 5)
+    paragraphs = parse_pdf(path, path.name).paragraphs
+    assert any("急性房颤的心室率控制应以患者的血流动力学稳定和病情改善为目标" in p.text and not p.is_heading for p in paragraphs)
+
+
 def test_a_chinese_numbered_line_with_an_acronym_is_running_text_not_a_heading(
     excerpt: Callable[[str, int, int], Path],
 ) -> None:

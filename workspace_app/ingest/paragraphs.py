@@ -8,10 +8,12 @@ from collections import Counter
 from workspace_app.ingest.layout import Paragraph, TextLine
 from workspace_app.ingest.references import CONTENTS_LEADER
 from workspace_app.ingest.sections import assign_sections, heading_level
+from workspace_app.text.cjk import IDEOGRAPH
 
 _HYPHEN_SPLIT = re.compile(r"[A-Za-z]{2,}-$")
 _INLINE_HYPHEN = re.compile(r"\b([A-Za-z]+)-([A-Za-z]+)\b")
 _SENTENCE_END = re.compile(r"[.。:：;；!?！？]\s*$")
+_CJK_FULL_STOPS = ("。", "！", "？")
 
 
 def build_paragraphs(pages: list[list[TextLine]], *, grade_lines: bool = True) -> list[Paragraph]:
@@ -29,9 +31,11 @@ def build_paragraphs(pages: list[list[TextLine]], *, grade_lines: bool = True) -
     for line in lines:
         boundary = previous is None or _starts_paragraph(previous, line, current) or _style_changes(previous, line)
         level = heading_level(line, body_size, grade_lines) if boundary and line.page not in contents and not line.table else 0
-        if current.is_heading and _runs_on(current.text, line.text):
+        if current.is_heading and (_runs_on(current.text, line.text) or _runs_into(previous, line, boundary)):
             # A bold lead-in that goes on in lower case ("…lowering to: a. Combine the DASH dietary pattern with
-            # lower" / "sodium intake.") is a sentence set in bold, not a heading: it stays in the text.
+            # lower" / "sodium intake.") is a sentence set in bold, not a heading: it stays in the text. So is a
+            # Chinese heading run into its paragraph's first line ("3.1.1 心室率控制的目标 急性房颤的心室率控制应以患者"
+            # / "的血流动力学稳定…").
             current.is_heading, current.heading_level = False, 0
             boundary, level = False, 0
         if boundary or current.is_heading:
@@ -98,6 +102,12 @@ def _starts_paragraph(previous: TextLine, line: TextLine, current: Paragraph) ->
     gap = line.y0 - previous.y1
     if gap > 0.8 * max(previous.height, line.height):
         return True
+    if previous.text.endswith(_CJK_FULL_STOPS) and _ends_sentence_short(previous, current):
+        # Chinese text indents every paragraph's first line and reaches the column's edge on every line but its
+        # last: a line ending a sentence well short of the edge ends its paragraph, and a line after it that is
+        # not indented opens something else (a section heading set like the body, "1.1 HFpEF 的流行病学", after
+        # "…有不同于HFrEF 的发病机制和治疗方案。").
+        return True
     indent = line.x0 - previous.x0
     if 0.8 * line.size < indent < 6 * line.size:
         return True
@@ -109,6 +119,14 @@ def _starts_paragraph(previous: TextLine, line: TextLine, current: Paragraph) ->
 def _runs_on(heading: str, line: str) -> bool:
     """Whether a line continues a sentence the heading text left open (it starts in lower case)."""
     return line[:1].islower() and not _SENTENCE_END.search(heading)
+
+
+def _runs_into(previous: TextLine | None, line: TextLine, boundary: bool) -> bool:
+    """Whether a Chinese line read as a heading runs on into the line below: it is as wide as that line, which is
+    not indented and opens nothing (Chinese breaks lines between any two characters, so the words run on)."""
+    if previous is None or boundary or not IDEOGRAPH.match(previous.text[-1:]):
+        return False
+    return previous.x1 >= line.x1 - previous.size and abs(line.x0 - previous.x0) < 0.8 * line.size
 
 
 def _style_changes(previous: TextLine, line: TextLine) -> bool:
