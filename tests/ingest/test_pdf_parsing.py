@@ -381,6 +381,23 @@ def test_a_raised_mark_reaching_into_the_piece_before_it_stays_on_its_line(
     assert "应考虑缩短PCI术后DAPT疗程至1~3个月［51］。荟萃分析表明，≤3个月的DAPT可降低30%的出血风险" in text
 
 
+@pytest.mark.parametrize(
+    ("name", "page", "sentence"),
+    [
+        # "效）" and "［3］，半衰期…" are one visual line in two blocks; the parenthesis' box overlaps the mark by 5 pt.
+        ("zh-dapt-chd-consensus-2021.pdf", 2, "（600 mg 负荷量于2~6 h 起效）［3］，半衰期为6 h［4］。"),
+        # "…多个方面：" and "（1）系统" meet at two marks set half-width: their boxes overlap by exactly one em.
+        ("zh-hfpef-consensus-2023.pdf", 2, "HFpEF 发病机制复杂，涉及多个方面：（1）系统性炎症：这是HFpEF 发生的重要机制。"),
+    ],
+)
+def test_pieces_meeting_at_half_width_chinese_punctuation_are_one_line(
+    excerpt: Callable[[str, int, int], Path], name: str, page: int, sentence: str
+) -> None:
+    path = excerpt(name, page, page)
+    text = "".join(paragraph.text for paragraph in parse_pdf(path, path.name).paragraphs)
+    assert sentence in text
+
+
 def test_each_graded_row_of_a_chinese_table_keeps_its_whole_statement(excerpt: Callable[[str, int, int], Path]) -> None:
     """zh-dapt-chd-consensus-2021 p9, table 11: a cell's last line ("预防［57‑58］") holds more characters of its raised
     reference mark than of text, and a row's first line starts a little above its grade cells. The last line was

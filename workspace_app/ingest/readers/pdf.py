@@ -412,7 +412,7 @@ def _continues(left: TextLine, right: TextLine) -> bool:
     # A raised mark's box may reach into the glyph before it (2 pt in zh-dapt-chd-consensus-2021).
     short = min(len(left.text), len(right.text)) <= 12
     if short:
-        return -_OVERLAP <= gap <= 1.2 * size
+        return -_overlap(left, right) <= gap <= 1.2 * size
     left_end = left.edge_sizes[1] if left.edge_sizes else left.size
     right_start = right.edge_sizes[0] if right.edge_sizes else right.size
     resized = abs(left.size - right.size) > 0.5 or abs(left_end - right_start) > 0.5
@@ -420,10 +420,11 @@ def _continues(left: TextLine, right: TextLine) -> bool:
 
 
 def _overlap(left: TextLine, right: TextLine) -> float:
-    """How far (pt) two pieces of one visual line may overlap: a font size where they meet at CJK punctuation
-    (set half-width in a full-width box), `_OVERLAP` elsewhere."""
+    """How far (pt) two pieces of one visual line may overlap: a font size (and a little) where they meet at CJK
+    punctuation (set half-width in a full-width box: "…多个方面：" overlaps "（1）系统" by exactly 1 em), `_OVERLAP`
+    elsewhere."""
     seam = left.text[-1:] + right.text[:1]
-    return max(_OVERLAP, left.size, right.size) if _WIDE_PUNCTUATION.search(seam) else _OVERLAP
+    return max(_OVERLAP, left.size, right.size) + 0.5 if _WIDE_PUNCTUATION.search(seam) else _OVERLAP
 
 
 def _furniture_key(line: TextLine) -> str:
