@@ -431,6 +431,17 @@ def test_a_chinese_heading_run_into_its_first_line_stays_in_its_sentence(excerpt
     assert any("急性房颤的心室率控制应以患者的血流动力学稳定和病情改善为目标" in p.text and not p.is_heading for p in paragraphs)
 
 
+def test_the_header_of_a_second_graded_table_in_a_column_stays_a_header(excerpt: Callable[[str, int, int], Path]) -> None:
+    """zh-acute-af-ed-2024 p2 has two graded tables, one above the other, in its right column. The second's header
+    ("推荐意见 / 推荐级别 / 证据级别") was joined only for the first table of a column, so its cells ran into the first row
+    ("证据级别识别与评估急性房颤的病因或诱因…")."""
+    path = excerpt("zh-acute-af-ed-2024.pdf", 2, 2)
+    texts = [p.text for p in parse_pdf(path, path.name).paragraphs]
+    assert "识别与评估急性房颤的病因或诱因是管理房颤的重要内容 Ⅰ C" in texts
+    assert "推荐意见 推荐级别 证据级别" in texts
+    assert not [t for t in texts if t.startswith(("推荐级别", "证据级别"))]
+
+
 def test_a_chinese_numbered_line_with_an_acronym_is_running_text_not_a_heading(
     excerpt: Callable[[str, int, int], Path],
 ) -> None:

@@ -60,8 +60,9 @@ def attach_grade_cells(lines: list[TextLine]) -> list[TextLine]:
         for cell in pair:
             row.glyphs.add(cell.glyphs)
         used.update(id(line) for line in [*statement[1:], *pair])
-        if not any(other[0].y0 < pair[0].y0 and abs(other[0].x0 - pair[0].x0) < 20 for other, _ in cells[:index]):
-            used.update(_attach_header(lines, pair, statement[0]))
+        # A table's header stands just above its first row's cells (`_attach_header` looks no further), also when
+        # another table stands higher in the same column.
+        used.update(_attach_header([line for line in lines if id(line) not in used], pair, statement[0]))
     return [line for line in lines if id(line) not in used]
 
 
