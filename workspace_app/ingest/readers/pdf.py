@@ -24,8 +24,8 @@ from workspace_app.ingest.layout import GlyphCount, ParsedDocument, TextLine, ne
 from workspace_app.ingest.ocr import PageOcr, read_scanned_pages
 from workspace_app.ingest.paragraphs import build_paragraphs
 from workspace_app.ingest.reading_order import page_order
-from workspace_app.text.cjk import CJK_PUNCTUATION
 from workspace_app.ingest.ruled_tables import join_ruled_rows, may_hold_table
+from workspace_app.text.cjk import CJK_PUNCTUATION
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
