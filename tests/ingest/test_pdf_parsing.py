@@ -260,8 +260,8 @@ def test_chinese_line_breaks_add_no_spaces(excerpt: Callable[..., Path], chunk_p
             "disease (CVD) in women",
             id="mosca-p2-drop-capital",
         ),
-        pytest.param(  # Chinese two-column page: a quotation mark set half-width keeps a full-width box that
-            # overlaps the piece of the line before it; read apart, the pieces went to other sentences ("心“永律失常")
+        pytest.param(  # Chinese two-column page: the piece "“永" overlaps the full stop set half-width before it
+            # ("…维持窦性心律。") by most of an em; read apart, it went into another sentence ("…最危险的心“永律失常")
             "zh-acute-af-ed-2024.pdf", 2, "应特别注意预激综合征伴发房颤是最危险的心律失常之一",
             id="zh-acute-p2-half-width-punctuation",
         ),
