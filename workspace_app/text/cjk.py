@@ -2,7 +2,8 @@
 
 `IDEOGRAPHS` is the one definition of a Chinese character: the CJK Unified Ideographs, Extension A and the
 Compatibility Ideographs. `WIDE_CHARS` adds the CJK punctuation (、。「」) and the fullwidth forms (，：（）) that
-Chinese text is set with: layout never puts a space next to one of them when it joins lines.
+Chinese text is set with: layout never puts a space next to one of them when it joins lines. `WIDE_PUNCTUATION` is
+those marks alone (a mark set half-width keeps a full-width box: the reader joins pieces of a line overlapping there).
 
 The ranges are character-class bodies, for building patterns: `re.compile(f"[{IDEOGRAPHS}A-Za-z]")`.
 
@@ -17,11 +18,13 @@ import re
 IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_PUNCTUATION = "\u3000-\u303f"
 FULLWIDTH_FORMS = "\uff00-\uffef"
+FULLWIDTH_PUNCTUATION = "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"  # fullwidth, not letters/digits
 WIDE_CHARS = CJK_PUNCTUATION + IDEOGRAPHS + FULLWIDTH_FORMS
 
 IDEOGRAPH = re.compile(f"[{IDEOGRAPHS}]")
 IDEOGRAPH_RUN = re.compile(f"[{IDEOGRAPHS}]+")
 WIDE_CHAR = re.compile(f"[{WIDE_CHARS}]")
+WIDE_PUNCTUATION = re.compile(f"[{CJK_PUNCTUATION}{FULLWIDTH_PUNCTUATION}]")  # 、。「」，：（）
 
 
 def is_cjk(text: str) -> bool:

@@ -25,7 +25,7 @@ from workspace_app.ingest.ocr import PageOcr, read_scanned_pages
 from workspace_app.ingest.paragraphs import build_paragraphs
 from workspace_app.ingest.reading_order import page_order
 from workspace_app.ingest.ruled_tables import join_ruled_rows, may_hold_table
-from workspace_app.text.cjk import CJK_PUNCTUATION
+from workspace_app.text.cjk import WIDE_PUNCTUATION
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
@@ -33,7 +33,6 @@ _TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymu
 # top and bottom are then put where a CJK glyph box of that size sits around its baseline.
 _TALL, _ASCENT, _DESCENT = 1.6, 0.86, 0.29
 _OVERLAP = 2.0  # how far (pt) two pieces of one visual line may overlap (`_continues`)
-_WIDE_PUNCTUATION = re.compile(f"[{CJK_PUNCTUATION}\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|[.\-,]B$|[.\-]Bd|HTK|Hei", re.IGNORECASE)
 _EDGE_SHARE = 0.085
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -424,7 +423,7 @@ def _overlap(left: TextLine, right: TextLine) -> float:
     punctuation (set half-width in a full-width box: "…多个方面：" overlaps "（1）系统" by exactly 1 em), `_OVERLAP`
     elsewhere."""
     seam = left.text[-1:] + right.text[:1]
-    return max(_OVERLAP, left.size, right.size) + 0.5 if _WIDE_PUNCTUATION.search(seam) else _OVERLAP
+    return max(_OVERLAP, left.size, right.size) + 0.5 if WIDE_PUNCTUATION.search(seam) else _OVERLAP
 
 
 def _furniture_key(line: TextLine) -> str:
