@@ -78,3 +78,10 @@ def open_page(page: Any, link: str, heading: str, timeout_ms: int = 30_000) -> N
 
     page.get_by_role("link", name=link).click()
     expect(page.get_by_role("heading", name=heading, exact=True)).to_be_visible(timeout=timeout_ms)
+
+
+def print_console_errors(page: Any) -> None:
+    """Print the page's console errors and warnings as they come: pytest shows them under a failed test (a blank
+    page after a frontend error says nothing by itself)."""
+    page.on("console", lambda message: print(f"console {message.type}: {message.text}")
+            if message.type in ("error", "warning") else None)

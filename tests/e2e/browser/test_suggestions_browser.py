@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from served import CHROMIUM_ARGS
+from served import CHROMIUM_ARGS, print_console_errors
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -25,6 +25,7 @@ def test_click_a_suggested_question_and_get_a_cited_answer(
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        print_console_errors(page)
         page.goto(app_url)
         page.locator(".st-key-create-workspace-name input").fill("Women CVD")
         page.locator(".st-key-create-workspace-submit button").click()
