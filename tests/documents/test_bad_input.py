@@ -193,21 +193,6 @@ def test_a_pdf_with_an_empty_user_password_is_ingested(
     assert service.search.search("Blank password", "双联抗血小板", methods=("sparse",)).hits
 
 
-@pytest.mark.slow
-def test_a_300_page_pdf_is_ingested(tmp_path: Path, build: Callable[..., Any], files: dict[str, Path]) -> None:
-    service = build(tmp_path / "data")
-    service.workspaces.create("Big")
-    report = service.documents.ingest("Big", files["300-pages.pdf"])
-    assert report.status == "ready", report
-    assert report.pages == 300
-    document = service.documents.get("Big", report.document_id)
-    ids = service.catalog.document_chunk_ids(document.id)
-    assert len(ids) == document.chunks == report.chunks
-    assert service.vectors.count(document.workspace_id) == report.chunks
-    pages = {c.page_end for c in service.catalog.get_chunks(ids).values()}
-    assert max(pages) >= 299
-
-
 def test_the_page_limit_refuses_a_long_pdf_cleanly(
     tmp_path: Path, build: Callable[..., Any], files: dict[str, Path], guidelines: Path
 ) -> None:
@@ -308,6 +293,21 @@ def test_cli_good_document_matches_an_undisturbed_ingest(
         if document.status == "failed":
             assert service.catalog.document_chunk_ids(document.id) == []
             assert service.vectors.count(ws.id, document.id) == 0
+
+
+@pytest.mark.slow
+def test_the_300_page_pdf_the_cli_ingested_is_whole(
+    cli_run: tuple[Path, Any, list[dict[str, Any]], list[Path]], build: Callable[..., Any],
+) -> None:
+    data_dir, _, _, _ = cli_run
+    service = build(data_dir)
+    document = service.documents.get("W", "300-pages.pdf")
+    assert (document.status, document.pages) == ("ready", 300)
+    ids = service.catalog.document_chunk_ids(document.id)
+    assert len(ids) == document.chunks
+    assert service.vectors.count(document.workspace_id, document.id) == document.chunks
+    pages = {c.page_end for c in service.catalog.get_chunks(ids).values()}
+    assert max(pages) >= 299
 
 
 @pytest.mark.slow
