@@ -43,19 +43,27 @@ QUOTE_IN_VIEW = """(frame) => {
 }"""
 
 
-@pytest.fixture
-def reading_app(tmp_path: Path, cli: Callable[..., Any], guidelines: Path,
-                excerpt: Callable[..., Path]) -> Iterator[tuple[str, dict[str, str]]]:
-    """Serve a workspace holding the 20-page women's CVD guideline and a 2-page syncope excerpt; their ids by name."""
+@pytest.fixture(scope="module")
+def reading_data(tmp_path_factory: pytest.TempPathFactory, cli: Callable[..., Any], guidelines: Path,
+                 excerpt: Callable[..., Path]) -> tuple[Path, dict[str, str]]:
+    """A data dir whose workspace holds the 20-page women's CVD guideline and a 2-page syncope excerpt, ingested
+    once for the module (each test serves a copy); their ids by name."""
     require_chromium()
-    data = tmp_path / "data"
+    data = tmp_path_factory.mktemp("reading") / "data"
     assert cli(data, "workspace", "create", "Cardiology").returncode == 0
     for path in (guidelines / "mosca-2011-women-cvd.pdf", excerpt("shen-2017-syncope.pdf", 8, 9)):
         done = cli(data, "ingest", "--workspace", "Cardiology", path)
         assert done.returncode == 0, done.stderr
     listed = cli(data, "documents", "--workspace", "Cardiology", "--json").stdout.splitlines()
-    ids = {row["name"]: row["id"] for row in map(json.loads, listed)}
-    with serving(data, tmp_path) as url:
+    return data, {row["name"]: row["id"] for row in map(json.loads, listed)}
+
+
+@pytest.fixture
+def reading_app(tmp_path: Path, reading_data: tuple[Path, dict[str, str]]) -> Iterator[tuple[str, dict[str, str]]]:
+    """Serve a copy of the module's data dir (a test may remove a source); the sources' ids by name."""
+    template, ids = reading_data
+    shutil.copytree(template, tmp_path / "data")
+    with serving(tmp_path / "data", tmp_path) as url:
         yield url, ids
 
 
