@@ -111,3 +111,11 @@ def test_the_source_sharing_most_words_with_the_phrase_is_named_and_a_tie_names_
     defined = {"ACHD": "adult congenital heart disease", "CHD": "congenital heart disease"}
     assert named_documents("What does the adult congenital heart disease guideline say?", EIGHT, abbreviations=defined) == []
     assert named_documents("What does the 2018 ACHD guideline say?", EIGHT, abbreviations=defined) == ["stout"]
+
+
+def test_a_year_alone_names_no_source_whose_name_lacks_the_phrases_topic() -> None:
+    # The workspace's only 2021 source is the Chinese DAPT consensus: "the 2021 ESC heart failure guideline" is
+    # another document (not in the workspace), "the 2021 consensus" is this one.
+    assert named_documents("What does the 2021 ESC heart failure guideline recommend?", EIGHT) == []
+    assert named_documents("What does the 2021 consensus recommend for DAPT?", EIGHT) == ["dapt"]
+    assert named_documents("What INR range does the 2011 women's prevention guideline set?", NAMES) == ["mosca"]

@@ -20,7 +20,8 @@ from workspace_app.text.terms import evidence_terms
 
 # How a question refers to a source by its name: "the 2021 European valve disease guideline", "the lifestyle
 # guideline's", "中国急诊房颤指南" (the words before 指南 back to a particle or punctuation).
-_FUNCTION_WORDS = r"(?:the|a|an|in|of|for|on|to|about|and|or|with|by|from|what|which|how|does|do|is|are|says?|that|this)"
+_FUNCTION = "the a an in of for on to about and or with by from what which how does do is are say says that this".split()
+_FUNCTION_WORDS = rf"(?:{'|'.join(_FUNCTION)})"
 _REFERENCE = re.compile(
     rf"\b(?:the|this|that)\s+(?:(?!{_FUNCTION_WORDS}\b)[\w/&'’.-]+\s+){{0,5}}"
     r"(?:guidelines?|papers?|statements?|consensus|report|document|updates?)(?:['’]s)?\b"
@@ -38,6 +39,7 @@ _CJK_STOP = re.compile(r".*[的在时对和与及]")
 _FILE_WORDS = evidence_terms(
     "pdf txt md guideline guidelines paper statement consensus report document update recommendation recommendations"
 )
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 
@@ -98,11 +100,25 @@ def named_documents(
         shared = {document_id: len(words & terms) for document_id, terms in distinctive.items()}
         most = max(shared.values())
         best = [d for d, count in shared.items() if most and count == most]
-        if len(best) == 1 and best[0] not in named:  # a phrase names one source; on a tie it names none
-            named.append(best[0])
+        if len(best) == 1 and best[0] not in named and not _by_year_alone(phrase, words & distinctive[best[0]],
+                                                                         own[best[0]]):
+            named.append(best[0])  # a phrase names one source; on a tie it names none
     if openings:
         named += [d for d in _named_by_title(text, names, openings) if d not in named]
     return named
+
+
+def _by_year_alone(phrase: str, shared: set[str], name_terms: frozenset[str] | set[str]) -> bool:
+    """Whether a phrase would name a source by a year alone while its own topic words are not in that source's file
+    name: "the 2021 ESC heart failure guideline" is not `zh-dapt-chd-consensus-2021.pdf` (a source of the workspace
+    from that year), though "the 2021 guideline" is."""
+    if not shared or not all(_YEAR.fullmatch(term) for term in shared):
+        return False
+    topic = {
+        term for term in evidence_terms(phrase)
+        if term.isascii() and term.isalpha() and len(term) > 1 and term not in _FILE_WORDS and term not in _FUNCTION
+    }
+    return bool(topic - name_terms)
 
 
 def _named_by_title(text: str, names: Mapping[str, str], openings: Mapping[str, str]) -> list[str]:
