@@ -214,6 +214,26 @@ def test_real_hyphens_at_line_ends_stay_without_a_space(
     assert not broken, f"hyphenated words broken by a space: {broken}"
 
 
+@pytest.mark.parametrize(("name", "first", "last"), [("zh-dapt-chd-consensus-2021.pdf", 2, 3),
+                                                     ("grundy-2018-cholesterol.pdf", 52, 52)])
+def test_a_range_broken_after_its_dash_or_tilde_reads_without_a_space(
+    excerpt: Callable[..., Path], chunk_pdf: Callable[..., list[Any]], name: str, first: int, last: int
+) -> None:
+    # "负荷剂量需6~|8 h", "DAPT（12~|24 个月）", "(1.7–|4.8 mmol/L)": a range broken at a line end is one range.
+    pdf = excerpt(name, first, last)
+    breaks = []
+    with pymupdf.open(pdf) as doc:
+        for page in doc:
+            lines = [line for _, line, _ in raw_lines(page)]
+            for upper, lower in zip(lines, lines[1:]):
+                if re.search(r"\d[–~]$", upper) and lower[:1].isdigit():
+                    breaks.append((page.number + 1, upper[-6:], lower[:4]))
+    assert len(breaks) >= 3 if name.startswith("zh") else breaks
+    chunks = chunk_pdf(pdf)
+    apart = [b for b in breaks if b[1] + b[2] not in texts_on(chunks, b[0])]
+    assert not apart, f"ranges read with a space after their dash or tilde: {apart}"
+
+
 def test_chinese_line_breaks_add_no_spaces(excerpt: Callable[..., Path], chunk_pdf: Callable[..., list[Any]]) -> None:
     pdf = excerpt("zh-acute-af-ed-2024.pdf", 5, 9)
     breaks = []

@@ -101,16 +101,19 @@ class Paragraph:
         if self.text:
             if dehyphenate:
                 self.text = self.text[:-1]
-            elif needs_space(self.text, piece) and not _ends_with_joiner(self.text):
+            elif needs_space(self.text, piece) and not _joined_at_line_end(self.text, piece):
                 self.text += " "
         start = len(self.text)
         self.text += piece
         self.spans.append(LineSpan(line, start, len(self.text)))
 
 
-def _ends_with_joiner(text: str) -> bool:
-    """A real hyphen or slash at a line end joins the next line without a space ("cost-" "effectiveness")."""
-    return len(text) > 1 and text[-1] in "-‐/" and text[-2].isalnum()
+def _joined_at_line_end(text: str, piece: str) -> bool:
+    """A real hyphen or slash at a line end joins the next line without a space ("cost-" "effectiveness"), and so
+    does the dash or tilde of a range between two numbers ("(1.7–" "4.8 mmol/L)", "1~" "3 个月")."""
+    if len(text) < 2:
+        return False
+    return (text[-1] in "-‐/" and text[-2].isalnum()) or (text[-1] in "–~" and text[-2].isdigit() and piece[:1].isdigit())
 
 
 def needs_space(left: str, right: str) -> bool:
