@@ -10,6 +10,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -225,7 +226,7 @@ def test_a_range_broken_after_its_dash_or_tilde_reads_without_a_space(
     with pymupdf.open(pdf) as doc:
         for page in doc:
             lines = [line for _, line, _ in raw_lines(page)]
-            for upper, lower in zip(lines, lines[1:]):
+            for upper, lower in pairwise(lines):
                 if re.search(r"\d[–~]$", upper) and lower[:1].isdigit():
                     breaks.append((page.number + 1, upper[-6:], lower[:4]))
     assert len(breaks) >= 3 if name.startswith("zh") else breaks
