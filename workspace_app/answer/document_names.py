@@ -16,12 +16,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from workspace_app.text.analyzer import expand_with_abbreviations
-from workspace_app.text.terms import evidence_terms
+from workspace_app.text.terms import content_terms, evidence_terms
 
 # How a question refers to a source by its name: "the 2021 European valve disease guideline", "the lifestyle
 # guideline's", "中国急诊房颤指南" (the words before 指南 back to a particle or punctuation).
-_FUNCTION = "the a an in of for on to about and or with by from what which how does do is are say says that this".split()
-_FUNCTION_WORDS = rf"(?:{'|'.join(_FUNCTION)})"
+_FUNCTION_WORDS = r"(?:the|a|an|in|of|for|on|to|about|and|or|with|by|from|what|which|how|does|do|is|are|says?|that|this)"
 _REFERENCE = re.compile(
     rf"\b(?:the|this|that)\s+(?:(?!{_FUNCTION_WORDS}\b)[\w/&'’.-]+\s+){{0,5}}"
     r"(?:guidelines?|papers?|statements?|consensus|report|document|updates?)(?:['’]s)?\b"
@@ -114,10 +113,7 @@ def _by_year_alone(phrase: str, shared: set[str], name_terms: frozenset[str] | s
     from that year), though "the 2021 guideline" is."""
     if not shared or not all(_YEAR.fullmatch(term) for term in shared):
         return False
-    topic = {
-        term for term in evidence_terms(phrase)
-        if term.isascii() and term.isalpha() and len(term) > 1 and term not in _FILE_WORDS and term not in _FUNCTION
-    }
+    topic = {term for term in content_terms(phrase) if term.isascii() and term.isalpha()} - _FILE_WORDS
     return bool(topic - name_terms)
 
 
