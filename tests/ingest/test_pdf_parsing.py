@@ -229,7 +229,7 @@ def test_a_range_broken_after_its_dash_or_tilde_reads_without_a_space(
             for upper, lower in pairwise(lines):
                 if re.search(r"\d[–~]$", upper) and lower[:1].isdigit():
                     breaks.append((page.number + 1, upper[-6:], lower[:4]))
-    assert len(breaks) >= 3 if name.startswith("zh") else breaks
+    assert len(breaks) >= (3 if name.startswith("zh") else 1), breaks
     chunks = chunk_pdf(pdf)
     apart = [b for b in breaks if b[1] + b[2] not in texts_on(chunks, b[0])]
     assert not apart, f"ranges read with a space after their dash or tilde: {apart}"
