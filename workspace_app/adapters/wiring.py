@@ -7,6 +7,7 @@ import json
 import os
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workspace_app.accounts.service import AccountService
 from workspace_app.adapters.ownership import claim_data_dir
@@ -54,9 +55,6 @@ from workspace_app.retrieval.search import SearchService
 from workspace_app.storage.base import EmbeddingCache, FileStore, ThumbnailStore, UploadFolder
 from workspace_app.storage.chroma import ChromaVectorIndex, open_chroma
 from workspace_app.storage.files import LocalFileStore, LocalThumbnailStore, LocalUploadFolder
-from workspace_app.storage.postgres.catalog import PostgresCatalog
-from workspace_app.storage.postgres.embedding_cache import PostgresEmbeddingCache
-from workspace_app.storage.postgres.graph import PostgresGraphStore
 from workspace_app.storage.queue import HueyJobQueue, open_huey
 from workspace_app.storage.sqlite.catalog import SqliteCatalog
 from workspace_app.storage.sqlite.embedding_cache import SqliteEmbeddingCache
@@ -101,8 +99,13 @@ def _read_token(path: Path) -> str | None:
         return None
 
 
-Catalog = SqliteCatalog | PostgresCatalog
-"""The catalog backends: one store of every repository, chosen by `WORKSPACE_CATALOG__URL`."""
+if TYPE_CHECKING:  # PostgreSQL's modules (and psycopg) load only where a postgresql:// catalog is configured
+    from workspace_app.storage.postgres.catalog import PostgresCatalog
+    from workspace_app.storage.postgres.embedding_cache import PostgresEmbeddingCache
+    from workspace_app.storage.postgres.graph import PostgresGraphStore
+
+    Catalog = SqliteCatalog | PostgresCatalog
+    """The catalog backends: one store of every repository, chosen by `WORKSPACE_CATALOG__URL`."""
 
 
 def open_catalog(settings: Settings) -> Catalog:
@@ -111,6 +114,8 @@ def open_catalog(settings: Settings) -> Catalog:
     checked when the settings are read (config.py), so nothing else gets here."""
     url = settings.catalog.url
     if url.startswith(CATALOG_SCHEMES):
+        from workspace_app.storage.postgres.catalog import PostgresCatalog
+
         return PostgresCatalog(url)
     return SqliteCatalog(settings.storage.data_dir / "catalog.sqlite")
 
@@ -119,6 +124,8 @@ def open_embedding_cache(settings: Settings) -> SqliteEmbeddingCache | PostgresE
     """The embedding cache beside the catalog: a table in its PostgreSQL database (shared by every machine, so the
     sentence vectors a worker made serve the API's asks), else the SQLite file embeddings.sqlite in the data dir."""
     if settings.catalog.url.startswith(CATALOG_SCHEMES):
+        from workspace_app.storage.postgres.embedding_cache import PostgresEmbeddingCache
+
         return PostgresEmbeddingCache(settings.catalog.url)
     return SqliteEmbeddingCache(settings.storage.data_dir / "embeddings.sqlite")
 
@@ -141,9 +148,11 @@ def open_accounts(settings: Settings) -> tuple[AccountService, Catalog]:
 
 def graph_store(catalog: Catalog) -> SqliteGraphStore | PostgresGraphStore:
     """The entity graph's tables, in the catalog's database."""
-    if isinstance(catalog, PostgresCatalog):
-        return PostgresGraphStore(catalog.database)
-    return SqliteGraphStore(catalog.database)
+    if isinstance(catalog, SqliteCatalog):
+        return SqliteGraphStore(catalog.database)
+    from workspace_app.storage.postgres.graph import PostgresGraphStore
+
+    return PostgresGraphStore(catalog.database)
 
 
 def build_queue(settings: Settings) -> HueyJobQueue:

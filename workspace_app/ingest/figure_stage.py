@@ -13,8 +13,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-
-import pymupdf
+from typing import TYPE_CHECKING
 
 from workspace_app.errors import ModelUnavailableError
 from workspace_app.ingest.figures import Box, FigureRules, FoundFigure, find_figures
@@ -22,6 +21,9 @@ from workspace_app.ingest.ocr import OcrEngine, load_engine
 from workspace_app.models.documents import FIGURE_TEXT, Chunk, Document, Figure, Rect, StageReport
 from workspace_app.storage.base import FigureRepository, ThumbnailStore
 from workspace_app.text.analyzer import index_text
+
+if TYPE_CHECKING:
+    import pymupdf
 
 _BESIDE = 3  # chunks linked to a figure: the nearest ones on its page
 _NEARBY_INDEXED = 2  # of those, the nearest whose text is indexed with the figure ("nearby text")
@@ -55,6 +57,8 @@ class FigureStage:
         if document.media_type != "application/pdf":
             self._figures.replace_figures(document.id, document.workspace_id, [], [])
             return
+        import pymupdf
+
         stored: list[Figure] = []
         with pymupdf.open(self._path_of(document)) as pdf:
             found_on_pages: list[tuple[int, FoundFigure]] = []
@@ -107,6 +111,7 @@ class FigureStage:
 def read_picture(page: pymupdf.Page, box: Box, engine: OcrEngine, dpi: int) -> str:
     """The words an OCR engine reads in a region of the page, in its reading order, joined by spaces."""
     import numpy as np
+    import pymupdf
 
     pixmap = page.get_pixmap(dpi=dpi, clip=pymupdf.Rect(box), alpha=False, colorspace=pymupdf.csRGB)
     image = np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width, pixmap.n)
@@ -115,6 +120,8 @@ def read_picture(page: pymupdf.Page, box: Box, engine: OcrEngine, dpi: int) -> s
 
 def thumbnail(page: pymupdf.Page, box: Box, width_px: int) -> bytes:
     """The figure's area of the page as a PNG at most `width_px` wide (never enlarged past 2x)."""
+    import pymupdf
+
     clip = pymupdf.Rect(box)
     scale = min(2.0, width_px / max(clip.width, 1.0))
     return bytes(page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), clip=clip, alpha=False).tobytes("png"))

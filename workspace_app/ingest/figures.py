@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pymupdf
-
 if TYPE_CHECKING:
+    import pymupdf
+
     from workspace_app.config import IngestSettings
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in points, top-left origin
@@ -172,6 +172,8 @@ class _Block:
 
 def _text_blocks(page: pymupdf.Page) -> list[_Block]:
     """The page's text blocks of horizontal lines."""
+    import pymupdf
+
     blocks = []
     for block in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
         lines = []
@@ -300,6 +302,8 @@ def _box(values: Sequence[float]) -> Box:
 
 
 def _clip(rect: Any, page_rect: pymupdf.Rect) -> Box | None:
+    import pymupdf
+
     clipped = pymupdf.Rect(rect) & page_rect
     if clipped.is_empty:
         return None

@@ -16,11 +16,12 @@ import re
 import unicodedata
 from collections.abc import Callable
 from functools import partial
-from typing import Any
-
-import pymupdf
+from typing import TYPE_CHECKING, Any
 
 from workspace_app.ingest.layout import GlyphCount
+
+if TYPE_CHECKING:
+    import pymupdf
 
 MARKER = "⟨?⟩"
 
@@ -180,6 +181,8 @@ def recover_span(
 
 def glyph_has_ink(page: pymupdf.Page, bbox: tuple[float, float, float, float]) -> bool:
     """Whether anything is painted inside a glyph's box (a control code may stand for an empty glyph)."""
+    import pymupdf
+
     rect = pymupdf.Rect(bbox)
     if rect.is_empty or rect.width < 0.2:
         return False

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any, Protocol
 
-import pymupdf
-
 from workspace_app.errors import ModelUnavailableError
 from workspace_app.ingest.layout import TextLine
 from workspace_app.ingest.line_ink import LineInk, ink_mask, measure_line
@@ -34,6 +32,7 @@ from workspace_app.ingest.ocr_cells import missed_cells
 
 if TYPE_CHECKING:
     import numpy as np
+    import pymupdf
 
     from workspace_app.config import IngestSettings
 
@@ -289,6 +288,7 @@ def read_in_order(
 def _render(page: pymupdf.Page, dpi: int) -> tuple[np.ndarray, int, float, tuple[float, float]]:
     """The page as an RGB image at `dpi`, its 1-based number, points per pixel and its top-left corner."""
     import numpy as np
+    import pymupdf
 
     pixmap = page.get_pixmap(dpi=dpi, alpha=False, colorspace=pymupdf.csRGB)
     image = np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width, pixmap.n)

@@ -12,9 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
-
-import pymupdf
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workspace_app.errors import CorruptPdfError, EmptyFileError, EncryptedPdfError, ImageOnlyPdfError
 from workspace_app.ingest.captioned_tables import join_table_rows
@@ -27,8 +25,10 @@ from workspace_app.ingest.reading_order import page_order
 from workspace_app.ingest.ruled_tables import join_ruled_rows, may_hold_table
 from workspace_app.text.cjk import WIDE_PUNCTUATION
 
+if TYPE_CHECKING:
+    import pymupdf
+
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
-_TEXT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
 # A line box taller than this many times its font size is a font's bogus metrics (`_text_height`); the text's
 # top and bottom are then put where a CJK glyph box of that size sits around its baseline.
 _TALL, _ASCENT, _DESCENT = 1.6, 0.86, 0.29
@@ -67,6 +67,8 @@ _OTHER_KINDS = (
 
 def open_pdf(path: Path, display_name: str) -> pymupdf.Document:
     """Open a PDF or raise a user-facing error that says what is wrong with it."""
+    import pymupdf  # here, not at the top: a process that never reads a PDF skips its ~0.7 s import (layout models)
+
     if path.stat().st_size == 0:
         raise EmptyFileError(f"{display_name} is empty (0 bytes). Upload the complete file.")
     with path.open("rb") as file:
@@ -205,14 +207,17 @@ def _read_pages(
     doc: pymupdf.Document, display_name: str, report: StageCallback | None
 ) -> Iterator[tuple[list[TextLine], GlyphCount]]:
     """Each page's lines from its text layer, and the symbol-font glyphs of the lines left out (rotated or empty)."""
+    import pymupdf
+
+    flags = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES
     total = doc.page_count
     encodings = FontEncodings(doc)
     work = _work_done(doc) if report is not None else []
     for index in range(total):
         try:
             page = doc.load_page(index)
-            raw = page.get_text("dict", flags=_TEXT_FLAGS)
-            recover_page(page, raw, encodings, _TEXT_FLAGS)
+            raw = page.get_text("dict", flags=flags)
+            recover_page(page, raw, encodings, flags)
         except Exception as exc:
             raise CorruptPdfError(_damaged_page(display_name, index)) from exc
         set_aside = GlyphCount()
@@ -272,6 +277,8 @@ def _table_boxes(page: pymupdf.Page) -> list[tuple[float, float, float, float]]:
 
 
 def _raw_lines(raw: dict[str, Any], page_number: int, set_aside: GlyphCount) -> Iterator[TextLine]:
+    import pymupdf
+
     bullet_fonts = _bullet_fonts(_drawn_by_font(raw))
     for number, block in enumerate(raw.get("blocks", [])):
         if block.get("type") != 0:
