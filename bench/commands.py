@@ -6,6 +6,8 @@ command's median, minimum and maximum. One more run of each under `PYTHONPROFILE
 libraries the process imported.
 
     .venv/bin/python -m bench.commands [--runs 5]   # -> bench/results/commands.json
+    git worktree add /tmp/before <commit>            # another version's code, run by the same interpreter:
+    .venv/bin/python -m bench.commands --source /tmp/before --out bench/results/commands-before.json
 
 The workspace is one corpus PDF (arnett-2014, 6 pages), ingested once into bench/.cache/commands/ by the CLI and
 kept: latency hardly depends on the exact chunks, so the folder is not fingerprinted (delete it to rebuild).
@@ -24,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import RESULTS_DIR, git_info, now_iso
-from bench.common.paths import CACHE_DIR, CORPUS_DIR
-from bench.common.serving import CLI
+from bench.common.paths import CACHE_DIR, CORPUS_DIR, REPO
 
 OUT = RESULTS_DIR / "commands.json"
 DATA_DIR = CACHE_DIR / "commands"
@@ -41,9 +42,13 @@ COMMANDS = {
 HEAVY = ("torch", "transformers", "sentence_transformers", "pymupdf", "chromadb", "scipy", "sklearn")
 
 
+SOURCE = [REPO]  # the checkout whose code runs (`--source`)
+
+
 def run(arguments: list[str], environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([str(CLI), "--data-dir", str(DATA_DIR), *arguments], capture_output=True, text=True,
-                          env=environ, timeout=600, check=False)
+    environ = {**(environ or os.environ), "PYTHONPATH": str(SOURCE[0])}
+    command = [sys.executable, "-m", "workspace_app.adapters.cli", "--data-dir", str(DATA_DIR), *arguments]
+    done = subprocess.run(command, capture_output=True, text=True, env=environ, timeout=600, check=False)
     if done.returncode:
         raise RuntimeError(f"{' '.join(arguments)} exited {done.returncode}: {done.stderr[-1000:]}")
     return done
@@ -65,11 +70,18 @@ def imported(arguments: list[str]) -> list[str]:
     return [name for name in HEAVY if name in names]
 
 
+def _commit(checkout: Path) -> str:
+    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+    return done.stdout.strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.commands", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--source", type=Path, default=REPO, help="checkout whose workspace_app runs (default: this one)")
     args = parser.parse_args(argv)
+    SOURCE[0] = args.source.resolve()
     ensure_workspace()
     seconds: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for index in range(args.runs):
@@ -84,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, values in seconds.items()
     }
     results = {
-        "benchmark": "commands", "at": now_iso(), "git": git_info(),
+        "benchmark": "commands", "at": now_iso(), "git": git_info(), "source": {"path": str(SOURCE[0]), "commit": _commit(SOURCE[0])},
         "load_average": [round(x, 2) for x in os.getloadavg()], "commands": commands,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
