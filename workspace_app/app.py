@@ -101,6 +101,9 @@ class App:
         timings: dict[str, float] = {}
         started = time.perf_counter()
         questions = self.domain.warm_questions
+        # The whole model, not only the numpy runner a question needs: a request that embeds more than a few texts
+        # (a graph-mode ask's community reports, new suggestions) would otherwise load torch while someone waits.
+        self.embedder.load()
         self.embedder.embed_query(questions[0])
         timings["embedder"] = time.perf_counter() - started
         for question in questions:

@@ -189,6 +189,12 @@ class EmbeddingSettings(_Group):
     passage_prefix: str = Field("", description="Text put before every passage (e.g. 'passage: ').")
     batch_size: int = Field(32, ge=1, le=1024, description="Passages embedded per model call.")
     device: str = Field("cpu", description="Torch device for the embedder.")
+    few_texts: int = Field(
+        8, ge=0, le=64,
+        description="A model call of at most this many texts (a question, the few sentences an answer embeds) runs "
+        "the default model in numpy while torch has not been loaded, so a process that only answers never loads "
+        "it (~5 s); ingestion's batches run in torch. 0 runs everything in torch.",
+    )
     backend: Literal["torch", "onnx", "onnx-int8"] = Field(
         "torch",
         description="How the model runs: torch; onnx (onnxruntime on the CPU, the same vectors, ~1.3x faster); or "

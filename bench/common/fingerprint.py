@@ -43,7 +43,9 @@ FINGERPRINT_DIRS = (
 )
 # Query-time definitions (top-level names or `Class.member`), dropped in every fingerprinted file.
 QUERY_TIME = (
-    "Embedder.embed_query", "Embedder._query_encoder", "BertQueryEncoder", "_BertLayer", "_layer_norm", "_ERFC", "_erf", "one_query_thread", "_QUERY_TURN", "UseModel.encode_query", "SqliteCatalog.keyword_search",
+    "Embedder.embed_query", "one_query_thread", "_QUERY_TURN", "UseModel.encode_query", "SqliteCatalog.keyword_search",
+    # The numpy runner embeds questions and an answer's few sentences; ingestion loads torch first (`Embedder.load`).
+    "Embedder._numpy_model", "Embedder._few", "NumpyBert", "_BertLayer", "_layer_norm", "_ERFC", "_erf",
     "SqliteChunks.keyword_search", "ChromaVectorIndex.query", "query_terms", "ChunkRepository.chunk_texts",
     "SqliteCatalog.chunk_texts", "SqliteChunks.chunk_texts",
 )

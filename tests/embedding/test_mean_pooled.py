@@ -15,7 +15,7 @@ import numpy as np
 
 from workspace_app.config import EmbeddingSettings
 from workspace_app.embedding.embedder import Embedder, resolve_model_path
-from workspace_app.embedding.mean_pooled import BertQueryEncoder, MeanPooledModel, is_plain_mean_pooled
+from workspace_app.embedding.mean_pooled import MeanPooledModel, NumpyBert, is_plain_mean_pooled
 
 FOLDER = Path(resolve_model_path(EmbeddingSettings().model))
 # Unlike lengths in one batch (padding), text past the 256-piece limit (truncation), Chinese, and the spaces around
@@ -42,9 +42,9 @@ def test_its_vectors_are_the_librarys() -> None:
     assert ours.get_sentence_embedding_dimension() == library.get_embedding_dimension()
     assert ours.encode([]).shape == (0, 384)
 
-    queries = BertQueryEncoder.for_folder(FOLDER)
+    queries = NumpyBert.for_folder(FOLDER)
     assert queries is not None and queries.dimension == 384
-    one_by_one = np.stack([queries.encode_query(text) for text in TEXTS])
+    one_by_one = np.stack([queries.encode_one(text) for text in TEXTS])
     assert one_by_one.dtype == np.float32 and np.abs(one_by_one - expected).max() < 1e-6
 
 
@@ -69,17 +69,19 @@ def test_a_folder_that_pools_or_prompts_otherwise_is_left_to_the_library(tmp_pat
     assert type(embedder.model).__name__ == "SentenceTransformer"
 
 
-def test_a_process_that_asks_never_imports_torch_and_one_that_embeds_passages_never_the_library() -> None:
+def test_a_process_that_answers_never_imports_torch_and_one_that_ingests_never_the_library() -> None:
     script = (
         "import sys\n"
         "from workspace_app.config import EmbeddingSettings\n"
         "from workspace_app.embedding.embedder import Embedder\n"
         "embedder = Embedder(EmbeddingSettings())\n"
         "assert embedder.embed_query('How intense should statin therapy be?').shape == (384,)\n"
-        "assert embedder.dimension == 384\n"
-        "print('torch' in sys.modules)\n"
-        "assert embedder.embed_passages(['Statins lower LDL cholesterol.']).shape == (1, 384)\n"
+        "few = embedder.embed_passages(['Statins lower LDL cholesterol.', 'Aspirin is not advised.'])\n"
+        "assert few.shape == (2, 384) and embedder.dimension == 384\n"
         "assert embedder.count_tokens(['Statins lower LDL cholesterol.'])[0] > 3\n"
+        "print('torch' in sys.modules)\n"
+        "many = embedder.embed_passages([f'Passage {n} on statins and LDL cholesterol.' for n in range(20)])\n"
+        "assert many.shape == (20, 384)\n"
         "print(type(embedder.model).__name__, 'sentence_transformers' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
@@ -87,7 +89,22 @@ def test_a_process_that_asks_never_imports_torch_and_one_that_embeds_passages_ne
     assert done.stdout.split() == ["False", "MeanPooledModel", "False"]
 
 
-def test_questions_run_in_numpy_only_where_torch_would_run_the_model_on_the_cpu() -> None:
-    assert Embedder(EmbeddingSettings())._query_encoder() is not None
-    assert Embedder(EmbeddingSettings(backend="onnx"))._query_encoder() is None
-    assert Embedder(EmbeddingSettings(device="cuda"))._query_encoder() is None
+def test_few_texts_run_in_numpy_only_where_torch_would_run_the_model_on_the_cpu_and_is_not_loaded() -> None:
+    assert Embedder(EmbeddingSettings())._numpy_model() is not None
+    assert Embedder(EmbeddingSettings(backend="onnx"))._numpy_model() is None
+    assert Embedder(EmbeddingSettings(device="cuda"))._numpy_model() is None
+    assert Embedder(EmbeddingSettings(few_texts=0))._numpy_model() is None
+    embedder = Embedder(EmbeddingSettings(few_texts=2))
+    assert embedder._few(2) is not None and embedder._few(3) is None
+    numpy_made = embedder.embed_passages(["Statins lower LDL cholesterol."])  # not cached: no cache given
+    embedder.load()
+    assert embedder._few(1) is None  # once torch is loaded it runs every call
+    assert np.abs(embedder.embed_passages(["Statins lower LDL cholesterol."]) - numpy_made).max() < 1e-6
+
+
+def test_words_are_counted_alike_with_or_without_torch() -> None:
+    texts = TEXTS + ["", "β-blockers≤24 h", "CHA₂DS₂-VASc ≥ 2"]
+    without = Embedder(EmbeddingSettings()).count_tokens(texts)
+    with_torch = Embedder(EmbeddingSettings())
+    with_torch.load()
+    assert with_torch.count_tokens(texts) == without

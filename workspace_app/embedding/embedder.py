@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from workspace_app.config import DEFAULT_EMBEDDING_MODEL, EmbeddingSettings
-from workspace_app.embedding.mean_pooled import BertQueryEncoder, MeanPooledModel, is_plain_mean_pooled
+from workspace_app.embedding.mean_pooled import MeanPooledModel, NumpyBert, is_plain_mean_pooled
 from workspace_app.embedding.priority import QUERY_PRIORITY, PriorityLock
-from workspace_app.embedding.use import USE_MODEL, UseModel
+from workspace_app.embedding.use import USE_MODEL, PieceCounter, UseModel
 from workspace_app.errors import ModelUnavailableError
 from workspace_app.storage.base import EmbeddingCache
 
@@ -60,7 +60,7 @@ class Embedder:
         self._settings = settings
         self._cache = cache
         self._model: Any = None
-        self._queries: BertQueryEncoder | None | bool = False  # False: not looked for yet (`_query_encoder`)
+        self._numpy: NumpyBert | None | bool = False  # False: not looked for yet (`_numpy_model`)
         self._lock = threading.Lock()
         self._recent_queries: OrderedDict[str, np.ndarray] = OrderedDict()
         # A Hugging Face tokenizer is not safe to share between threads: `encode` switches padding and
@@ -104,16 +104,21 @@ class Embedder:
                 _exempt_from_full_collections()
         return self._model
 
-    def _query_encoder(self) -> BertQueryEncoder | None:
-        """The numpy runner of the model for queries, where the model is a plain mean-pooled BERT folder run by
-        torch on the CPU (the default one): a process that only asks then never loads torch."""
+    def _numpy_model(self) -> NumpyBert | None:
+        """The model run in numpy, where it is a plain mean-pooled BERT folder run by torch on the CPU (the default
+        one) and `few_texts` is not 0."""
         with self._lock:
-            if self._queries is False:
+            if self._numpy is False:
                 settings = self._settings
-                plain = settings.model != USE_MODEL and settings.backend == "torch" and settings.device == "cpu"
+                plain = (settings.model != USE_MODEL and settings.backend == "torch" and settings.device == "cpu"
+                         and settings.few_texts > 0)
                 folder = Path(resolve_model_path(settings.model)) if plain else None
-                self._queries = BertQueryEncoder.for_folder(folder) if folder is not None and folder.is_dir() else None
-            return self._queries  # type: ignore[return-value]
+                self._numpy = NumpyBert.for_folder(folder) if folder is not None and folder.is_dir() else None
+            return self._numpy  # type: ignore[return-value]
+
+    def _few(self, count: int) -> NumpyBert | None:
+        """The numpy model for a call of `count` texts: few of them, and torch not loaded (once it is, it is faster)."""
+        return self._numpy_model() if count <= self._settings.few_texts and self._model is None else None
 
     def _load(self) -> Any:
         import os
@@ -178,7 +183,10 @@ class Embedder:
             return []
         with self._count_lock:
             if self._counter is None:
-                self._counter = copy.deepcopy(self.model.tokenizer)
+                plain = self._numpy_model() if self._model is None else None  # the same tokenizer.json, no torch
+                self._counter = (
+                    PieceCounter(str(plain.folder / "tokenizer.json")) if plain else copy.deepcopy(self.model.tokenizer)
+                )
             encoded = self._counter(list(texts), add_special_tokens=False, truncation=False)["input_ids"]
         return [len(ids) for ids in encoded]
 
@@ -257,6 +265,9 @@ class Embedder:
             return self._encode(texts)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        few = self._few(len(texts))
+        if few is not None:
+            return np.stack([few.encode_one(text) for text in texts])
         return self.model.encode(
             texts, batch_size=self._settings.batch_size, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,
@@ -265,16 +276,19 @@ class Embedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Unit vector for a query (the last few are kept: retrieval and the answerer embed the same question).
 
-        A query runs on one thread (`one_query_thread`, `UseModel.encode_query`); passages keep the model's threads.
+        A query runs on one thread (`one_query_thread`, `UseModel.encode_query`; numpy's for one short text);
+        passages keep the model's threads.
         """
         key = self._settings.query_prefix + text
         with self._lock:
             recent = self._recent_queries.get(key)
         if recent is not None:
             return recent.copy()
-        model = self._query_encoder() or self.model
+        model = self._few(1) or self.model
         with self._encode_lock.hold(QUERY_PRIORITY):
-            if isinstance(model, BertQueryEncoder | UseModel):
+            if isinstance(model, NumpyBert):
+                vector = model.encode_one(key)
+            elif isinstance(model, UseModel):
                 vector = model.encode_query(key)
             else:
                 with one_query_thread():
@@ -291,9 +305,9 @@ class Embedder:
     @property
     def dimension(self) -> int:
         """Length of the vectors."""
-        queries = self._query_encoder() if self._model is None else None
-        if queries is not None:
-            return queries.dimension
+        plain = self._numpy_model() if self._model is None else None
+        if plain is not None:
+            return plain.dimension
         getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         return int(getter())
 

@@ -7,8 +7,9 @@ every `ask` and `search`, and by the server before its first answer. Two runners
 weights, with the library's tokenizer settings (text stripped, truncation at the folder's `max_seq_length`):
 
 - `MeanPooledModel`: torch through transformers, batches sorted by length as the library sorts them: passages.
-- `BertQueryEncoder`: the BERT forward pass in numpy (~0.5 s to load, ~40 ms a question): queries, so a
-  process that only asks never imports torch. Weights of another architecture are left to torch (`for_folder`).
+- `NumpyBert`: the BERT forward pass in numpy, one text at a time (~0.3 s to load, ~40 ms a question): the
+  questions and the few sentences an answer embeds, so a process that only answers never imports torch. Weights of
+  another architecture are left to torch (`for_folder`).
 
 Both agree with the library's vectors to ~1e-7 (tests/embedding/test_mean_pooled.py). A folder with any other
 module, pooling, prompt or tokenizer option is loaded by sentence-transformers as before (`is_plain_mean_pooled`
@@ -93,8 +94,8 @@ class MeanPooledModel:
         return self._torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy()  # type: ignore[no-any-return]
 
 
-class BertQueryEncoder:
-    """A plain mean-pooled BERT folder's forward pass in numpy, for one short text at a time (a question).
+class NumpyBert:
+    """A plain mean-pooled BERT folder's forward pass in numpy, one text at a time (a question, a sentence).
 
     SEE: Devlin et al., "BERT", NAACL 2019 (post-norm layers, exact GELU); the weight names are transformers'
     `BertModel`'s."""
@@ -104,6 +105,7 @@ class BertQueryEncoder:
         from tokenizers import Tokenizer
 
         options = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        self.folder = folder
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.enable_truncation(options["max_seq_length"])
         self._tokenizer.no_padding()
@@ -118,7 +120,7 @@ class BertQueryEncoder:
         self.dimension = int(config["hidden_size"])
 
     @classmethod
-    def for_folder(cls, folder: Path) -> BertQueryEncoder | None:
+    def for_folder(cls, folder: Path) -> NumpyBert | None:
         """The encoder of a plain mean-pooled folder holding BERT weights in safetensors, else None."""
         try:
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -131,7 +133,7 @@ class BertQueryEncoder:
         )
         return cls(folder, config) if plain_bert and is_plain_mean_pooled(folder) else None
 
-    def encode_query(self, text: str) -> np.ndarray:
+    def encode_one(self, text: str) -> np.ndarray:
         """The text's unit vector (dimension,)."""
         encoding = self._tokenizer.encode(text.strip())
         words, positions, types, scale, shift = self._embeddings
