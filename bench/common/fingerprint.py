@@ -45,7 +45,8 @@ FINGERPRINT_DIRS = (
 QUERY_TIME = (
     "Embedder.embed_query", "one_query_thread", "_QUERY_TURN", "UseModel.encode_query", "SqliteCatalog.keyword_search",
     # The numpy runner embeds questions and an answer's few sentences; ingestion loads torch first (`Embedder.load`).
-    "Embedder._numpy_model", "Embedder._few", "NumpyBert", "_BertLayer", "_layer_norm", "_ERFC", "_erf",
+    "Embedder._numpy_model", "Embedder._few", "NumpyBert", "_BertLayer", "_layer_norm", "_ERFC", "_erf", "_ONE_BLAS_THREAD",
+    "_blas_controller",
     "SqliteChunks.keyword_search", "ChromaVectorIndex.query", "query_terms", "ChunkRepository.chunk_texts",
     "SqliteCatalog.chunk_texts", "SqliteChunks.chunk_texts",
 )

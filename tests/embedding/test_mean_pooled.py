@@ -44,7 +44,11 @@ def test_its_vectors_are_the_librarys() -> None:
 
     queries = NumpyBert.for_folder(FOLDER)
     assert queries is not None and queries.dimension == 384
+    from threadpoolctl import threadpool_info
+
+    threads = [library["num_threads"] for library in threadpool_info()]
     one_by_one = np.stack([queries.encode_one(text) for text in TEXTS])
+    assert [library["num_threads"] for library in threadpool_info()] == threads  # one BLAS thread only meanwhile
     assert one_by_one.dtype == np.float32 and np.abs(one_by_one - expected).max() < 1e-6
 
 
