@@ -48,7 +48,8 @@ SOURCE = [REPO]  # the checkout whose code runs (`--source`)
 def run(arguments: list[str], environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environ = {**(environ or os.environ), "PYTHONPATH": str(SOURCE[0])}
     command = [sys.executable, "-m", "workspace_app.adapters.cli", "--data-dir", str(DATA_DIR), *arguments]
-    done = subprocess.run(command, capture_output=True, text=True, env=environ, timeout=600, check=False)
+    # Run from the checkout: `python -m` puts the working directory before PYTHONPATH on the import path.
+    done = subprocess.run(command, capture_output=True, text=True, env=environ, cwd=SOURCE[0], timeout=600, check=False)
     if done.returncode:
         raise RuntimeError(f"{' '.join(arguments)} exited {done.returncode}: {done.stderr[-1000:]}")
     return done
