@@ -3,15 +3,15 @@
 The default model, all-MiniLM-L6-v2, is a BERT encoder followed by mean pooling over its tokens and a
 normalisation to unit length. Loading it through sentence-transformers costs a process ~5 s before its first
 vector, most of it imports (torch, transformers, then the library's training and evaluation modules): paid by
-every `ask` and `search`, and by the server before its first answer. Two runners of the same steps on the same
+every `ask`, `search` and `eval` (the server's warm-up still loads torch before it is ready). Two runners of the same steps on the same
 weights, with the library's tokenizer settings (text stripped, truncation at the folder's `max_seq_length`):
 
 - `MeanPooledModel`: torch through transformers, batches sorted by length as the library sorts them: passages.
-- `NumpyBert`: the BERT forward pass in numpy, one text at a time (~0.3 s to load, ~40 ms a question): the
+- `NumpyBert`: the BERT forward pass in numpy, one text at a time (~0.3 s to load, ~16 ms a question): the
   questions and the few sentences an answer embeds, so a process that only answers never imports torch. Weights of
   another architecture are left to torch (`for_folder`).
 
-Both agree with the library's vectors to ~1e-7 (tests/embedding/test_mean_pooled.py). A folder with any other
+Both agree with the library's vectors within 2e-7 (tests/embedding/test_mean_pooled.py). A folder with any other
 module, pooling, prompt or tokenizer option is loaded by sentence-transformers as before (`is_plain_mean_pooled`
 says which), and so is every other backend than torch.
 """
