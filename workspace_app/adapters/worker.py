@@ -112,6 +112,7 @@ def _load_model(app: App) -> bool:
     """Load the embedding model (in this thread, before any job runs); False when it cannot be loaded."""
     started = time.monotonic()
     try:
+        app.embedder.load()  # the whole model: its vector length alone is known without it (the numpy runner)
         dimension = app.embedder.dimension
     except WorkspaceError as exc:
         log.error("%s", exc.user_message, exc_info=exc.__cause__)
