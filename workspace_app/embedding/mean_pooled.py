@@ -3,8 +3,9 @@
 The default model, all-MiniLM-L6-v2, is a BERT encoder followed by mean pooling over its tokens and a
 normalisation to unit length. Loading it through sentence-transformers costs a process ~5 s before its first
 vector, most of it imports (torch, transformers, then the library's training and evaluation modules): paid by
-every `ask`, `search` and `eval` (the server's warm-up still loads torch before it is ready). Two runners of the same steps on the same
-weights, with the library's tokenizer settings (text stripped, truncation at the folder's `max_seq_length`):
+every `ask`, `search` and `eval` (the server's warm-up still loads torch before it is ready). Two runners of the
+same steps on the same weights, with the library's tokenizer settings (text stripped, truncation at the folder's
+`max_seq_length`):
 
 - `MeanPooledModel`: torch through transformers, batches sorted by length as the library sorts them: passages.
 - `NumpyBert`: the BERT forward pass in numpy, one text at a time (~0.3 s to load, ~16 ms a question): the
